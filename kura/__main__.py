@@ -1,0 +1,3 @@
+from kura.cli import run
+
+run()

@@ -1,0 +1,73 @@
+"""Atomic writes and the store lock.
+
+A reader — a person's editor, git, another kura process, a shell hook running
+``kura prefill`` — must only ever see the old file or the new one, never half of
+either. So every write goes to a temporary file in the same directory (same filesystem,
+so the rename is atomic), is fsynced, and replaces the target with ``os.replace``; the
+directory is fsynced after so the rename itself survives a crash. The temporary name
+starts with a dot, which the store never mistakes for a memory.
+
+Writers in several processes serialise on one lock file in the store's state folder
+(``filelock``: flock on POSIX, msvcrt on Windows), so a read-modify-write of the index
+never loses another writer's line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from kura.errors import StoreError
+
+LOCK_TIMEOUT = 60.0
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once, keeping the old file's permissions."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        with open(tmp, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise StoreError(f"{path}: could not write ({err.strerror or err}); "
+                         "nothing was changed — check the folder's permissions and free space") from err
+    _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the store's write lock (re-entrant within one process)."""
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise StoreError(f"{lock_path.parent}: cannot create the state folder ({err.strerror}); "
+                         "the store is read-only here") from err
+    lock = FileLock(str(lock_path), timeout=timeout)
+    try:
+        with lock:
+            yield
+    except Timeout as err:
+        raise StoreError(f"{lock_path}: another kura process has held the store lock for "
+                         f"{timeout:.0f}s; try again, or look for a stuck process") from err
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

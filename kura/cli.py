@@ -1,0 +1,260 @@
+"""The ``kura`` command: parse, call one core function, print.
+
+Exit codes are part of the interface, because schedulers and shell hooks read them:
+0 did work (or printed what was asked), 2 nothing to do or nothing found, 1 failure or
+refusal. Every ``KuraError`` becomes one line on stderr that says what, where and what
+next; ``KURA_DEBUG=1`` re-raises it with the traceback instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from kura import config as cfg
+from kura.errors import KuraError, NotFound, UnknownStore
+from kura.note import TYPES
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="kura", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    help="kura: a filesystem-native markdown memory for AI agents.\n\n"
+         "A store is a folder of one-fact markdown files plus a MEMORY.md index. "
+         "Global options go before the command: kura --config k.toml -s maker list",
+)
+import_app = typer.Typer(no_args_is_help=True, help="Bring an existing memory folder into a store.")
+app.add_typer(import_app, name="import")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+_STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Globals:
+    config: str | None
+    store: str | None
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[str | None, typer.Option(
+        "--config", "-c", help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, "
+        "~/.config/kura/kura.toml).")] = None,
+    store: Annotated[str | None, typer.Option(
+        "--store", "-s", help="Store or mode name (or a folder path) to work on.")] = None,
+) -> None:
+    ctx.obj = Globals(config, store)
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Name for the store, e.g. main or maker.")],
+    path: Annotated[Path, typer.Option("--path", help="Folder for the store (created).")],
+    label: Annotated[str, typer.Option(help="A human label for the store.")] = "",
+    write_policy: Annotated[str, typer.Option(
+        help="direct-allowed, distiller-only or frozen.")] = "",
+) -> None:
+    """Create a store folder (MEMORY.md, .gitignore for .kura/) and add it to kura.toml."""
+    from kura.store import POLICIES, init_store
+
+    g: Globals = ctx.obj
+    if not _STORE_NAME.match(name):
+        _fail("store names are lower-case letters, digits, '-' and '_', e.g. main or maker")
+    if write_policy and write_policy not in POLICIES:
+        _fail(f"--write-policy must be one of {', '.join(POLICIES)}")
+    found = _run(lambda: cfg.find_config(g.config))
+    target = found or cfg.user_config_path()
+    store, created = _run(lambda: init_store(path, name=name))
+    registered = _run(lambda: cfg.register_store(target, name, store.root, label=label,
+                                                 write_policy=write_policy))
+    if not (created or registered):
+        _say(f"store '{name}' at {store.root} is already set up in {target}")
+        raise typer.Exit(2)
+    _say(f"store '{name}' ready at {store.root}" + (f" (added to {target})" if registered else ""))
+
+
+@app.command()
+def remember(
+    ctx: typer.Context,
+    slug: Annotated[str, typer.Argument(help="File name without .md, e.g. deploy-checklist.")],
+    description: Annotated[str, typer.Argument(help="One line: the recognition trigger.")],
+    body: Annotated[str | None, typer.Argument(help="The memory's text; - reads stdin.")] = None,
+    type: Annotated[str | None, typer.Option(
+        "--type", "-t", help=f"One of {', '.join(TYPES)} (new memories default to project).")] = None,
+    title: Annotated[str | None, typer.Option(help="Short title for the index (≤40 chars).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write one memory (create or update) and its own line in MEMORY.md."""
+    text = sys.stdin.read() if body == "-" else body
+    store = _store(ctx)
+    result = _run(lambda: store.remember(slug, description, text, type=type, title=title))
+    verb = "created" if result.created else "updated" if result.did_work else "unchanged"
+    if as_json:
+        _json({"slug": result.slug, "path": str(result.path), "result": verb,
+               "index_changed": result.index_changed, "store": store.name})
+    else:
+        _say(f"{verb} {result.slug} ({result.path})")
+    if not result.did_work:
+        raise typer.Exit(2)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    slug: Annotated[str, typer.Argument(help="The memory's slug.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one memory as it is on disk."""
+    from kura.note import render
+
+    memory = _run(lambda: _store(ctx).show(slug))
+    if as_json:
+        _json(memory.to_dict())
+        return
+    sys.stdout.write(render(memory.note))
+    for finding in memory.findings:
+        _warn(str(finding))
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    type: Annotated[str | None, typer.Option("--type", "-t", help="Only this type.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories (slug, type, description); exit 2 when there are none."""
+    if type is not None and type not in TYPES:
+        _fail(f"--type must be one of {', '.join(TYPES)}")
+    memories = _run(lambda: _store(ctx).list(type=type))
+    if as_json:
+        _json([{"slug": m.slug, "type": m.type, "name": m.name, "description": m.description}
+               for m in memories])
+    else:
+        width = max((len(m.slug) for m in memories), default=0)
+        for m in memories:
+            typer.echo(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}")
+    if not memories:
+        raise typer.Exit(2)
+
+
+@app.command()
+def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List configured stores and the modes that map to them."""
+    g: Globals = ctx.obj
+    config = _run(lambda: cfg.load_config(g.config))
+    rows = []
+    for name, sc in config.stores.items():
+        modes = sorted(m for m, s in config.modes.items() if s == name)
+        rows.append({"name": name, "path": str(sc.path), "label": sc.label,
+                     "write_policy": sc.write_policy, "modes": modes,
+                     "default": name == config.store_config(None).name,
+                     "exists": sc.path.is_dir()})
+    if as_json:
+        _json({"config": str(config.source) if config.source else None, "stores": rows})
+        return
+    for row in rows:
+        mark = "*" if row["default"] else " "
+        modes = f"  modes: {', '.join(row['modes'])}" if row["modes"] else ""
+        missing = "" if row["exists"] else "  (folder missing)"
+        typer.echo(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{modes}{missing}")
+
+
+@import_app.command("claude-code")
+def import_claude_code(
+    ctx: typer.Context,
+    folder: Annotated[Path, typer.Argument(help="A Claude Code memory folder.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a Claude Code memory folder (MEMORY.md + one file per memory)."""
+    _import(ctx, folder, "claude-code", as_json)
+
+
+@import_app.command("kura")
+def import_kura(
+    ctx: typer.Context,
+    folder: Annotated[Path, typer.Argument(help="A distill-kura store folder.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a distill-kura store."""
+    _import(ctx, folder, "kura", as_json)
+
+
+def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
+    from kura.importer import import_folder
+
+    store = _store(ctx)
+    report = _run(lambda: import_folder(store, folder, kind=kind))
+    if as_json:
+        _json({"source": str(report.source), "kind": kind, "store": store.name,
+               "imported": report.imported, "unchanged": report.unchanged,
+               "conflicts": report.conflicts, "findings": [str(f) for f in report.findings]})
+    else:
+        _say(f"imported {len(report.imported)}, unchanged {len(report.unchanged)}, "
+             f"conflicts {len(report.conflicts)} into '{store.name}'")
+        for line in report.conflicts:
+            _warn(f"not imported: {line}")
+        for finding in report.findings:
+            _warn(str(finding))
+    if report.conflicts:
+        raise typer.Exit(1)
+    if not report.did_work:
+        raise typer.Exit(2)
+
+
+# -- edges ---------------------------------------------------------------------------------
+
+def _store(ctx: typer.Context) -> Any:
+    g: Globals = ctx.obj
+    return _run(lambda: cfg.load_config(g.config).open(g.store))
+
+
+def _run(call: Callable[[], T]) -> T:
+    """Call into the core; turn a KuraError into a message and an exit code."""
+    try:
+        return call()
+    except KuraError as err:
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        _warn(f"error: {err}")
+        code = 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
+        raise typer.Exit(code) from None
+
+
+def _fail(message: str) -> NoReturn:
+    _warn(f"error: {message}")
+    raise typer.Exit(1)
+
+
+def _say(message: str) -> None:
+    typer.echo(message)
+
+
+def _warn(message: str) -> None:
+    typer.echo(f"kura: {message}", err=True)
+
+
+def _json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def run() -> None:
+    """Console entry point: unexpected errors become one line too (KURA_DEBUG=1 shows all)."""
+    try:
+        app()
+    except Exception as err:  # noqa: BLE001 - the outermost edge
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        typer.echo(f"kura: unexpected error: {type(err).__name__}: {err} "
+                   "(run with KURA_DEBUG=1 for the traceback)", err=True)
+        sys.exit(1)

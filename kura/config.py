@@ -1,0 +1,337 @@
+"""kura.toml: which stores this machine has, which mode maps to which, and the models.
+
+The key names are distill-kura's, so a kura.toml written for it loads unchanged. The file
+is checked whole at load, and anything that cannot mean what it says is refused with the
+key named: an unknown key (a typo looks exactly like a working setting until the day it
+matters; your own extensions take an ``x_`` prefix), a wrong type, two stores in one folder
+or one inside another (they would share data and write policy), a mode that names no store,
+and a store bound to a model profile that is not defined (never a quiet fall back to the
+shared endpoint).
+
+Found via ``--config``, ``$KURA_CONFIG``, ``./kura.toml``, then the user config dir
+(``$KURA_HOME``, else ``$XDG_CONFIG_HOME/kura``, else ``~/.config/kura``). With none, one
+store named ``main`` lives at ``$KURA_DIR`` or ``./memory``.
+
+Models: roles thinker, brain, scribe. A role that is not declared is the role above it
+(brain is the thinker, scribe is the brain) — whole, never merged key by key, so a key
+meant for one endpoint is never sent to another.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kura.errors import ConfigError, UnknownStore
+from kura.store import POLICIES, Store
+
+ROLES = ("thinker", "brain", "scribe")
+_NUM = (int, float)
+_TOP = {"server", "models", "model_profiles", "stores", "modes", "prefill", "distill",
+        "fastpath", "payforward"}
+_SERVER = {"host": str, "port": int, "default": str, "token": str, "allow_path_overlap": bool,
+           "auto_store_root": str}
+_STORE = {"path": str, "label": str, "readonly": bool, "write_policy": str, "persona": str,
+          "charter": str, "model_profile": str, "prefill": dict, "distill": dict,
+          "fastpath": dict}
+_MODEL = {"url": str, "model": str, "api_key_env": str, "timeout": _NUM, "temperature": _NUM,
+          "effort": str, "thinking": bool, "dialect": str, "extra": dict}
+_PREFILL = {"window_tokens": int, "budget_fraction": _NUM, "hard_fraction": _NUM,
+            "fresh_days": _NUM, "pinned_types": list, "trigger_tokens": int,
+            "verbatim_after": str, "cloth_path": str, "header": str, "trail_tokens": int,
+            "adaptive_triggers": bool, "adaptive_apply": bool, "trigger_steps": list,
+            "resident_mode": str}
+_DISTILL = {"language": str, "scribe_slots": int, "chunk_chars": int, "max_items": int,
+            "coverage_passes": int, "idle_min": _NUM, "backoff_min": _NUM,
+            "yield_on_return": bool, "journals": dict, "inherit_global_journals": bool}
+_FASTPATH = {"enabled": bool, "gate": _NUM, "cues": bool}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    role: str
+    url: str
+    model: str
+    api_key_env: str = ""
+    timeout: float = 120.0
+    temperature: float | None = None
+    effort: str = ""
+    dialect: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    name: str
+    path: Path
+    label: str = ""
+    write_policy: str = "direct-allowed"
+    persona: str = ""
+    charter: str = ""
+    model_profile: str = ""
+    prefill: dict[str, Any] = field(default_factory=dict)
+    distill: dict[str, Any] = field(default_factory=dict)
+
+    def open(self) -> Store:
+        return Store(self.path, name=self.name, label=self.label,
+                     write_policy=self.write_policy, charter=self.charter, persona=self.persona)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    source: Path | None
+    stores: dict[str, StoreConfig]
+    modes: dict[str, str] = field(default_factory=dict)
+    server: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, ModelConfig | None] = field(default_factory=dict)
+    model_profiles: dict[str, dict[str, ModelConfig | None]] = field(default_factory=dict)
+    prefill: dict[str, Any] = field(default_factory=dict)
+    distill: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def default_store(self) -> str:
+        return str(self.server.get("default") or self.modes.get("default") or next(iter(self.stores)))
+
+    def store_config(self, selector: str | None = None) -> StoreConfig:
+        """A store by name or mode; a path to a folder also works when it names neither."""
+        key = selector or self.default_store
+        if key in self.stores:
+            return self.stores[key]
+        if key in self.modes:
+            return self.stores[self.modes[key]]
+        if selector and Path(selector).expanduser().is_dir():
+            path = Path(selector).expanduser().absolute()
+            return StoreConfig(name=path.name, path=path)
+        known = ", ".join(sorted(self.stores)) or "none"
+        modes = ", ".join(sorted(self.modes)) or "none"
+        raise UnknownStore(f"no store or mode named {key!r} (stores: {known}; modes: {modes}); "
+                       f"add [stores.{key}] to {self.source or 'kura.toml'} or pass a folder path")
+
+    def open(self, selector: str | None = None) -> Store:
+        return self.store_config(selector).open()
+
+    def models_for(self, store: str) -> dict[str, ModelConfig | None]:
+        """The role → model map a store uses: its own profile if it names one."""
+        profile = self.stores[store].model_profile
+        return self.model_profiles[profile] if profile else self.models
+
+
+def find_config(explicit: str | None = None, env: Mapping[str, str] | None = None,
+                cwd: Path | None = None) -> Path | None:
+    env = os.environ if env is None else env
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such config file (from --config)")
+        return path
+    if env.get("KURA_CONFIG"):
+        path = Path(env["KURA_CONFIG"]).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such config file (from $KURA_CONFIG)")
+        return path
+    local = (cwd or Path.cwd()) / "kura.toml"
+    if local.is_file():
+        return local
+    user = user_config_path(env)
+    return user if user.is_file() else None
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("KURA_HOME"):
+        return Path(env["KURA_HOME"]).expanduser() / "kura.toml"
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
+    return base / "kura" / "kura.toml"
+
+
+def load_config(explicit: str | None = None, env: Mapping[str, str] | None = None,
+                cwd: Path | None = None) -> Config:
+    """Find and load the config; with none, the single default store."""
+    env = os.environ if env is None else env
+    path = find_config(explicit, env, cwd)
+    if path is None:
+        root = Path(env.get("KURA_DIR") or (cwd or Path.cwd()) / "memory").expanduser().absolute()
+        return Config(source=None, stores={"main": StoreConfig("main", root)})
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read ({err})") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML ({err}); fix that line") from err
+    return parse_config(raw, path)
+
+
+def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
+    where = str(source or "kura.toml")
+    try:
+        return _parse(raw, source)
+    except ConfigError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+def _parse(raw: dict[str, Any], source: Path | None) -> Config:
+    _keys("(top level)", raw, dict.fromkeys(_TOP, dict))
+    base = source.parent if source else Path.cwd()
+    server = _table("server", raw.get("server", {}), _SERVER)
+    prefill = _table("prefill", raw.get("prefill", {}), _PREFILL)
+    distill = _table("distill", raw.get("distill", {}), _DISTILL)
+    _table("fastpath", raw.get("fastpath", {}), _FASTPATH)
+    models = _roles("models", raw.get("models", {}))
+    profiles = {name: _roles(f"model_profiles.{name}", table)
+                for name, table in _table("model_profiles", raw.get("model_profiles", {})).items()}
+    stores = {name: _store(name, table, base, profiles)
+              for name, table in _table("stores", raw.get("stores", {})).items()}
+    if not stores:
+        raise ConfigError("no [stores.NAME] table; add one with path = \"…\"")
+    modes = _table("modes", raw.get("modes", {}))
+    for mode, target in modes.items():
+        if not isinstance(target, str) or target not in stores:
+            raise ConfigError(f"[modes] {mode} = {target!r} names no store "
+                              f"(stores: {', '.join(sorted(stores))})")
+    default = server.get("default")
+    if default is not None and default not in stores and default not in modes:
+        raise ConfigError(f"[server] default = {default!r} names no store or mode")
+    if not server.get("allow_path_overlap"):
+        _check_paths(stores)
+    return Config(source=source, stores=stores, modes=dict(modes), server=server,
+                  models=models, model_profiles=profiles, prefill=prefill, distill=distill,
+                  raw=raw)
+
+
+def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> StoreConfig:
+    where = f"stores.{name}"
+    table = _table(where, table, _STORE)
+    if "path" not in table:
+        raise ConfigError(f"[{where}] has no path; add path = \"~/kura/{name}\"")
+    for nested, types in (("prefill", _PREFILL), ("distill", _DISTILL), ("fastpath", _FASTPATH)):
+        _table(f"{where}.{nested}", table.get(nested, {}), types)
+    policy = table.get("write_policy") or ("distiller-only" if table.get("readonly") else "direct-allowed")
+    if policy not in POLICIES:
+        raise ConfigError(f"[{where}] write_policy must be one of {', '.join(POLICIES)}, "
+                          f"got {policy!r}")
+    profile = table.get("model_profile", "")
+    if profile and profile not in profiles:
+        raise ConfigError(f"[{where}] model_profile = {profile!r} is not defined; add "
+                          f"[model_profiles.{profile}.thinker] or remove the key")
+    path = Path(table["path"]).expanduser()
+    return StoreConfig(name=name, path=(path if path.is_absolute() else base / path).absolute(),
+                       label=table.get("label", ""), write_policy=policy,
+                       persona=table.get("persona", ""), charter=table.get("charter", ""),
+                       model_profile=profile, prefill=dict(table.get("prefill", {})),
+                       distill=dict(table.get("distill", {})))
+
+
+def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
+    table = _table(where, table, dict.fromkeys(ROLES, dict))
+    out: dict[str, ModelConfig | None] = {}
+    above: ModelConfig | None = None
+    for role in ROLES:
+        if role in table:
+            above = _model(f"{where}.{role}", role, table[role])
+        out[role] = above
+    return out
+
+
+def _model(where: str, role: str, table: Any) -> ModelConfig:
+    table = _table(where, table, _MODEL)
+    for key in ("url", "model"):
+        if not table.get(key):
+            raise ConfigError(f"[{where}] needs {key} = \"…\"")
+    if table.get("dialect") not in (None, "vllm", "openai", "generic"):
+        raise ConfigError(f"[{where}] dialect must be vllm, openai or generic, "
+                          f"got {table['dialect']!r}")
+    return ModelConfig(role=role, url=table["url"], model=table["model"],
+                       api_key_env=table.get("api_key_env", ""),
+                       timeout=float(table.get("timeout", 120.0)),
+                       temperature=table.get("temperature"), effort=table.get("effort", ""),
+                       dialect=table.get("dialect", ""), extra=dict(table.get("extra", {})))
+
+
+def _table(where: str, value: Any, types: dict[str, Any] | None = None) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"[{where}] must be a table, got {type(value).__name__}")
+    if types is not None:
+        _keys(where, value, types)
+    return value
+
+
+def _keys(where: str, table: dict[str, Any], types: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key.startswith("x_"):
+            continue
+        if key not in types:
+            raise ConfigError(f"[{where}] has unknown key {key!r} (known: "
+                              f"{', '.join(sorted(types))}); use an x_ prefix for your own")
+        want = types[key]
+        wrong_bool = isinstance(value, bool) and want is not bool
+        if wrong_bool or not isinstance(value, want):
+            names = " or ".join(t.__name__ for t in want) if isinstance(want, tuple) else want.__name__
+            raise ConfigError(f"[{where}] {key} must be {names}, got {type(value).__name__} "
+                              f"({value!r})")
+
+
+def _check_paths(stores: dict[str, StoreConfig]) -> None:
+    real = {name: Path(os.path.realpath(sc.path)) for name, sc in stores.items()}
+    names = sorted(real)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if real[a] == real[b]:
+                raise ConfigError(f"[stores.{a}] and [stores.{b}] are the same folder "
+                                  f"({real[a]}); two names for one store share its data and "
+                                  "write policy — give each its own path")
+            if real[a].is_relative_to(real[b]) or real[b].is_relative_to(real[a]):
+                raise ConfigError(f"[stores.{a}] ({real[a]}) and [stores.{b}] ({real[b]}) are "
+                                  "nested; one store's walk would read the other's memories — "
+                                  "move one outside the other")
+
+
+def register_store(config_path: Path, name: str, path: Path, *, label: str = "",
+                   write_policy: str = "") -> bool:
+    """Add ``[stores.NAME]`` to a config file (created if missing), appending text so the
+    rest of the file keeps its bytes. Returns False when it is already there; refuses a
+    name taken by another folder. The result is validated and rolled back if invalid."""
+    from kura.atomic import write_atomic
+
+    before = config_path.read_bytes() if config_path.exists() else None
+    if before is not None:
+        current = load_config(str(config_path))
+        existing = current.stores.get(name)
+        if existing is not None:
+            if os.path.realpath(existing.path) == os.path.realpath(path):
+                return False
+            raise ConfigError(f"{config_path}: [stores.{name}] already points at "
+                              f"{existing.path}; choose another name")
+    lines = [f"[stores.{_toml_key(name)}]", f"path = {_toml_str(str(path))}"]
+    if label:
+        lines.append(f"label = {_toml_str(label)}")
+    if write_policy:
+        lines.append(f"write_policy = {_toml_str(write_policy)}")
+    text = (before or b"").decode("utf-8")
+    sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(config_path, (text + sep + "\n".join(lines) + "\n").encode("utf-8"))
+    try:
+        load_config(str(config_path))
+    except ConfigError:
+        if before is None:
+            config_path.unlink()
+        else:
+            write_atomic(config_path, before)
+        raise
+    return True
+
+
+def _toml_str(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(c if c >= " " or c == "\t" else f"\\u{ord(c):04x}" for c in escaped)
+    return f'"{escaped}"'
+
+
+def _toml_key(name: str) -> str:
+    bare = name.replace("-", "").replace("_", "")
+    return name if bare.isascii() and bare.isalnum() else _toml_str(name)

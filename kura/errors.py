@@ -1,0 +1,57 @@
+"""The one exception tree kura raises.
+
+Every failure a person can act on is a ``KuraError``; the edges (CLI, HTTP, MCP) catch
+exactly this base and turn it into a message and an exit code, so a new subclass never
+needs a new ``except`` anywhere. Expected outcomes (nothing found, nothing changed, a gate
+verdict) are return values, not exceptions.
+
+    KuraError
+    ├── StoreError          a store cannot be opened, read or written
+    │   └── NoteParseError  a memory file cannot be read at all (path, line)
+    ├── NotFound            no such memory (nothing found: exit 2)
+    │   └── UnknownStore    no such store or mode (a setup mistake: exit 1)
+    ├── ConfigError         kura.toml is invalid (names the key)
+    ├── PolicyRefused       the store's write policy (or a secret check) refuses a write
+    └── ModelUnavailable    a model endpoint could not answer
+
+A message says what went wrong, where (path:line, slug, store) and what to do next.
+"""
+
+from __future__ import annotations
+
+
+class KuraError(Exception):
+    """Base of every error kura raises on purpose."""
+
+
+class StoreError(KuraError):
+    """A store cannot be opened, read or written."""
+
+
+class NoteParseError(StoreError):
+    """A memory file cannot be read at all (not even as plain text)."""
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        self.path = path
+        self.line = line
+        super().__init__(f"{path}:{line}: {message}")
+
+
+class NotFound(KuraError):
+    """No such memory, store or mode."""
+
+
+class UnknownStore(NotFound):
+    """No store or mode by that name."""
+
+
+class ConfigError(KuraError):
+    """The configuration is invalid; the message names the key."""
+
+
+class PolicyRefused(KuraError):
+    """A write the store's policy does not allow."""
+
+
+class ModelUnavailable(KuraError):
+    """A model endpoint could not answer."""

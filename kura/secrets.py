@@ -1,0 +1,34 @@
+"""Secrets never get copied into memories.
+
+A memory is read into every prompt, synced through git and shown to whoever opens the
+store, so a pasted key in one would leak everywhere at once. The check is deliberately
+narrow — well-known token shapes and ``key = <long opaque value>`` assignments — because a
+false alarm on ordinary prose ("the password is in 1Password") would teach people to work
+around it. What it finds is named by kind, never echoed back.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key block", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
+    ("API key (sk-…)", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}")),
+    ("Stripe key", re.compile(r"\b[sr]k_live_[A-Za-z0-9]{16,}")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}")),
+    ("credential assignment", re.compile(
+        r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd)"
+        r"\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_\-]*\d)(?=[A-Za-z0-9/+_\-]*[A-Za-z])[A-Za-z0-9/+_\-]{16,}")),
+)
+
+
+def find_secret(text: str) -> str | None:
+    """The kind of the first secret-looking thing in ``text``, or None."""
+    for kind, pattern in _PATTERNS:
+        if pattern.search(text):
+            return kind
+    return None

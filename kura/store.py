@@ -1,0 +1,405 @@
+"""The store: the only code that opens memory files.
+
+A store is a directory. Its memories are the ``*.md`` files in it (subfolders allowed)
+except ``MEMORY.md``, anything whose name starts with ``_`` or ``.``, and the state folder
+``.kura/`` (derived, gitignored, rebuildable). Two things follow from owning every open():
+
+* **Containment.** A slug is looked up inside the store's own set of memories and
+  nowhere else. The same rule decides what the walk lists and what a lookup may reach,
+  so ``../x``, absolute paths, ``%2e%2e``, backslashes, symlinked folders and symlinks
+  that leave the store all come out as "no such memory" — never as a foreign file.
+* **Safe writes.** Every write is atomic and happens under the store lock, the index is
+  re-read under the lock and updated line by line, and a write policy
+  (``direct-allowed``, ``distiller-only``, ``frozen``) is checked here, where no caller
+  can forget it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kura import index as ix
+from kura import note as nt
+from kura.atomic import locked, write_atomic
+from kura.errors import NotFound, PolicyRefused, StoreError
+from kura.secrets import find_secret
+
+STATE_DIR = ".kura"
+INDEX_NAME = "MEMORY.md"
+POLICIES = ("direct-allowed", "distiller-only", "frozen")
+ACTORS = ("direct", "distiller")
+SLUG_MAX = 160
+_NEW_PART = re.compile(r"^[^\W_][\w.\-]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One memory as read from disk."""
+
+    slug: str
+    path: Path
+    note: nt.Note
+
+    @property
+    def name(self) -> str:
+        return self.note.name
+
+    @property
+    def description(self) -> str:
+        return self.note.description
+
+    @property
+    def type(self) -> str | None:
+        return self.note.type
+
+    @property
+    def findings(self) -> tuple[nt.Finding, ...]:
+        return self.note.findings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug, "path": str(self.path), "name": self.name,
+            "description": self.description, "type": self.type,
+            "meta": json.loads(json.dumps(self.note.meta, default=str)),
+            "body": self.note.body, "links": list(self.note.links),
+            "findings": [str(f) for f in self.findings],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    slug: str
+    path: Path
+    created: bool
+    changed: bool
+    index_changed: bool
+
+    @property
+    def did_work(self) -> bool:
+        return self.created or self.changed or self.index_changed
+
+
+class Store:
+    """A memory directory and the rules for touching it."""
+
+    def __init__(self, root: str | Path, *, name: str | None = None, label: str = "",
+                 write_policy: str = "direct-allowed", charter: str = "",
+                 persona: str = "") -> None:
+        if write_policy not in POLICIES:
+            raise StoreError(f"write_policy {write_policy!r} is not one of {', '.join(POLICIES)}")
+        self.root = Path(root).expanduser().absolute()
+        self.name = name or self.root.name
+        self.label = label
+        self.write_policy = write_policy
+        self.charter = charter
+        self.persona = persona
+
+    def __repr__(self) -> str:
+        return f"Store({self.name!r}, {str(self.root)!r})"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX_NAME
+
+    # -- reading -------------------------------------------------------------------------
+
+    def slugs(self) -> tuple[str, ...]:
+        """Every memory's slug, sorted."""
+        return tuple(sorted(slug for slug, _ in self._walk()))
+
+    def resolve(self, slug: str) -> Path:
+        """The file for a slug of this store, or NotFound — never a path outside it."""
+        parts = _lookup_parts(slug)
+        if parts is None:
+            raise self._not_found(slug)
+        path = self.root.joinpath(*parts[:-1], parts[-1] + ".md")
+        for depth in range(1, len(parts)):
+            if self.root.joinpath(*parts[:depth]).is_symlink():
+                raise self._not_found(slug)
+        if not path.is_file() or self._contained(path) is None:
+            raise self._not_found(slug)
+        return path
+
+    def show(self, slug: str) -> Memory:
+        """One memory, read tolerantly (problems are in ``.findings``)."""
+        path = self.resolve(slug)
+        return self._read(self._slug_of(path), path)
+
+    def list(self, type: str | None = None) -> tuple[Memory, ...]:  # noqa: A003
+        """All memories (or those of one type), sorted by slug."""
+        found = (self._read(slug, path) for slug, path in sorted(self._walk()))
+        return tuple(m for m in found if type is None or m.type == type)
+
+    def index(self) -> ix.Index:
+        text = self._read_text(self.index_path) if self.index_path.exists() else ""
+        return ix.parse_index(text)
+
+    def findings(self) -> tuple[nt.Finding, ...]:
+        """Problems in the files themselves: broken frontmatter, escaping symlinks."""
+        out: list[nt.Finding] = []
+        for memory in self.list():
+            out.extend(memory.findings)
+        out.extend(self._stray_links())
+        return tuple(out)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def remember(self, slug: str, description: str, body: str | None = None, *,
+                 type: str | None = None, title: str | None = None,
+                 actor: str = "direct") -> WriteResult:
+        """Create or update one memory and its own index line."""
+        self.check_write(actor)
+        slug = _new_slug(slug)
+        description = " ".join(description.split())
+        if not description:
+            raise StoreError(f"{self.name}/{slug}: the description is empty; it is the line "
+                             "the index shows — say what the memory is in one line")
+        if type is not None and type not in nt.TYPES:
+            raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of "
+                             f"{', '.join(nt.TYPES)}")
+        _refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
+        with locked(self.state_dir / "lock"):
+            return self._remember_locked(slug, description, body, type, title)
+
+    def check_write(self, actor: str = "direct") -> None:
+        """Refuse a write the store's policy does not allow (PolicyRefused)."""
+        if actor not in ACTORS:
+            raise StoreError(f"unknown writer {actor!r}; expected one of {', '.join(ACTORS)}")
+        if self.write_policy == "frozen":
+            raise PolicyRefused(f"store '{self.name}' ({self.root}) is frozen: nothing may "
+                                f"write to it — set write_policy under [stores.{self.name}] "
+                                "in kura.toml to allow writes")
+        if self.write_policy == "distiller-only" and actor != "distiller":
+            raise PolicyRefused(f"store '{self.name}' ({self.root}) is distiller-only: direct "
+                                "writes are refused — let `kura distill` draft it, or set "
+                                f'write_policy = "direct-allowed" under [stores.{self.name}]')
+
+    def write_file(self, slug: str, data: bytes, *, index_line: str | None = None,
+                   actor: str = "direct") -> WriteResult:
+        """Put a whole memory file in place as given (imports keep every byte), and its
+        index line. Refuses to overwrite a different existing memory."""
+        self.check_write(actor)
+        slug = _new_slug(slug)
+        with locked(self.state_dir / "lock"):
+            path = self._target(slug)
+            created = not path.exists()
+            if not created and path.read_bytes() != data:
+                raise StoreError(f"{self.name}/{slug}: a different memory with this slug "
+                                 "exists; nothing was changed — rename one of them")
+            if created:
+                write_atomic(path, data)
+            index_changed = False
+            if created or slug not in self.index().named():
+                line = index_line or self._entry_for(slug, self._read(slug, path).note, None)
+                index_changed = self._update_index(lambda index: ix.upsert(index, slug, line))
+            return WriteResult(slug, path, created, created, index_changed)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _remember_locked(self, slug: str, description: str, body: str | None,
+                         type: str | None, title: str | None) -> WriteResult:
+        path = self._target(slug)
+        created = not path.exists()
+        if created:
+            name = ix.title_for(title or "", description, slug)
+            meta: dict[str, Any] = {"name": name, "description": description,
+                                    "type": type or "project", "created": _today()}
+            note = nt.new_note(meta, body if body is not None else description)
+            old_text = None
+        else:
+            old = self._read(slug, path)
+            if old.note.raw is None:
+                raise StoreError(f"{path}: not valid UTF-8; kura will not rewrite it and lose "
+                                 "bytes — re-save it as UTF-8 first")
+            note = old.note.with_meta(description=description)
+            if title:
+                note = note.with_meta(name=title)
+            if type:
+                note = note.with_type(type)
+            if body is not None:
+                note = note.with_body(body)
+            old_text = old.note.raw
+        text = nt.render(note)
+        changed = text != old_text
+        if changed and not created:
+            note = note.with_meta(updated=_today())
+            text = nt.render(note)
+        if changed:
+            write_atomic(path, text.encode("utf-8"))
+        line = self._entry_for(slug, note, title)
+        index_changed = self._update_index(lambda index: ix.upsert(index, slug, line))
+        return WriteResult(slug, path, created, changed, index_changed)
+
+    def _entry_for(self, slug: str, note: nt.Note, title: str | None) -> str:
+        existing = self.index().line_for(slug)
+        given = title or (existing.title if existing else "") or note.name
+        return ix.entry_text(slug, ix.title_for(given, note.description, slug), note.description)
+
+    def _update_index(self, change: Any) -> bool:
+        """Apply ``change`` to the index; if a person's editor saved the file while we
+        worked, start again from their version rather than overwrite it."""
+        for _ in range(5):
+            before = self.index_path.read_bytes() if self.index_path.exists() else b""
+            current = ix.parse_index(before.decode("utf-8", errors="surrogateescape"))
+            updated = change(current)
+            if updated is current:
+                return False
+            data = ix.render_index(updated).encode("utf-8", errors="surrogateescape")
+            now = self.index_path.read_bytes() if self.index_path.exists() else b""
+            if now == before:
+                write_atomic(self.index_path, data)
+                return True
+        raise StoreError(f"{self.index_path}: kept changing while kura tried to update it; "
+                         "nothing was written to it — try again")
+
+    def _target(self, slug: str) -> Path:
+        """Where a (possibly new) slug's file goes, refusing anything that would leave
+        the store or land on something that is not a memory."""
+        parts = slug.split("/")
+        parent = self.root.joinpath(*parts[:-1])
+        for depth in range(1, len(parts)):
+            if self.root.joinpath(*parts[:depth]).is_symlink():
+                raise StoreError(f"{self.name}/{slug}: a folder on the way is a symlink; "
+                                 "kura does not write through links")
+        parent.mkdir(parents=True, exist_ok=True)
+        path = parent / (parts[-1] + ".md")
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise StoreError(f"{self.name}/{slug}: {path} is not a plain file; kura does "
+                             "not write through links")
+        return path
+
+    def _walk(self) -> Iterator[tuple[str, Path]]:
+        if not self.root.is_dir():
+            raise StoreError(f"store '{self.name}': {self.root} is not a directory — create "
+                             f"it with `kura init {self.name} --path {self.root}`")
+        for folder, dirs, files in os.walk(self.root, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if d[:1] not in "._")
+            base = Path(folder)
+            for filename in files:
+                path = base / filename
+                if _is_memory_name(path.relative_to(self.root)) and self._contained(path):
+                    yield self._slug_of(path), path
+
+    def _contained(self, path: Path) -> Path | None:
+        """The path's real location relative to the store, if it is a memory there."""
+        try:
+            real = path.resolve(strict=True)
+            rel = real.relative_to(self.root.resolve())
+        except (OSError, ValueError):
+            return None
+        return rel if _is_memory_name(rel) else None
+
+    def _stray_links(self) -> Iterator[nt.Finding]:
+        for folder, dirs, files in os.walk(self.root, followlinks=False):
+            dirs[:] = [d for d in dirs if d[:1] not in "._"]
+            for filename in files:
+                path = Path(folder) / filename
+                rel = path.relative_to(self.root)
+                if path.is_symlink() and _is_memory_name(rel) and not self._contained(path):
+                    yield nt.Finding(str(rel), 1, "symlink points outside the store (or at "
+                                     "something that is not a memory); ignored — replace it "
+                                     "with the file itself")
+
+    def _slug_of(self, path: Path) -> str:
+        return path.relative_to(self.root).with_suffix("").as_posix()
+
+    def _read(self, slug: str, path: Path) -> Memory:
+        rel = f"{self.name}/{slug}.md"
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            finding = nt.Finding(rel, 1, f"cannot read the file ({err.strerror}); fix its permissions")
+            return Memory(slug, path, nt.Note(meta={}, body="", findings=(finding,)))
+        try:
+            return Memory(slug, path, nt.parse(data.decode("utf-8"), rel))
+        except UnicodeDecodeError as err:
+            note = nt.parse(data.decode("utf-8", errors="replace"), rel)
+            line = data[: err.start].count(b"\n") + 1
+            finding = nt.Finding(rel, line, "not valid UTF-8; read with replacement "
+                                 "characters — re-save the file as UTF-8")
+            return Memory(slug, path, nt.Note(meta=note.meta, body=note.body,
+                                              findings=(finding, *note.findings)))
+
+    def _read_text(self, path: Path) -> str:
+        try:
+            return path.read_bytes().decode("utf-8", errors="replace")
+        except OSError as err:
+            raise StoreError(f"{path}: cannot read ({err.strerror})") from err
+
+    def _not_found(self, slug: str) -> NotFound:
+        return NotFound(f"no memory {slug!r} in store '{self.name}' ({self.root}); "
+                        "`kura list` shows what there is")
+
+
+def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, bool]:
+    """Create (or complete) a store folder: MEMORY.md, and a .gitignore for the state
+    folder. Returns the store and whether anything was created."""
+    root = Path(path).expanduser().absolute()
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"{root} exists and is not a directory; choose another --path")
+    root.mkdir(parents=True, exist_ok=True)
+    store = Store(root, name=name)
+    did = False
+    if not store.index_path.exists():
+        write_atomic(store.index_path, ix.HEADER.encode("utf-8"))
+        did = True
+    gitignore = root / ".gitignore"
+    existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    if f"{STATE_DIR}/" not in existing.splitlines():
+        sep = "" if not existing or existing.endswith("\n") else "\n"
+        write_atomic(gitignore, (existing + sep + f"{STATE_DIR}/\n").encode("utf-8"))
+        did = True
+    return store, did
+
+
+def _is_memory_name(rel: Path) -> bool:
+    parts = rel.parts
+    return (bool(parts) and rel.suffix == ".md" and parts[-1] != INDEX_NAME
+            and all(part[:1] not in "._" for part in parts) and parts[0] != STATE_DIR)
+
+
+def _lookup_parts(slug: object) -> list[str] | None:
+    """Split a slug for lookup; None for anything that could name a foreign file."""
+    if not isinstance(slug, str) or not slug or "\x00" in slug or "\\" in slug:
+        return None
+    if slug.endswith(".md"):
+        slug = slug[:-3]
+    parts = slug.split("/")
+    if any(not p or p[:1] in "._" or ":" in p or p != p.strip() for p in parts):
+        return None
+    return parts
+
+
+def _new_slug(slug: str) -> str:
+    """A slug kura may create: word characters, dots and dashes, ``/`` for folders."""
+    bare = slug[:-3] if slug.endswith(".md") else slug
+    parts = bare.split("/")
+    if len(bare) > SLUG_MAX or not all(_NEW_PART.match(p) for p in parts) or \
+            parts[-1] == INDEX_NAME[:-3]:
+        raise StoreError(f"{slug!r} is not a usable slug: use letters, digits, '-', '.' and "
+                         "'_' (not first), with '/' for folders, e.g. deploy-checklist")
+    return bare
+
+
+def _refuse_secrets(where: str, *texts: str) -> None:
+    for text in texts:
+        found = find_secret(text)
+        if found is not None:
+            raise PolicyRefused(f"{where}: the text looks like it holds a secret ({found}); "
+                                "memories are read into prompts — store where the secret "
+                                "lives, not the secret itself")
+
+
+def _today() -> _dt.date:
+    return _dt.date.today()
