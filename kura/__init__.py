@@ -32,9 +32,21 @@ from kura.store import Memory, Store, WriteResult, init_store
 __version__ = "0.1.0"
 
 __all__ = [
-    "Config", "ConfigError", "KuraError", "Memory", "ModelUnavailable", "NoteParseError",
-    "NotFound", "PolicyRefused", "Store", "StoreError", "UnknownStore", "WriteResult",
-    "init_store", "load_config", "open_store",
+    "Config",
+    "ConfigError",
+    "KuraError",
+    "Memory",
+    "ModelUnavailable",
+    "NotFound",
+    "NoteParseError",
+    "PolicyRefused",
+    "Store",
+    "StoreError",
+    "UnknownStore",
+    "WriteResult",
+    "init_store",
+    "load_config",
+    "open_store",
 ]
 
 

@@ -42,8 +42,10 @@ def write_atomic(path: Path, data: bytes) -> None:
     except OSError as err:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise StoreError(f"{path}: could not write ({err.strerror or err}); "
-                         "nothing was changed — check the folder's permissions and free space") from err
+        raise StoreError(
+            f"{path}: could not write ({err.strerror or err}); "
+            "nothing was changed — check the folder's permissions and free space"
+        ) from err
     _fsync_dir(path.parent)
 
 
@@ -53,15 +55,19 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise StoreError(f"{lock_path.parent}: cannot create the state folder ({err.strerror}); "
-                         "the store is read-only here") from err
+        raise StoreError(
+            f"{lock_path.parent}: cannot create the state folder ({err.strerror}); "
+            "the store is read-only here"
+        ) from err
     lock = FileLock(str(lock_path), timeout=timeout)
     try:
         with lock:
             yield
     except Timeout as err:
-        raise StoreError(f"{lock_path}: another kura process has held the store lock for "
-                         f"{timeout:.0f}s; try again, or look for a stuck process") from err
+        raise StoreError(
+            f"{lock_path}: another kura process has held the store lock for "
+            f"{timeout:.0f}s; try again, or look for a stuck process"
+        ) from err
 
 
 def _fsync_dir(directory: Path) -> None:

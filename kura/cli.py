@@ -26,10 +26,13 @@ from kura.note import TYPES
 T = TypeVar("T")
 
 app = typer.Typer(
-    name="kura", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    name="kura",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
     help="kura: a filesystem-native markdown memory for AI agents.\n\n"
-         "A store is a folder of one-fact markdown files plus a MEMORY.md index. "
-         "Global options go before the command: kura --config k.toml -s maker list",
+    "A store is a folder of one-fact markdown files plus a MEMORY.md index. "
+    "Global options go before the command: kura --config k.toml -s maker list",
 )
 import_app = typer.Typer(no_args_is_help=True, help="Bring an existing memory folder into a store.")
 app.add_typer(import_app, name="import")
@@ -47,11 +50,17 @@ class Globals:
 @app.callback()
 def main(
     ctx: typer.Context,
-    config: Annotated[str | None, typer.Option(
-        "--config", "-c", help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, "
-        "~/.config/kura/kura.toml).")] = None,
-    store: Annotated[str | None, typer.Option(
-        "--store", "-s", help="Store or mode name (or a folder path) to work on.")] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, ~/.config/kura/kura.toml).",
+        ),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", "-s", help="Store or mode name (or a folder path) to work on.")
+    ] = None,
 ) -> None:
     ctx.obj = Globals(config, store)
 
@@ -62,8 +71,7 @@ def init(
     name: Annotated[str, typer.Argument(help="Name for the store, e.g. main or maker.")],
     path: Annotated[Path, typer.Option("--path", help="Folder for the store (created).")],
     label: Annotated[str, typer.Option(help="A human label for the store.")] = "",
-    write_policy: Annotated[str, typer.Option(
-        help="direct-allowed, distiller-only or frozen.")] = "",
+    write_policy: Annotated[str, typer.Option(help="direct-allowed, distiller-only or frozen.")] = "",
 ) -> None:
     """Create a store folder (MEMORY.md, .gitignore for .kura/) and add it to kura.toml."""
     from kura.store import POLICIES, init_store
@@ -76,8 +84,9 @@ def init(
     found = _run(lambda: cfg.find_config(g.config))
     target = found or cfg.user_config_path()
     store, created = _run(lambda: init_store(path, name=name))
-    registered = _run(lambda: cfg.register_store(target, name, store.root, label=label,
-                                                 write_policy=write_policy))
+    registered = _run(
+        lambda: cfg.register_store(target, name, store.root, label=label, write_policy=write_policy)
+    )
     if not (created or registered):
         _say(f"store '{name}' at {store.root} is already set up in {target}")
         raise typer.Exit(2)
@@ -90,8 +99,10 @@ def remember(
     slug: Annotated[str, typer.Argument(help="File name without .md, e.g. deploy-checklist.")],
     description: Annotated[str, typer.Argument(help="One line: the recognition trigger.")],
     body: Annotated[str | None, typer.Argument(help="The memory's text; - reads stdin.")] = None,
-    type: Annotated[str | None, typer.Option(
-        "--type", "-t", help=f"One of {', '.join(TYPES)} (new memories default to project).")] = None,
+    type: Annotated[
+        str | None,
+        typer.Option("--type", "-t", help=f"One of {', '.join(TYPES)} (new memories default to project)."),
+    ] = None,
     title: Annotated[str | None, typer.Option(help="Short title for the index (≤40 chars).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -101,8 +112,15 @@ def remember(
     result = _run(lambda: store.remember(slug, description, text, type=type, title=title))
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
     if as_json:
-        _json({"slug": result.slug, "path": str(result.path), "result": verb,
-               "index_changed": result.index_changed, "store": store.name})
+        _json(
+            {
+                "slug": result.slug,
+                "path": str(result.path),
+                "result": verb,
+                "index_changed": result.index_changed,
+                "store": store.name,
+            }
+        )
     else:
         _say(f"{verb} {result.slug} ({result.path})")
     if not result.did_work:
@@ -138,8 +156,9 @@ def list_(
         _fail(f"--type must be one of {', '.join(TYPES)}")
     memories = _run(lambda: _store(ctx).list(type=type))
     if as_json:
-        _json([{"slug": m.slug, "type": m.type, "name": m.name, "description": m.description}
-               for m in memories])
+        _json(
+            [{"slug": m.slug, "type": m.type, "name": m.name, "description": m.description} for m in memories]
+        )
     else:
         width = max((len(m.slug) for m in memories), default=0)
         for m in memories:
@@ -153,21 +172,28 @@ def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """List configured stores and the modes that map to them."""
     g: Globals = ctx.obj
     config = _run(lambda: cfg.load_config(g.config))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, sc in config.stores.items():
         modes = sorted(m for m, s in config.modes.items() if s == name)
-        rows.append({"name": name, "path": str(sc.path), "label": sc.label,
-                     "write_policy": sc.write_policy, "modes": modes,
-                     "default": name == config.store_config(None).name,
-                     "exists": sc.path.is_dir()})
+        rows.append(
+            {
+                "name": name,
+                "path": str(sc.path),
+                "label": sc.label,
+                "write_policy": sc.write_policy,
+                "modes": modes,
+                "default": name == config.store_config(None).name,
+                "exists": sc.path.is_dir(),
+            }
+        )
     if as_json:
         _json({"config": str(config.source) if config.source else None, "stores": rows})
         return
     for row in rows:
         mark = "*" if row["default"] else " "
-        modes = f"  modes: {', '.join(row['modes'])}" if row["modes"] else ""
+        shown = f"  modes: {', '.join(row['modes'])}" if row["modes"] else ""
         missing = "" if row["exists"] else "  (folder missing)"
-        typer.echo(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{modes}{missing}")
+        typer.echo(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{shown}{missing}")
 
 
 @import_app.command("claude-code")
@@ -196,12 +222,22 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
     store = _store(ctx)
     report = _run(lambda: import_folder(store, folder, kind=kind))
     if as_json:
-        _json({"source": str(report.source), "kind": kind, "store": store.name,
-               "imported": report.imported, "unchanged": report.unchanged,
-               "conflicts": report.conflicts, "findings": [str(f) for f in report.findings]})
+        _json(
+            {
+                "source": str(report.source),
+                "kind": kind,
+                "store": store.name,
+                "imported": report.imported,
+                "unchanged": report.unchanged,
+                "conflicts": report.conflicts,
+                "findings": [str(f) for f in report.findings],
+            }
+        )
     else:
-        _say(f"imported {len(report.imported)}, unchanged {len(report.unchanged)}, "
-             f"conflicts {len(report.conflicts)} into '{store.name}'")
+        _say(
+            f"imported {len(report.imported)}, unchanged {len(report.unchanged)}, "
+            f"conflicts {len(report.conflicts)} into '{store.name}'"
+        )
         for line in report.conflicts:
             _warn(f"not imported: {line}")
         for finding in report.findings:
@@ -213,6 +249,7 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
 
 
 # -- edges ---------------------------------------------------------------------------------
+
 
 def _store(ctx: typer.Context) -> Any:
     g: Globals = ctx.obj
@@ -252,9 +289,11 @@ def run() -> None:
     """Console entry point: unexpected errors become one line too (KURA_DEBUG=1 shows all)."""
     try:
         app()
-    except Exception as err:  # noqa: BLE001 - the outermost edge
+    except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
-        typer.echo(f"kura: unexpected error: {type(err).__name__}: {err} "
-                   "(run with KURA_DEBUG=1 for the traceback)", err=True)
+        typer.echo(
+            f"kura: unexpected error: {type(err).__name__}: {err} (run with KURA_DEBUG=1 for the traceback)",
+            err=True,
+        )
         sys.exit(1)

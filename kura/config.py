@@ -31,23 +31,76 @@ from kura.store import POLICIES, Store
 
 ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
-_TOP = {"server", "models", "model_profiles", "stores", "modes", "prefill", "distill",
-        "fastpath", "payforward"}
-_SERVER = {"host": str, "port": int, "default": str, "token": str, "allow_path_overlap": bool,
-           "auto_store_root": str}
-_STORE = {"path": str, "label": str, "readonly": bool, "write_policy": str, "persona": str,
-          "charter": str, "model_profile": str, "prefill": dict, "distill": dict,
-          "fastpath": dict}
-_MODEL = {"url": str, "model": str, "api_key_env": str, "timeout": _NUM, "temperature": _NUM,
-          "effort": str, "thinking": bool, "dialect": str, "extra": dict}
-_PREFILL = {"window_tokens": int, "budget_fraction": _NUM, "hard_fraction": _NUM,
-            "fresh_days": _NUM, "pinned_types": list, "trigger_tokens": int,
-            "verbatim_after": str, "cloth_path": str, "header": str, "trail_tokens": int,
-            "adaptive_triggers": bool, "adaptive_apply": bool, "trigger_steps": list,
-            "resident_mode": str}
-_DISTILL = {"language": str, "scribe_slots": int, "chunk_chars": int, "max_items": int,
-            "coverage_passes": int, "idle_min": _NUM, "backoff_min": _NUM,
-            "yield_on_return": bool, "journals": dict, "inherit_global_journals": bool}
+_TOP = {
+    "server",
+    "models",
+    "model_profiles",
+    "stores",
+    "modes",
+    "prefill",
+    "distill",
+    "fastpath",
+    "payforward",
+}
+_SERVER = {
+    "host": str,
+    "port": int,
+    "default": str,
+    "token": str,
+    "allow_path_overlap": bool,
+    "auto_store_root": str,
+}
+_STORE = {
+    "path": str,
+    "label": str,
+    "readonly": bool,
+    "write_policy": str,
+    "persona": str,
+    "charter": str,
+    "model_profile": str,
+    "prefill": dict,
+    "distill": dict,
+    "fastpath": dict,
+}
+_MODEL = {
+    "url": str,
+    "model": str,
+    "api_key_env": str,
+    "timeout": _NUM,
+    "temperature": _NUM,
+    "effort": str,
+    "thinking": bool,
+    "dialect": str,
+    "extra": dict,
+}
+_PREFILL = {
+    "window_tokens": int,
+    "budget_fraction": _NUM,
+    "hard_fraction": _NUM,
+    "fresh_days": _NUM,
+    "pinned_types": list,
+    "trigger_tokens": int,
+    "verbatim_after": str,
+    "cloth_path": str,
+    "header": str,
+    "trail_tokens": int,
+    "adaptive_triggers": bool,
+    "adaptive_apply": bool,
+    "trigger_steps": list,
+    "resident_mode": str,
+}
+_DISTILL = {
+    "language": str,
+    "scribe_slots": int,
+    "chunk_chars": int,
+    "max_items": int,
+    "coverage_passes": int,
+    "idle_min": _NUM,
+    "backoff_min": _NUM,
+    "yield_on_return": bool,
+    "journals": dict,
+    "inherit_global_journals": bool,
+}
 _FASTPATH = {"enabled": bool, "gate": _NUM, "cues": bool}
 
 
@@ -77,8 +130,14 @@ class StoreConfig:
     distill: dict[str, Any] = field(default_factory=dict)
 
     def open(self) -> Store:
-        return Store(self.path, name=self.name, label=self.label,
-                     write_policy=self.write_policy, charter=self.charter, persona=self.persona)
+        return Store(
+            self.path,
+            name=self.name,
+            label=self.label,
+            write_policy=self.write_policy,
+            charter=self.charter,
+            persona=self.persona,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +168,10 @@ class Config:
             return StoreConfig(name=path.name, path=path)
         known = ", ".join(sorted(self.stores)) or "none"
         modes = ", ".join(sorted(self.modes)) or "none"
-        raise UnknownStore(f"no store or mode named {key!r} (stores: {known}; modes: {modes}); "
-                       f"add [stores.{key}] to {self.source or 'kura.toml'} or pass a folder path")
+        raise UnknownStore(
+            f"no store or mode named {key!r} (stores: {known}; modes: {modes}); "
+            f"add [stores.{key}] to {self.source or 'kura.toml'} or pass a folder path"
+        )
 
     def open(self, selector: str | None = None) -> Store:
         return self.store_config(selector).open()
@@ -121,8 +182,9 @@ class Config:
         return self.model_profiles[profile] if profile else self.models
 
 
-def find_config(explicit: str | None = None, env: Mapping[str, str] | None = None,
-                cwd: Path | None = None) -> Path | None:
+def find_config(
+    explicit: str | None = None, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path | None:
     env = os.environ if env is None else env
     if explicit:
         path = Path(explicit).expanduser()
@@ -149,8 +211,9 @@ def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     return base / "kura" / "kura.toml"
 
 
-def load_config(explicit: str | None = None, env: Mapping[str, str] | None = None,
-                cwd: Path | None = None) -> Config:
+def load_config(
+    explicit: str | None = None, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Config:
     """Find and load the config; with none, the single default store."""
     env = os.environ if env is None else env
     path = find_config(explicit, env, cwd)
@@ -175,55 +238,75 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
 
 
 def _parse(raw: dict[str, Any], source: Path | None) -> Config:
-    _keys("(top level)", raw, dict.fromkeys(_TOP, dict))
+    _keys("", raw, dict.fromkeys(_TOP, dict))
     base = source.parent if source else Path.cwd()
     server = _table("server", raw.get("server", {}), _SERVER)
     prefill = _table("prefill", raw.get("prefill", {}), _PREFILL)
     distill = _table("distill", raw.get("distill", {}), _DISTILL)
     _table("fastpath", raw.get("fastpath", {}), _FASTPATH)
     models = _roles("models", raw.get("models", {}))
-    profiles = {name: _roles(f"model_profiles.{name}", table)
-                for name, table in _table("model_profiles", raw.get("model_profiles", {})).items()}
-    stores = {name: _store(name, table, base, profiles)
-              for name, table in _table("stores", raw.get("stores", {})).items()}
+    profiles = {
+        name: _roles(f"model_profiles.{name}", table)
+        for name, table in _table("model_profiles", raw.get("model_profiles", {})).items()
+    }
+    stores = {
+        name: _store(name, table, base, profiles)
+        for name, table in _table("stores", raw.get("stores", {})).items()
+    }
     if not stores:
-        raise ConfigError("no [stores.NAME] table; add one with path = \"…\"")
+        raise ConfigError('no [stores.NAME] table; add one with path = "…"')
     modes = _table("modes", raw.get("modes", {}))
     for mode, target in modes.items():
         if not isinstance(target, str) or target not in stores:
-            raise ConfigError(f"[modes] {mode} = {target!r} names no store "
-                              f"(stores: {', '.join(sorted(stores))})")
+            raise ConfigError(
+                f"[modes] {mode} = {target!r} names no store (stores: {', '.join(sorted(stores))})"
+            )
     default = server.get("default")
     if default is not None and default not in stores and default not in modes:
         raise ConfigError(f"[server] default = {default!r} names no store or mode")
     if not server.get("allow_path_overlap"):
         _check_paths(stores)
-    return Config(source=source, stores=stores, modes=dict(modes), server=server,
-                  models=models, model_profiles=profiles, prefill=prefill, distill=distill,
-                  raw=raw)
+    return Config(
+        source=source,
+        stores=stores,
+        modes=dict(modes),
+        server=server,
+        models=models,
+        model_profiles=profiles,
+        prefill=prefill,
+        distill=distill,
+        raw=raw,
+    )
 
 
 def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> StoreConfig:
     where = f"stores.{name}"
     table = _table(where, table, _STORE)
     if "path" not in table:
-        raise ConfigError(f"[{where}] has no path; add path = \"~/kura/{name}\"")
+        raise ConfigError(f'[{where}] has no path; add path = "~/kura/{name}"')
     for nested, types in (("prefill", _PREFILL), ("distill", _DISTILL), ("fastpath", _FASTPATH)):
         _table(f"{where}.{nested}", table.get(nested, {}), types)
     policy = table.get("write_policy") or ("distiller-only" if table.get("readonly") else "direct-allowed")
     if policy not in POLICIES:
-        raise ConfigError(f"[{where}] write_policy must be one of {', '.join(POLICIES)}, "
-                          f"got {policy!r}")
+        raise ConfigError(f"[{where}] write_policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     profile = table.get("model_profile", "")
     if profile and profile not in profiles:
-        raise ConfigError(f"[{where}] model_profile = {profile!r} is not defined; add "
-                          f"[model_profiles.{profile}.thinker] or remove the key")
+        raise ConfigError(
+            f"[{where}] model_profile = {profile!r} is not defined; add "
+            f"[model_profiles.{profile}.thinker] or remove the key"
+        )
     path = Path(table["path"]).expanduser()
-    return StoreConfig(name=name, path=(path if path.is_absolute() else base / path).absolute(),
-                       label=table.get("label", ""), write_policy=policy,
-                       persona=table.get("persona", ""), charter=table.get("charter", ""),
-                       model_profile=profile, prefill=dict(table.get("prefill", {})),
-                       distill=dict(table.get("distill", {})))
+    return StoreConfig(
+        name=name,
+        path=(path if path.is_absolute() else base / path).absolute(),
+        label=table.get("label", ""),
+        write_policy=policy,
+        persona=table.get("persona", ""),
+        charter=table.get("charter", ""),
+        model_profile=profile,
+        prefill=dict(table.get("prefill", {})),
+        distill=dict(table.get("distill", {})),
+    )
 
 
 def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
@@ -241,15 +324,20 @@ def _model(where: str, role: str, table: Any) -> ModelConfig:
     table = _table(where, table, _MODEL)
     for key in ("url", "model"):
         if not table.get(key):
-            raise ConfigError(f"[{where}] needs {key} = \"…\"")
+            raise ConfigError(f'[{where}] needs {key} = "…"')
     if table.get("dialect") not in (None, "vllm", "openai", "generic"):
-        raise ConfigError(f"[{where}] dialect must be vllm, openai or generic, "
-                          f"got {table['dialect']!r}")
-    return ModelConfig(role=role, url=table["url"], model=table["model"],
-                       api_key_env=table.get("api_key_env", ""),
-                       timeout=float(table.get("timeout", 120.0)),
-                       temperature=table.get("temperature"), effort=table.get("effort", ""),
-                       dialect=table.get("dialect", ""), extra=dict(table.get("extra", {})))
+        raise ConfigError(f"[{where}] dialect must be vllm, openai or generic, got {table['dialect']!r}")
+    return ModelConfig(
+        role=role,
+        url=table["url"],
+        model=table["model"],
+        api_key_env=table.get("api_key_env", ""),
+        timeout=float(table.get("timeout", 120.0)),
+        temperature=table.get("temperature"),
+        effort=table.get("effort", ""),
+        dialect=table.get("dialect", ""),
+        extra=dict(table.get("extra", {})),
+    )
 
 
 def _table(where: str, value: Any, types: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -265,33 +353,40 @@ def _keys(where: str, table: dict[str, Any], types: dict[str, Any]) -> None:
         if key.startswith("x_"):
             continue
         if key not in types:
-            raise ConfigError(f"[{where}] has unknown key {key!r} (known: "
-                              f"{', '.join(sorted(types))}); use an x_ prefix for your own")
+            raise ConfigError(
+                f"{_label(where)} has unknown key {key!r} (known: "
+                f"{', '.join(sorted(types))}); use an x_ prefix for your own"
+            )
         want = types[key]
         wrong_bool = isinstance(value, bool) and want is not bool
         if wrong_bool or not isinstance(value, want):
             names = " or ".join(t.__name__ for t in want) if isinstance(want, tuple) else want.__name__
-            raise ConfigError(f"[{where}] {key} must be {names}, got {type(value).__name__} "
-                              f"({value!r})")
+            got = f"{type(value).__name__} ({value!r})"
+            raise ConfigError(f"{_label(where)} {key} must be {names}, got {got}")
 
 
 def _check_paths(stores: dict[str, StoreConfig]) -> None:
     real = {name: Path(os.path.realpath(sc.path)) for name, sc in stores.items()}
     names = sorted(real)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             if real[a] == real[b]:
-                raise ConfigError(f"[stores.{a}] and [stores.{b}] are the same folder "
-                                  f"({real[a]}); two names for one store share its data and "
-                                  "write policy — give each its own path")
+                raise ConfigError(
+                    f"[stores.{a}] and [stores.{b}] are the same folder "
+                    f"({real[a]}); two names for one store share its data and "
+                    "write policy — give each its own path"
+                )
             if real[a].is_relative_to(real[b]) or real[b].is_relative_to(real[a]):
-                raise ConfigError(f"[stores.{a}] ({real[a]}) and [stores.{b}] ({real[b]}) are "
-                                  "nested; one store's walk would read the other's memories — "
-                                  "move one outside the other")
+                raise ConfigError(
+                    f"[stores.{a}] ({real[a]}) and [stores.{b}] ({real[b]}) are "
+                    "nested; one store's walk would read the other's memories — "
+                    "move one outside the other"
+                )
 
 
-def register_store(config_path: Path, name: str, path: Path, *, label: str = "",
-                   write_policy: str = "") -> bool:
+def register_store(
+    config_path: Path, name: str, path: Path, *, label: str = "", write_policy: str = ""
+) -> bool:
     """Add ``[stores.NAME]`` to a config file (created if missing), appending text so the
     rest of the file keeps its bytes. Returns False when it is already there; refuses a
     name taken by another folder. The result is validated and rolled back if invalid."""
@@ -304,8 +399,9 @@ def register_store(config_path: Path, name: str, path: Path, *, label: str = "",
         if existing is not None:
             if os.path.realpath(existing.path) == os.path.realpath(path):
                 return False
-            raise ConfigError(f"{config_path}: [stores.{name}] already points at "
-                              f"{existing.path}; choose another name")
+            raise ConfigError(
+                f"{config_path}: [stores.{name}] already points at {existing.path}; choose another name"
+            )
     lines = [f"[stores.{_toml_key(name)}]", f"path = {_toml_str(str(path))}"]
     if label:
         lines.append(f"label = {_toml_str(label)}")
@@ -335,3 +431,7 @@ def _toml_str(value: str) -> str:
 def _toml_key(name: str) -> str:
     bare = name.replace("-", "").replace("_", "")
     return name if bare.isascii() and bare.isalnum() else _toml_str(name)
+
+
+def _label(where: str) -> str:
+    return f"[{where}]" if where else "the top level"

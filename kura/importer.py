@@ -41,12 +41,15 @@ def import_folder(store: Store, source: str | Path, *, kind: str) -> ImportRepor
         raise StoreError(f"unknown import kind {kind!r}; use one of {', '.join(KINDS)}")
     folder = Path(source).expanduser().absolute()
     if not folder.is_dir():
-        raise StoreError(f"{folder}: not a folder; point at the memory folder itself "
-                         "(the one holding MEMORY.md)")
+        raise StoreError(
+            f"{folder}: not a folder; point at the memory folder itself (the one holding MEMORY.md)"
+        )
     real, target = folder.resolve(), store.root.resolve()
     if real == target or real.is_relative_to(target) or target.is_relative_to(real):
-        raise StoreError(f"{folder} and store '{store.name}' ({store.root}) overlap; import "
-                         "from a folder outside the store")
+        raise StoreError(
+            f"{folder} and store '{store.name}' ({store.root}) overlap; import "
+            "from a folder outside the store"
+        )
     store.check_write("direct")
     origin = Store(folder, name=folder.name, write_policy="frozen")
     lines = origin.index()

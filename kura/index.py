@@ -25,8 +25,10 @@ HEADER = (
 )
 
 _MD_LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\(\s*(<[^>]*>|[^()\s]+)(?:\s+\"[^\"]*\")?\s*\)")
-_ENTRY = re.compile(r"^(?P<bullet>\s*[-*+]\s+)(?P<link>\[(?:\\.|[^\]\\])*\]\([^)]*\))"
-                    r"(?:\s*(?:—|–|--?|:)?\s*(?P<trigger>.*?))?\s*$")
+_ENTRY = re.compile(
+    r"^(?P<bullet>\s*[-*+]\s+)(?P<link>\[(?:\\.|[^\]\\])*\]\([^)]*\))"
+    r"(?:\s*(?:—|–|--?|:)?\s*(?P<trigger>.*?))?\s*$"
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 

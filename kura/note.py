@@ -162,24 +162,59 @@ def parse(text: str, path: str = "<memory>") -> Note:
     text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     if not lines or not _OPEN.match(lines[0]):
-        return Note(meta={}, body=text, raw=raw, newline=newline, bom=bom, source_body=text,
-                    has_frontmatter=False,
-                    findings=(Finding(path, 1, "no frontmatter: the file has no name, "
-                                      "description or type — add a --- block or run kura doctor"),))
+        return Note(
+            meta={},
+            body=text,
+            raw=raw,
+            newline=newline,
+            bom=bom,
+            source_body=text,
+            has_frontmatter=False,
+            findings=(
+                Finding(
+                    path,
+                    1,
+                    "no frontmatter: the file has no name, "
+                    "description or type — add a --- block or run kura doctor",
+                ),
+            ),
+        )
     close = next((i for i in range(1, len(lines)) if _CLOSE.match(lines[i])), None)
     if close is None:
-        return Note(meta={}, body=text, raw=raw, newline=newline, bom=bom, source_body=text,
-                    has_frontmatter=False,
-                    findings=(Finding(path, 1, "frontmatter opened with --- but never closed; "
-                                      "read the whole file as body — add the closing --- line"),))
+        return Note(
+            meta={},
+            body=text,
+            raw=raw,
+            newline=newline,
+            bom=bom,
+            source_body=text,
+            has_frontmatter=False,
+            findings=(
+                Finding(
+                    path,
+                    1,
+                    "frontmatter opened with --- but never closed; "
+                    "read the whole file as body — add the closing --- line",
+                ),
+            ),
+        )
     front_lines = lines[1:close]
-    body = "\n".join(lines[close + 1:])
+    body = "\n".join(lines[close + 1 :])
     meta, findings = _read_meta(front_lines, path)
     findings += _coerce(meta, front_lines, path)
     findings += _missing(meta, front_lines, path)
-    return Note(meta=meta, body=body, raw=raw, newline=newline, bom=bom,
-                source_meta=dict(meta), source_body=body, spans=_spans(front_lines),
-                delimiters=(lines[0], lines[close]), findings=tuple(findings))
+    return Note(
+        meta=meta,
+        body=body,
+        raw=raw,
+        newline=newline,
+        bom=bom,
+        source_meta=dict(meta),
+        source_body=body,
+        spans=_spans(front_lines),
+        delimiters=(lines[0], lines[close]),
+        findings=tuple(findings),
+    )
 
 
 def render(note: Note) -> str:
@@ -200,8 +235,9 @@ def render(note: Note) -> str:
 def dump_value(key: str, value: Any) -> str:
     """One top-level key as YAML that reads back as the same value (strings quoted where
     YAML would otherwise guess a boolean, a date or a nested structure)."""
-    return yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True,
-                          default_flow_style=False, width=10_000)
+    return yaml.safe_dump(
+        {key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000
+    )
 
 
 def _render_front(note: Note) -> str:
@@ -254,7 +290,7 @@ def _continues(front_lines: list[str], index: int) -> bool:
         return True
     if line.strip():
         return False
-    rest = next((ln for ln in front_lines[index + 1:] if ln.strip()), "")
+    rest = next((ln for ln in front_lines[index + 1 :] if ln.strip()), "")
     return rest[:1] in (" ", "\t")
 
 
@@ -264,16 +300,27 @@ def _read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[
         meta, _ = frontmatter.parse(f"---\n{block}---\n")
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        line = 2 + (mark.line if mark is not None else 0)
+        line = 1 + (mark.line if mark is not None else 1)
         problem = getattr(err, "problem", None) or str(err).split("\n")[0]
-        finding = Finding(path, line, f"frontmatter is not valid YAML ({problem}); read it as "
-                          "flat key: value lines — quote the value or run kura doctor")
+        finding = Finding(
+            path,
+            line,
+            f"frontmatter is not valid YAML ({problem}); read it as "
+            "flat key: value lines — quote the value or run kura doctor",
+        )
         flat, more = _read_flat(front_lines, path)
         return flat, [finding, *more]
     if not meta and any(ln.strip() and not ln.lstrip().startswith("#") for ln in front_lines):
         flat, more = _read_flat(front_lines, path)
-        return flat, [Finding(path, 2, "frontmatter is not a key: value mapping; read it as "
-                              "flat key: value lines — fix the block or run kura doctor"), *more]
+        return flat, [
+            Finding(
+                path,
+                2,
+                "frontmatter is not a key: value mapping; read it as "
+                "flat key: value lines — fix the block or run kura doctor",
+            ),
+            *more,
+        ]
     return _restore_keys(meta, front_lines), []
 
 
@@ -349,8 +396,13 @@ def _coerce(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fin
         if isinstance(value, str) or (value is None and not raw_values.get(key)):
             continue
         meta[key] = raw_values.get(key) or _text(value)
-        findings.append(Finding(path, _line_of(front_lines, key), f"{key} was read as "
-                        f"{_kind(value)}; kept the text as written — quote it"))
+        findings.append(
+            Finding(
+                path,
+                _line_of(front_lines, key),
+                f"{key} was read as {_kind(value)}; kept the text as written — quote it",
+            )
+        )
     return findings
 
 
@@ -359,14 +411,24 @@ def _missing(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fi
     findings: list[Finding] = []
     for key in ("name", "description"):
         if not _text(meta.get(key)).strip():
-            findings.append(Finding(path, _line_of(front_lines, key), f"no {key}: add a "
-                            f"{key}: line so the index can name this memory"))
+            findings.append(
+                Finding(
+                    path,
+                    _line_of(front_lines, key),
+                    f"no {key}: add a {key}: line so the index can name this memory",
+                )
+            )
     kind = note_type(meta)
     if kind is None:
         findings.append(Finding(path, 1, "no type: add type: user|feedback|project|reference"))
     elif kind not in TYPES:
-        findings.append(Finding(path, _line_of(front_lines, "type"), f"unknown type {kind!r}: "
-                        "use one of user, feedback, project, reference"))
+        findings.append(
+            Finding(
+                path,
+                _line_of(front_lines, "type"),
+                f"unknown type {kind!r}: use one of user, feedback, project, reference",
+            )
+        )
     return findings
 
 

@@ -65,10 +65,14 @@ class Memory:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "slug": self.slug, "path": str(self.path), "name": self.name,
-            "description": self.description, "type": self.type,
+            "slug": self.slug,
+            "path": str(self.path),
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
             "meta": json.loads(json.dumps(self.note.meta, default=str)),
-            "body": self.note.body, "links": list(self.note.links),
+            "body": self.note.body,
+            "links": list(self.note.links),
             "findings": [str(f) for f in self.findings],
         }
 
@@ -89,9 +93,16 @@ class WriteResult:
 class Store:
     """A memory directory and the rules for touching it."""
 
-    def __init__(self, root: str | Path, *, name: str | None = None, label: str = "",
-                 write_policy: str = "direct-allowed", charter: str = "",
-                 persona: str = "") -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        name: str | None = None,
+        label: str = "",
+        write_policy: str = "direct-allowed",
+        charter: str = "",
+        persona: str = "",
+    ) -> None:
         if write_policy not in POLICIES:
             raise StoreError(f"write_policy {write_policy!r} is not one of {', '.join(POLICIES)}")
         self.root = Path(root).expanduser().absolute()
@@ -136,7 +147,7 @@ class Store:
         path = self.resolve(slug)
         return self._read(self._slug_of(path), path)
 
-    def list(self, type: str | None = None) -> tuple[Memory, ...]:  # noqa: A003
+    def list(self, type: str | None = None) -> tuple[Memory, ...]:
         """All memories (or those of one type), sorted by slug."""
         found = (self._read(slug, path) for slug, path in sorted(self._walk()))
         return tuple(m for m in found if type is None or m.type == type)
@@ -155,38 +166,67 @@ class Store:
 
     # -- writing -------------------------------------------------------------------------
 
-    def remember(self, slug: str, description: str, body: str | None = None, *,
-                 type: str | None = None, title: str | None = None,
-                 actor: str = "direct") -> WriteResult:
+    def remember(
+        self,
+        slug: str,
+        description: str,
+        body: str | None = None,
+        *,
+        type: str | None = None,
+        title: str | None = None,
+        actor: str = "direct",
+    ) -> WriteResult:
         """Create or update one memory and its own index line."""
         self.check_write(actor)
         slug = _new_slug(slug)
         description = " ".join(description.split())
         if not description:
-            raise StoreError(f"{self.name}/{slug}: the description is empty; it is the line "
-                             "the index shows — say what the memory is in one line")
+            raise StoreError(
+                f"{self.name}/{slug}: the description is empty; it is the line "
+                "the index shows — say what the memory is in one line"
+            )
         if type is not None and type not in nt.TYPES:
-            raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of "
-                             f"{', '.join(nt.TYPES)}")
+            raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of {', '.join(nt.TYPES)}")
         _refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
         with locked(self.state_dir / "lock"):
             return self._remember_locked(slug, description, body, type, title)
+
+    def save(self, memory: Memory, *, actor: str = "direct") -> WriteResult:
+        """Write an edited memory back; an unchanged one is not touched at all."""
+        self.check_write(actor)
+        slug = _new_slug(memory.slug)
+        _refuse_secrets(f"{self.name}/{slug}", memory.description, memory.note.body)
+        data = nt.render(memory.note).encode("utf-8")
+        with locked(self.state_dir / "lock"):
+            path = self._target(slug)
+            created = not path.exists()
+            if not created and path.read_bytes() == data:
+                return WriteResult(slug, path, False, False, False)
+            if not created:
+                _check_rewritable(self._read(slug, path))
+            write_atomic(path, data)
+            return WriteResult(slug, path, created, True, False)
 
     def check_write(self, actor: str = "direct") -> None:
         """Refuse a write the store's policy does not allow (PolicyRefused)."""
         if actor not in ACTORS:
             raise StoreError(f"unknown writer {actor!r}; expected one of {', '.join(ACTORS)}")
         if self.write_policy == "frozen":
-            raise PolicyRefused(f"store '{self.name}' ({self.root}) is frozen: nothing may "
-                                f"write to it — set write_policy under [stores.{self.name}] "
-                                "in kura.toml to allow writes")
+            raise PolicyRefused(
+                f"store '{self.name}' ({self.root}) is frozen: nothing may "
+                f"write to it — set write_policy under [stores.{self.name}] "
+                "in kura.toml to allow writes"
+            )
         if self.write_policy == "distiller-only" and actor != "distiller":
-            raise PolicyRefused(f"store '{self.name}' ({self.root}) is distiller-only: direct "
-                                "writes are refused — let `kura distill` draft it, or set "
-                                f'write_policy = "direct-allowed" under [stores.{self.name}]')
+            raise PolicyRefused(
+                f"store '{self.name}' ({self.root}) is distiller-only: direct "
+                "writes are refused — let `kura distill` draft it, or set "
+                f'write_policy = "direct-allowed" under [stores.{self.name}]'
+            )
 
-    def write_file(self, slug: str, data: bytes, *, index_line: str | None = None,
-                   actor: str = "direct") -> WriteResult:
+    def write_file(
+        self, slug: str, data: bytes, *, index_line: str | None = None, actor: str = "direct"
+    ) -> WriteResult:
         """Put a whole memory file in place as given (imports keep every byte), and its
         index line. Refuses to overwrite a different existing memory."""
         self.check_write(actor)
@@ -195,8 +235,10 @@ class Store:
             path = self._target(slug)
             created = not path.exists()
             if not created and path.read_bytes() != data:
-                raise StoreError(f"{self.name}/{slug}: a different memory with this slug "
-                                 "exists; nothing was changed — rename one of them")
+                raise StoreError(
+                    f"{self.name}/{slug}: a different memory with this slug "
+                    "exists; nothing was changed — rename one of them"
+                )
             if created:
                 write_atomic(path, data)
             index_changed = False
@@ -207,21 +249,24 @@ class Store:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _remember_locked(self, slug: str, description: str, body: str | None,
-                         type: str | None, title: str | None) -> WriteResult:
+    def _remember_locked(
+        self, slug: str, description: str, body: str | None, type: str | None, title: str | None
+    ) -> WriteResult:
         path = self._target(slug)
         created = not path.exists()
         if created:
             name = ix.title_for(title or "", description, slug)
-            meta: dict[str, Any] = {"name": name, "description": description,
-                                    "type": type or "project", "created": _today()}
+            meta: dict[str, Any] = {
+                "name": name,
+                "description": description,
+                "type": type or "project",
+                "created": _today(),
+            }
             note = nt.new_note(meta, body if body is not None else description)
             old_text = None
         else:
             old = self._read(slug, path)
-            if old.note.raw is None:
-                raise StoreError(f"{path}: not valid UTF-8; kura will not rewrite it and lose "
-                                 "bytes — re-save it as UTF-8 first")
+            _check_rewritable(old)
             note = old.note.with_meta(description=description)
             if title:
                 note = note.with_meta(name=title)
@@ -260,8 +305,10 @@ class Store:
             if now == before:
                 write_atomic(self.index_path, data)
                 return True
-        raise StoreError(f"{self.index_path}: kept changing while kura tried to update it; "
-                         "nothing was written to it — try again")
+        raise StoreError(
+            f"{self.index_path}: kept changing while kura tried to update it; "
+            "nothing was written to it — try again"
+        )
 
     def _target(self, slug: str) -> Path:
         """Where a (possibly new) slug's file goes, refusing anything that would leave
@@ -270,19 +317,23 @@ class Store:
         parent = self.root.joinpath(*parts[:-1])
         for depth in range(1, len(parts)):
             if self.root.joinpath(*parts[:depth]).is_symlink():
-                raise StoreError(f"{self.name}/{slug}: a folder on the way is a symlink; "
-                                 "kura does not write through links")
+                raise StoreError(
+                    f"{self.name}/{slug}: a folder on the way is a symlink; kura does not write through links"
+                )
         parent.mkdir(parents=True, exist_ok=True)
         path = parent / (parts[-1] + ".md")
         if path.is_symlink() or (path.exists() and not path.is_file()):
-            raise StoreError(f"{self.name}/{slug}: {path} is not a plain file; kura does "
-                             "not write through links")
+            raise StoreError(
+                f"{self.name}/{slug}: {path} is not a plain file; kura does not write through links"
+            )
         return path
 
     def _walk(self) -> Iterator[tuple[str, Path]]:
         if not self.root.is_dir():
-            raise StoreError(f"store '{self.name}': {self.root} is not a directory — create "
-                             f"it with `kura init {self.name} --path {self.root}`")
+            raise StoreError(
+                f"store '{self.name}': {self.root} is not a directory — create "
+                f"it with `kura init {self.name} --path {self.root}`"
+            )
         for folder, dirs, files in os.walk(self.root, followlinks=False):
             dirs[:] = sorted(d for d in dirs if d[:1] not in "._")
             base = Path(folder)
@@ -307,9 +358,13 @@ class Store:
                 path = Path(folder) / filename
                 rel = path.relative_to(self.root)
                 if path.is_symlink() and _is_memory_name(rel) and not self._contained(path):
-                    yield nt.Finding(str(rel), 1, "symlink points outside the store (or at "
-                                     "something that is not a memory); ignored — replace it "
-                                     "with the file itself")
+                    yield nt.Finding(
+                        str(rel),
+                        1,
+                        "symlink points outside the store (or at "
+                        "something that is not a memory); ignored — replace it "
+                        "with the file itself",
+                    )
 
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()
@@ -326,10 +381,12 @@ class Store:
         except UnicodeDecodeError as err:
             note = nt.parse(data.decode("utf-8", errors="replace"), rel)
             line = data[: err.start].count(b"\n") + 1
-            finding = nt.Finding(rel, line, "not valid UTF-8; read with replacement "
-                                 "characters — re-save the file as UTF-8")
-            return Memory(slug, path, nt.Note(meta=note.meta, body=note.body,
-                                              findings=(finding, *note.findings)))
+            finding = nt.Finding(
+                rel, line, "not valid UTF-8; read with replacement characters — re-save the file as UTF-8"
+            )
+            return Memory(
+                slug, path, nt.Note(meta=note.meta, body=note.body, findings=(finding, *note.findings))
+            )
 
     def _read_text(self, path: Path) -> str:
         try:
@@ -338,8 +395,24 @@ class Store:
             raise StoreError(f"{path}: cannot read ({err.strerror})") from err
 
     def _not_found(self, slug: str) -> NotFound:
-        return NotFound(f"no memory {slug!r} in store '{self.name}' ({self.root}); "
-                        "`kura list` shows what there is")
+        return NotFound(
+            f"no memory {slug!r} in store '{self.name}' ({self.root}); `kura list` shows what there is"
+        )
+
+
+def _check_rewritable(memory: Memory) -> None:
+    """Refuse to rewrite a file kura could only mangle: bytes that are not UTF-8, or a
+    frontmatter block that was opened and never closed."""
+    note = memory.note
+    if note.raw is None:
+        raise StoreError(
+            f"{memory.path}: not valid UTF-8; kura will not rewrite it and lose "
+            "bytes — re-save it as UTF-8 first"
+        )
+    if not note.has_frontmatter and note.body.startswith("---"):
+        raise StoreError(
+            f"{memory.path}:1: the frontmatter is never closed; add the closing --- line, then write again"
+        )
 
 
 def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, bool]:
@@ -365,8 +438,13 @@ def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, boo
 
 def _is_memory_name(rel: Path) -> bool:
     parts = rel.parts
-    return (bool(parts) and rel.suffix == ".md" and parts[-1] != INDEX_NAME
-            and all(part[:1] not in "._" for part in parts) and parts[0] != STATE_DIR)
+    return (
+        bool(parts)
+        and rel.suffix == ".md"
+        and parts[-1] != INDEX_NAME
+        and all(part[:1] not in "._" for part in parts)
+        and parts[0] != STATE_DIR
+    )
 
 
 def _lookup_parts(slug: object) -> list[str] | None:
@@ -385,10 +463,11 @@ def _new_slug(slug: str) -> str:
     """A slug kura may create: word characters, dots and dashes, ``/`` for folders."""
     bare = slug[:-3] if slug.endswith(".md") else slug
     parts = bare.split("/")
-    if len(bare) > SLUG_MAX or not all(_NEW_PART.match(p) for p in parts) or \
-            parts[-1] == INDEX_NAME[:-3]:
-        raise StoreError(f"{slug!r} is not a usable slug: use letters, digits, '-', '.' and "
-                         "'_' (not first), with '/' for folders, e.g. deploy-checklist")
+    if len(bare) > SLUG_MAX or not all(_NEW_PART.match(p) for p in parts) or parts[-1] == INDEX_NAME[:-3]:
+        raise StoreError(
+            f"{slug!r} is not a usable slug: use letters, digits, '-', '.' and "
+            "'_' (not first), with '/' for folders, e.g. deploy-checklist"
+        )
     return bare
 
 
@@ -396,9 +475,11 @@ def _refuse_secrets(where: str, *texts: str) -> None:
     for text in texts:
         found = find_secret(text)
         if found is not None:
-            raise PolicyRefused(f"{where}: the text looks like it holds a secret ({found}); "
-                                "memories are read into prompts — store where the secret "
-                                "lives, not the secret itself")
+            raise PolicyRefused(
+                f"{where}: the text looks like it holds a secret ({found}); "
+                "memories are read into prompts — store where the secret "
+                "lives, not the secret itself"
+            )
 
 
 def _today() -> _dt.date:

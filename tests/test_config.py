@@ -1,0 +1,242 @@
+"""kura.toml: found in the documented order, loaded whole, refused with the key named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kura.config import find_config, load_config, parse_config, register_store, user_config_path
+from kura.errors import ConfigError, UnknownStore
+
+# A config in distill-kura's shape, using every table it documents.
+DISTILL_KURA_STYLE = """
+[server]
+host = "127.0.0.1"
+port = 8085
+default = "main"
+
+[models.thinker]
+url = "http://127.0.0.1:8000/v1"
+model = "small-local"
+effort = "low"
+
+[models.scribe]
+url = "https://gateway.example.test/v1"
+model = "writer"
+api_key_env = "WRITER_KEY"
+dialect = "openai"
+temperature = 0.4
+
+[stores.main]
+path = "kura/main"
+label = "main memory"
+write_policy = "distiller-only"
+persona = "~/persona.json"
+
+[stores.maker]
+path = "kura/maker"
+label = "maker mode"
+model_profile = "private"
+
+[stores.maker.prefill]
+fresh_days = 30
+
+[stores.maker.distill]
+language = "English"
+inherit_global_journals = false
+
+[stores.maker.distill.journals]
+text = "notes/maker"
+
+[modes]
+default = "main"
+build = "maker"
+
+[model_profiles.private.thinker]
+url = "http://127.0.0.1:8100/v1"
+model = "private-thinker"
+
+[prefill]
+window_tokens = 131072
+budget_fraction = 0.05
+hard_fraction = 0.20
+fresh_days = 14
+pinned_types = ["feedback", "user"]
+trigger_tokens = 24
+
+[fastpath]
+enabled = true
+gate = 1.0
+
+[[payforward.mouths]]
+name = "cpu"
+url = "http://127.0.0.1:8014"
+store = "main"
+
+[distill]
+language = "English"
+scribe_slots = 4
+chunk_chars = 200_000
+idle_min = 10
+backoff_min = 20
+yield_on_return = true
+
+[distill.journals]
+claude = "~/.claude/projects/demo"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kura.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_distill_kura_config_loads_unchanged(tmp_path: Path) -> None:
+    config = load_config(str(write(tmp_path, DISTILL_KURA_STYLE)))
+    assert list(config.stores) == ["main", "maker"]
+    assert config.stores["main"].path == tmp_path / "kura" / "main"
+    assert config.stores["main"].write_policy == "distiller-only"
+    assert config.stores["maker"].prefill == {"fresh_days": 30}
+    assert config.store_config("build").name == "maker"
+    assert config.default_store == "main"
+
+
+def test_roles_inherit_whole_never_key_by_key(tmp_path: Path) -> None:
+    config = load_config(str(write(tmp_path, DISTILL_KURA_STYLE)))
+    models = config.models_for("main")
+    assert models["thinker"] is not None and models["brain"] == models["thinker"]
+    scribe = models["scribe"]
+    assert scribe is not None and (scribe.model, scribe.api_key_env, scribe.effort) == (
+        "writer",
+        "WRITER_KEY",
+        "",
+    )
+    private = config.models_for("maker")
+    assert private["thinker"] is not None and private["thinker"].model == "private-thinker"
+    assert private["scribe"] == private["thinker"]
+
+
+@pytest.mark.parametrize(
+    ("snippet", "message"),
+    [
+        ('[stores.a]\npath = "a"\nwrite_polcy = "frozen"', r"\[stores.a\] has unknown key 'write_polcy'"),
+        ('[stores.a]\npath = "a"\nwrite_policy = "open"', r"\[stores.a\] write_policy must be one of"),
+        ("[stores.a]\npath = 3", r"\[stores.a\] path must be str, got int"),
+        ('[stores.a]\nlabel = "x"', r"\[stores.a\] has no path"),
+        (
+            '[stores.a]\npath = "a"\n[stores.b]\npath = "a/"',
+            r"\[stores.a\] and \[stores.b\] are the same folder",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[stores.b]\npath = "a/inner"',
+            r"\[stores.a\] .* and \[stores.b\] .* are nested",
+        ),
+        ('[stores.a]\npath = "a"\n[modes]\nchat = "b"', r"\[modes\] chat = 'b' names no store"),
+        (
+            '[stores.a]\npath = "a"\nmodel_profile = "ghost"',
+            r"\[stores.a\] model_profile = 'ghost' is not defined",
+        ),
+        ('[stores.a]\npath = "a"\n[models.thinker]\nurl = "http://x"', r"\[models.thinker\] needs model"),
+        ('[stores.a]\npath = "a"\n[models.critic]\nurl = "u"', r"\[models\] has unknown key 'critic'"),
+        (
+            '[stores.a]\npath = "a"\n[models.thinker]\nurl="u"\nmodel="m"\ntimeout="120"',
+            r"timeout must be int or float",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[prefill]\nfresh_days = true',
+            r"\[prefill\] fresh_days must be int or float, got bool",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[stores.a.prefill]\nfreshdays = 3',
+            r"\[stores.a.prefill\] has unknown key 'freshdays'",
+        ),
+        ('[stores.a]\npath = "a"\n[server]\ndefault = "zz"', r"\[server\] default = 'zz' names no store"),
+        ('[storez.a]\npath = "a"', r"the top level has unknown key 'storez'"),
+        ("[server]\nport = 1", r"no \[stores.NAME\] table"),
+        ("[stores.a\npath = 1", r"not valid TOML .*line 1"),
+    ],
+)
+def test_invalid_config_is_refused_with_the_key_named(tmp_path: Path, snippet: str, message: str) -> None:
+    path = write(tmp_path, snippet)
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_config(str(path))
+    assert str(caught.value).startswith(str(path))
+
+
+def test_extensions_with_x_prefix_are_allowed(tmp_path: Path) -> None:
+    config = load_config(str(write(tmp_path, '[stores.a]\npath = "a"\nx_color = "blue"\n[x_mine]\nk = 1')))
+    assert list(config.stores) == ["a"]
+
+
+def test_overlap_can_be_allowed_explicitly() -> None:
+    raw = {"server": {"allow_path_overlap": True}, "stores": {"a": {"path": "/x"}, "b": {"path": "/x/y"}}}
+    assert sorted(parse_config(raw).stores) == ["a", "b"]
+
+
+def test_readonly_means_distiller_only() -> None:
+    config = parse_config({"stores": {"a": {"path": "/x", "readonly": True}}})
+    assert config.stores["a"].write_policy == "distiller-only"
+
+
+def test_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = Path.cwd()
+    assert find_config() is None
+    user = user_config_path()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[stores.u]\npath = "u"')
+    assert find_config() == user
+    (work / "kura.toml").write_text('[stores.l]\npath = "l"')
+    assert find_config() == work / "kura.toml"
+    env = tmp_path / "env.toml"
+    env.write_text('[stores.e]\npath = "e"')
+    monkeypatch.setenv("KURA_CONFIG", str(env))
+    assert find_config() == env
+    assert list(load_config().stores) == ["e"]
+    explicit = tmp_path / "explicit.toml"
+    explicit.write_text('[stores.x]\npath = "x"')
+    assert list(load_config(str(explicit)).stores) == ["x"]
+    with pytest.raises(ConfigError, match=r"no such config file \(from --config\)"):
+        load_config(str(tmp_path / "absent.toml"))
+
+
+def test_no_config_means_one_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = load_config()
+    assert config.store_config().path == Path.cwd() / "memory"
+    monkeypatch.setenv("KURA_DIR", str(tmp_path / "elsewhere"))
+    assert load_config().open().root == tmp_path / "elsewhere"
+
+
+def test_unknown_store_lists_what_exists(tmp_path: Path) -> None:
+    config = load_config(str(write(tmp_path, DISTILL_KURA_STYLE)))
+    with pytest.raises(
+        UnknownStore, match=r"no store or mode named 'eq' \(stores: main, maker; modes: build, default\)"
+    ):
+        config.store_config("eq")
+
+
+def test_a_folder_path_works_as_a_store(tmp_path: Path) -> None:
+    (tmp_path / "adhoc").mkdir()
+    assert load_config().open(str(tmp_path / "adhoc")).root == tmp_path / "adhoc"
+
+
+def test_register_store_appends_and_keeps_bytes(tmp_path: Path) -> None:
+    path = write(tmp_path, '# mine\n[stores.a]\npath = "a"  # keep this comment\n')
+    assert register_store(path, "b", tmp_path / "b", label='say "hi"')
+    assert path.read_text() == (
+        '# mine\n[stores.a]\npath = "a"  # keep this comment\n\n[stores.b]\npath = "'
+        + str(tmp_path / "b")
+        + '"\nlabel = "say \\"hi\\""\n'
+    )
+    assert not register_store(path, "b", tmp_path / "b")
+    with pytest.raises(ConfigError, match=r"\[stores.b\] already points at"):
+        register_store(path, "b", tmp_path / "c")
+
+
+def test_register_store_rolls_back_an_invalid_result(tmp_path: Path) -> None:
+    path = write(tmp_path, '[stores.a]\npath = "a"\n')
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match="nested"):
+        register_store(path, "b", tmp_path / "a" / "inner")
+    assert path.read_bytes() == before
