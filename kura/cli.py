@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -196,6 +197,29 @@ def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         typer.echo(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{shown}{missing}")
 
 
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    all_stores: Annotated[bool, typer.Option("--all", help="Check every configured store.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check store health: broken files, index drift, dead [[links]]. Exit 1 if anything is wrong."""
+    g: Globals = ctx.obj
+    config = _run(lambda: cfg.load_config(g.config))
+    names = list(config.stores) if all_stores else [g.store]
+    reports = [_run(partial(_diagnose, config, name)) for name in names]
+    if as_json:
+        _json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
+    for report in [] if as_json else reports:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
+        state = "healthy" if report.healthy else f"{len(report.findings)} finding(s)"
+        typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}")
+        for check, finding in report.findings:
+            typer.echo(f"  {finding}  [{check}]")
+    if not all(r.healthy for r in reports):
+        raise typer.Exit(1)
+
+
 @import_app.command("claude-code")
 def import_claude_code(
     ctx: typer.Context,
@@ -249,6 +273,12 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
 
 
 # -- edges ---------------------------------------------------------------------------------
+
+
+def _diagnose(config: cfg.Config, name: str | None) -> Any:
+    from kura.doctor import diagnose
+
+    return diagnose(config.open(name))
 
 
 def _store(ctx: typer.Context) -> Any:

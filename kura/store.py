@@ -161,7 +161,7 @@ class Store:
         out: list[nt.Finding] = []
         for memory in self.list():
             out.extend(memory.findings)
-        out.extend(self._stray_links())
+        out.extend(self.stray_links())
         return tuple(out)
 
     # -- writing -------------------------------------------------------------------------
@@ -351,7 +351,7 @@ class Store:
             return None
         return rel if _is_memory_name(rel) else None
 
-    def _stray_links(self) -> Iterator[nt.Finding]:
+    def stray_links(self) -> Iterator[nt.Finding]:
         for folder, dirs, files in os.walk(self.root, followlinks=False):
             dirs[:] = [d for d in dirs if d[:1] not in "._"]
             for filename in files:
@@ -359,7 +359,7 @@ class Store:
                 rel = path.relative_to(self.root)
                 if path.is_symlink() and _is_memory_name(rel) and not self._contained(path):
                     yield nt.Finding(
-                        str(rel),
+                        f"{self.name}/{rel.as_posix()}",
                         1,
                         "symlink points outside the store (or at "
                         "something that is not a memory); ignored — replace it "

@@ -80,7 +80,7 @@ def test_walk_lists_only_real_memories(world: Store) -> None:
 
 def test_escaping_symlinks_are_reported_not_silently_skipped(world: Store) -> None:
     reported = sorted(f.path for f in world.findings())
-    assert reported == ["leak.md", "private-link.md", "state-link.md"]
+    assert reported == ["home/leak.md", "home/private-link.md", "home/state-link.md"]
 
 
 def test_a_symlink_inside_the_store_to_a_memory_is_fine(world: Store) -> None:
@@ -111,5 +111,5 @@ def test_import_does_not_follow_links_out_of_the_source(world: Store, tmp_path: 
     os.symlink(tmp_path / "outside" / "secret.md", source / "bad.md")
     report = import_folder(world, source, kind="claude-code")
     assert report.imported == ["good"]
-    assert [f.path for f in report.findings] == ["bad.md"]
+    assert [f.path for f in report.findings] == ["cc/bad.md"]
     assert all(SECRET not in m.note.body for m in world.list())
