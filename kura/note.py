@@ -241,22 +241,22 @@ def dump_value(key: str, value: Any) -> str:
 
 
 def _render_front(note: Note) -> str:
+    """Original lines for unchanged keys, fresh YAML for changed ones. A key written twice
+    by hand keeps its earlier lines; only the last (the one YAML reads) is replaced."""
+    last = {span.key: i for i, span in enumerate(note.spans) if span.key is not None}
     out: list[str] = []
-    seen: set[str] = set()
-    for span in note.spans:
-        if span.key is None:
+    for i, span in enumerate(note.spans):
+        key = span.key
+        if key is None or (last[key] != i and key in note.meta):
             out.extend(span.lines)
+        elif key not in note.meta:
             continue
-        if span.key not in note.meta or span.key in seen:
-            continue
-        seen.add(span.key)
-        unchanged = span.key in note.source_meta and note.meta[span.key] == note.source_meta[span.key]
-        if unchanged:
+        elif key in note.source_meta and note.meta[key] == note.source_meta[key]:
             out.extend(span.lines)
         else:
-            out.extend(dump_value(span.key, note.meta[span.key]).rstrip("\n").split("\n"))
+            out.extend(dump_value(key, note.meta[key]).rstrip("\n").split("\n"))
     for key, value in note.meta.items():
-        if key not in seen:
+        if key not in last:
             out.extend(dump_value(key, value).rstrip("\n").split("\n"))
     return "".join(line + "\n" for line in out)
 
@@ -418,6 +418,21 @@ def _missing(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fi
                     f"no {key}: add a {key}: line so the index can name this memory",
                 )
             )
+    keys = [m.group(2).strip() for m in map(_KEY_LINE.match, front_lines) if m is not None]
+    for key in sorted({k for k in keys if keys.count(k) > 1}):
+        lines = [
+            i + 2
+            for i, ln in enumerate(front_lines)
+            if (m := _KEY_LINE.match(ln)) and m.group(2).strip() == key
+        ]
+        findings.append(
+            Finding(
+                path,
+                lines[-1],
+                f"{key} is set {len(lines)} times (lines "
+                f"{', '.join(map(str, lines))}); only the last counts — remove the others",
+            )
+        )
     kind = note_type(meta)
     if kind is None:
         findings.append(Finding(path, 1, "no type: add type: user|feedback|project|reference"))

@@ -21,6 +21,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,7 @@ class Store:
         if type is not None and type not in nt.TYPES:
             raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of {', '.join(nt.TYPES)}")
         _refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
-        with locked(self.state_dir / "lock"):
+        with self._lock():
             return self._remember_locked(slug, description, body, type, title)
 
     def save(self, memory: Memory, *, actor: str = "direct") -> WriteResult:
@@ -197,7 +198,7 @@ class Store:
         slug = _new_slug(memory.slug)
         _refuse_secrets(f"{self.name}/{slug}", memory.description, memory.note.body)
         data = nt.render(memory.note).encode("utf-8")
-        with locked(self.state_dir / "lock"):
+        with self._lock():
             path = self._target(slug)
             created = not path.exists()
             if not created and path.read_bytes() == data:
@@ -231,7 +232,7 @@ class Store:
         index line. Refuses to overwrite a different existing memory."""
         self.check_write(actor)
         slug = _new_slug(slug)
-        with locked(self.state_dir / "lock"):
+        with self._lock():
             path = self._target(slug)
             created = not path.exists()
             if not created and path.read_bytes() != data:
@@ -255,7 +256,7 @@ class Store:
         path = self._target(slug)
         created = not path.exists()
         if created:
-            name = ix.title_for(title or "", description, slug)
+            name = title or ix.title_for("", description, slug)
             meta: dict[str, Any] = {
                 "name": name,
                 "description": description,
@@ -310,9 +311,23 @@ class Store:
             "nothing was written to it — try again"
         )
 
+    def _lock(self) -> AbstractContextManager[None]:
+        """The store's write lock; never creates a store that does not exist."""
+        if not self.root.is_dir():
+            raise self._missing()
+        return locked(self.state_dir / "lock")
+
+    def _missing(self) -> StoreError:
+        return StoreError(
+            f"store '{self.name}': {self.root} is not a directory — create it "
+            f"with `kura init {self.name} --path {self.root}`"
+        )
+
     def _target(self, slug: str) -> Path:
         """Where a (possibly new) slug's file goes, refusing anything that would leave
         the store or land on something that is not a memory."""
+        if not self.root.is_dir():
+            raise self._missing()
         parts = slug.split("/")
         parent = self.root.joinpath(*parts[:-1])
         for depth in range(1, len(parts)):
@@ -330,10 +345,7 @@ class Store:
 
     def _walk(self) -> Iterator[tuple[str, Path]]:
         if not self.root.is_dir():
-            raise StoreError(
-                f"store '{self.name}': {self.root} is not a directory — create "
-                f"it with `kura init {self.name} --path {self.root}`"
-            )
+            raise self._missing()
         for folder, dirs, files in os.walk(self.root, followlinks=False):
             dirs[:] = sorted(d for d in dirs if d[:1] not in "._")
             base = Path(folder)

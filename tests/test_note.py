@@ -146,3 +146,14 @@ def test_new_note_renders_valid_yaml_for_awkward_values() -> None:
     note = parse(render(new_note(meta, "body")))
     assert note.findings == ()
     assert (note.name, note.description, note.body) == ("no", "- Chose Postgres: ACID #1", "body\n")
+
+
+def test_a_key_written_twice_is_reported_and_nothing_is_dropped() -> None:
+    text = "---\nname: a\ndescription: one\ntype: user\ndescription: two\n---\nb\n"
+    note = parse(text, "dup.md")
+    assert note.description == "two"
+    assert [str(f) for f in note.findings] == [
+        "dup.md:5: description is set 2 times (lines 3, 5); only the last counts — remove the others"
+    ]
+    assert render(note.with_meta(description="three")) == text.replace("two", "three")
+    assert render(note.with_meta(name="z")) == text.replace("name: a", "name: z")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import kura
+from kura import index as ix
 from kura.errors import NotFound, PolicyRefused, StoreError
 from kura.note import parse
 from kura.store import Store, init_store
@@ -210,3 +211,33 @@ def test_python_api_open_store(tmp_path: Path) -> None:
     store = kura.open_store(tmp_path / "s")
     store.remember("x", "an api write", type="reference")
     assert [m.slug for m in kura.open_store(str(tmp_path / "s")).list(type="reference")] == ["x"]
+
+
+def test_an_editor_saving_the_index_mid_write_is_not_overwritten(store: Store) -> None:
+    store.remember("a", "first", type="user")
+    index_path = store.root / "MEMORY.md"
+    calls = []
+
+    def change(index: ix.Index) -> ix.Index:
+        calls.append(1)
+        if len(calls) == 1:  # the person saves while kura is working
+            index_path.write_text(index_path.read_text() + "- [Hand](hand.md) — typed in an editor\n")
+        return ix.upsert(index, "b", ix.entry_text("b", "B", "from kura"))
+
+    assert store._update_index(change)
+    text = index_path.read_text()
+    assert len(calls) == 2
+    assert text.endswith("- [Hand](hand.md) — typed in an editor\n- [B](b.md) — from kura\n")
+
+
+def test_writing_into_a_missing_store_folder_is_refused(tmp_path: Path) -> None:
+    store = Store(tmp_path / "never-made", name="ghost")
+    with pytest.raises(StoreError, match="is not a directory — create it with `kura init ghost"):
+        store.remember("a", "d")
+    assert not (tmp_path / "never-made").exists()
+
+
+def test_an_explicit_title_is_the_name(store: Store) -> None:
+    store.remember("a", "a description that is long enough to need a real title here", title="A title")
+    assert store.show("a").name == "A title"
+    assert store.index().line_for("a").title == "A title"
