@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from kura.index import Index
 from kura.note import Finding
-from kura.store import INDEX_NAME, Memory, Store
+from kura.slugs import INDEX_NAME
+from kura.store import Memory, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,7 @@ class Report:
 def check_files(snap: Snapshot) -> Iterator[Finding]:
     for memory in snap.memories:
         yield from memory.findings
-    yield from snap.store.stray_links()
+    yield from snap.store.walk_findings()
 
 
 def check_index(snap: Snapshot) -> Iterator[Finding]:

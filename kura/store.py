@@ -19,8 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +30,10 @@ from kura import note as nt
 from kura.atomic import locked, write_atomic
 from kura.errors import NotFound, PolicyRefused, StoreError
 from kura.secrets import find_secret
+from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug
 
-STATE_DIR = ".kura"
-INDEX_NAME = "MEMORY.md"
 POLICIES = ("direct-allowed", "distiller-only", "frozen")
 ACTORS = ("direct", "distiller")
-SLUG_MAX = 160
-_NEW_PART = re.compile(r"^[^\W_][\w.\-]*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +128,7 @@ class Store:
 
     def resolve(self, slug: str) -> Path:
         """The file for a slug of this store, or NotFound — never a path outside it."""
-        parts = _lookup_parts(slug)
+        parts = lookup_parts(slug)
         if parts is None:
             raise self._not_found(slug)
         path = self.root.joinpath(*parts[:-1], parts[-1] + ".md")
@@ -150,7 +146,7 @@ class Store:
 
     def list(self, type: str | None = None) -> tuple[Memory, ...]:
         """All memories (or those of one type), sorted by slug."""
-        found = (self._read(slug, path) for slug, path in sorted(self._walk()))
+        found = (self._read(slug, self.root / rel) for slug, rel in sorted(self._walk()))
         return tuple(m for m in found if type is None or m.type == type)
 
     def index(self) -> ix.Index:
@@ -162,7 +158,7 @@ class Store:
         out: list[nt.Finding] = []
         for memory in self.list():
             out.extend(memory.findings)
-        out.extend(self.stray_links())
+        out.extend(self.walk_findings())
         return tuple(out)
 
     # -- writing -------------------------------------------------------------------------
@@ -179,7 +175,7 @@ class Store:
     ) -> WriteResult:
         """Create or update one memory and its own index line."""
         self.check_write(actor)
-        slug = _new_slug(slug)
+        slug = new_slug(slug)
         description = " ".join(description.split())
         if not description:
             raise StoreError(
@@ -195,7 +191,7 @@ class Store:
     def save(self, memory: Memory, *, actor: str = "direct") -> WriteResult:
         """Write an edited memory back; an unchanged one is not touched at all."""
         self.check_write(actor)
-        slug = _new_slug(memory.slug)
+        slug = new_slug(memory.slug)
         _refuse_secrets(f"{self.name}/{slug}", memory.description, memory.note.body)
         data = nt.render(memory.note).encode("utf-8")
         with self._lock():
@@ -231,7 +227,7 @@ class Store:
         """Put a whole memory file in place as given (imports keep every byte), and its
         index line. Refuses to overwrite a different existing memory."""
         self.check_write(actor)
-        slug = _new_slug(slug)
+        slug = new_slug(slug)
         with self._lock():
             path = self._target(slug)
             created = not path.exists()
@@ -242,11 +238,14 @@ class Store:
                 )
             if created:
                 write_atomic(path, data)
-            index_changed = False
-            if created or slug not in self.index().named():
-                line = index_line or self._entry_for(slug, self._read(slug, path).note, None)
-                index_changed = self._update_index(lambda index: ix.upsert(index, slug, line))
-            return WriteResult(slug, path, created, created, index_changed)
+            note = self._read(slug, path).note
+
+            def change(index: ix.Index) -> ix.Index:
+                if not created and slug in index.named():
+                    return index  # a person may have edited the line since the last import
+                return ix.upsert(index, slug, index_line or _entry(index, slug, note, None))
+
+            return WriteResult(slug, path, created, created, self._update_index(change))
 
     # -- internals -----------------------------------------------------------------------
 
@@ -283,16 +282,12 @@ class Store:
             text = nt.render(note)
         if changed:
             write_atomic(path, text.encode("utf-8"))
-        line = self._entry_for(slug, note, title)
-        index_changed = self._update_index(lambda index: ix.upsert(index, slug, line))
+        index_changed = self._update_index(
+            lambda index: ix.upsert(index, slug, _entry(index, slug, note, title))
+        )
         return WriteResult(slug, path, created, changed, index_changed)
 
-    def _entry_for(self, slug: str, note: nt.Note, title: str | None) -> str:
-        existing = self.index().line_for(slug)
-        given = title or (existing.title if existing else "") or note.name
-        return ix.entry_text(slug, ix.title_for(given, note.description, slug), note.description)
-
-    def _update_index(self, change: Any) -> bool:
+    def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> bool:
         """Apply ``change`` to the index; if a person's editor saved the file while we
         worked, start again from their version rather than overwrite it."""
         for _ in range(5):
@@ -343,16 +338,38 @@ class Store:
             )
         return path
 
-    def _walk(self) -> Iterator[tuple[str, Path]]:
+    def _walk(self) -> Iterator[tuple[str, str]]:
+        """(slug, relative path) of every memory."""
+        for rel, kind in self._entries():
+            if kind == "unreadable" or not is_memory_name(rel):
+                continue
+            if kind == "file" or self._contained(self.root / rel):
+                yield rel[:-3], rel
+
+    def _entries(self) -> Iterator[tuple[str, str]]:
+        """Every ``*.md`` file outside private folders as (relative posix path, "file" or
+        "link"), and folders that could not be read as (path, "unreadable"). Symlinked
+        folders are not entered. One scandir pass, plain strings: no stat per plain file."""
         if not self.root.is_dir():
             raise self._missing()
-        for folder, dirs, files in os.walk(self.root, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if d[:1] not in "._")
-            base = Path(folder)
-            for filename in files:
-                path = base / filename
-                if _is_memory_name(path.relative_to(self.root)) and self._contained(path):
-                    yield self._slug_of(path), path
+        stack = [""]
+        while stack:
+            prefix = stack.pop()
+            try:
+                entries = list(os.scandir(self.root / prefix if prefix else self.root))
+            except OSError:
+                yield prefix, "unreadable"
+                continue
+            for entry in entries:
+                if entry.name[:1] in "._":
+                    continue
+                rel = f"{prefix}/{entry.name}" if prefix else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                elif entry.name.endswith(".md") and entry.is_symlink():
+                    yield rel, "link"
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    yield rel, "file"
 
     def _contained(self, path: Path) -> Path | None:
         """The path's real location relative to the store, if it is a memory there."""
@@ -361,22 +378,26 @@ class Store:
             rel = real.relative_to(self.root.resolve())
         except (OSError, ValueError):
             return None
-        return rel if _is_memory_name(rel) else None
+        return rel if is_memory_name(rel) else None
 
-    def stray_links(self) -> Iterator[nt.Finding]:
-        for folder, dirs, files in os.walk(self.root, followlinks=False):
-            dirs[:] = [d for d in dirs if d[:1] not in "._"]
-            for filename in files:
-                path = Path(folder) / filename
-                rel = path.relative_to(self.root)
-                if path.is_symlink() and _is_memory_name(rel) and not self._contained(path):
-                    yield nt.Finding(
-                        f"{self.name}/{rel.as_posix()}",
-                        1,
-                        "symlink points outside the store (or at "
-                        "something that is not a memory); ignored — replace it "
-                        "with the file itself",
-                    )
+    def walk_findings(self) -> Iterator[nt.Finding]:
+        """What the walk passed over that a person should know about: symlinks that leave
+        the store or point at non-memories, and folders it could not read."""
+        for rel, kind in self._entries():
+            if kind == "unreadable":
+                yield nt.Finding(
+                    f"{self.name}/{rel}/",
+                    1,
+                    "folder cannot be read; its memories are missing — fix its permissions",
+                )
+            elif kind == "link" and is_memory_name(rel) and not self._contained(self.root / rel):
+                yield nt.Finding(
+                    f"{self.name}/{rel}",
+                    1,
+                    "symlink points outside the store (or "
+                    "at something that is not a memory); ignored — replace it with "
+                    "the file itself",
+                )
 
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()
@@ -410,6 +431,13 @@ class Store:
         return NotFound(
             f"no memory {slug!r} in store '{self.name}' ({self.root}); `kura list` shows what there is"
         )
+
+
+def _entry(index: ix.Index, slug: str, note: nt.Note, title: str | None) -> str:
+    """The memory's index line; a title someone gave its existing line is kept."""
+    existing = index.line_for(slug)
+    given = title or (existing.title if existing else "") or note.name
+    return ix.entry_text(slug, ix.title_for(given, note.description, slug), note.description)
 
 
 def _check_rewritable(memory: Memory) -> None:
@@ -446,41 +474,6 @@ def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, boo
         write_atomic(gitignore, (existing + sep + f"{STATE_DIR}/\n").encode("utf-8"))
         did = True
     return store, did
-
-
-def _is_memory_name(rel: Path) -> bool:
-    parts = rel.parts
-    return (
-        bool(parts)
-        and rel.suffix == ".md"
-        and parts[-1] != INDEX_NAME
-        and all(part[:1] not in "._" for part in parts)
-        and parts[0] != STATE_DIR
-    )
-
-
-def _lookup_parts(slug: object) -> list[str] | None:
-    """Split a slug for lookup; None for anything that could name a foreign file."""
-    if not isinstance(slug, str) or not slug or "\x00" in slug or "\\" in slug:
-        return None
-    if slug.endswith(".md"):
-        slug = slug[:-3]
-    parts = slug.split("/")
-    if any(not p or p[:1] in "._" or ":" in p or p != p.strip() for p in parts):
-        return None
-    return parts
-
-
-def _new_slug(slug: str) -> str:
-    """A slug kura may create: word characters, dots and dashes, ``/`` for folders."""
-    bare = slug[:-3] if slug.endswith(".md") else slug
-    parts = bare.split("/")
-    if len(bare) > SLUG_MAX or not all(_NEW_PART.match(p) for p in parts) or parts[-1] == INDEX_NAME[:-3]:
-        raise StoreError(
-            f"{slug!r} is not a usable slug: use letters, digits, '-', '.' and "
-            "'_' (not first), with '/' for folders, e.g. deploy-checklist"
-        )
-    return bare
 
 
 def _refuse_secrets(where: str, *texts: str) -> None:

@@ -1,0 +1,58 @@
+"""What a slug is, and which files are memories: the containment rule in one place.
+
+The store walks its folder with ``is_memory_name`` and looks slugs up with
+``lookup_parts``; because both apply the same rule (and the store re-checks the real,
+symlink-resolved location against it), the set of names a lookup can reach is exactly the
+set the walk lists. Anything else — ``../x``, absolute paths, backslashes, drive letters,
+names starting with ``_`` or ``.`` (private files and the state folder) — is no memory.
+
+Names kura itself creates (``new_slug``) are stricter than names it will read, because a
+person's ``My Notes.md`` should still be found, but kura should not invent such names.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kura.errors import StoreError
+
+STATE_DIR = ".kura"
+INDEX_NAME = "MEMORY.md"
+SLUG_MAX = 160
+_NEW_PART = re.compile(r"^[^\W_][\w.\-]*$")
+
+
+def is_memory_name(rel: Path | str) -> bool:
+    """Whether a path relative to the store (``a/b.md``) names a memory."""
+    parts = (rel.as_posix() if isinstance(rel, Path) else rel).split("/")
+    return (
+        parts[-1].endswith(".md")
+        and len(parts[-1]) > 3
+        and parts[-1] != INDEX_NAME
+        and all(part[:1] not in ("", ".", "_") for part in parts)
+    )
+
+
+def lookup_parts(slug: object) -> list[str] | None:
+    """Split a slug for lookup; None for anything that could name a foreign file."""
+    if not isinstance(slug, str) or not slug or "\x00" in slug or "\\" in slug:
+        return None
+    if slug.endswith(".md"):
+        slug = slug[:-3]
+    parts = slug.split("/")
+    if any(not p or p[:1] in "._" or ":" in p or p != p.strip() for p in parts):
+        return None
+    return parts
+
+
+def new_slug(slug: str) -> str:
+    """A slug kura may create: word characters, dots and dashes, ``/`` for folders."""
+    bare = slug[:-3] if slug.endswith(".md") else slug
+    parts = bare.split("/")
+    if len(bare) > SLUG_MAX or not all(_NEW_PART.match(p) for p in parts) or parts[-1] == INDEX_NAME[:-3]:
+        raise StoreError(
+            f"{slug!r} is not a usable slug: use letters, digits, '-', '.' and "
+            "'_' (not first), with '/' for folders, e.g. deploy-checklist"
+        )
+    return bare
