@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
+from kura.note import normalize
+
 TITLE_MAX = 40
 HEADER = (
     "# Memory index\n\n"
@@ -67,11 +69,7 @@ class Index:
 
 
 def parse_index(text: str) -> Index:
-    bom = text.startswith("\ufeff")
-    if bom:
-        text = text[1:]
-    newline = "\r\n" if "\r\n" in text else "\n"
-    text = text.replace("\r\n", "\n")
+    text, bom, newline = normalize(text)
     final_newline = text.endswith("\n") or text == ""
     raw_lines = text.split("\n")
     if final_newline:

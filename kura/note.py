@@ -152,35 +152,31 @@ def new_note(meta: dict[str, Any], body: str) -> Note:
     return Note(meta=dict(meta), body=body if body.endswith("\n") else body + "\n")
 
 
-def parse(text: str, path: str = "<memory>") -> Note:
-    """Read a memory file. Never raises for bad content: problems become findings."""
+def normalize(text: str) -> tuple[str, bool, str]:
+    """Text with a BOM stripped and CRLF made LF, plus what was there to put back."""
     bom = text.startswith("\ufeff")
-    raw = text
     if bom:
         text = text[1:]
     newline = "\r\n" if "\r\n" in text else "\n"
-    text = text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n"), bom, newline
+
+
+def parse(text: str, path: str = "<memory>") -> Note:
+    """Read a memory file. Never raises for bad content: problems become findings."""
+    raw = text
+    text, bom, newline = normalize(text)
     lines = text.split("\n")
-    if not lines or not _OPEN.match(lines[0]):
-        return Note(
-            meta={},
-            body=text,
-            raw=raw,
-            newline=newline,
-            bom=bom,
-            source_body=text,
-            has_frontmatter=False,
-            findings=(
-                Finding(
-                    path,
-                    1,
-                    "no frontmatter: the file has no name, "
-                    "description or type — add a --- block or run kura doctor",
-                ),
-            ),
-        )
-    close = next((i for i in range(1, len(lines)) if _CLOSE.match(lines[i])), None)
+    close = None
+    if _OPEN.match(lines[0]):
+        close = next((i for i in range(1, len(lines)) if _CLOSE.match(lines[i])), None)
     if close is None:
+        problem = (
+            "frontmatter opened with --- but never closed; read the whole file as body — "
+            "add the closing --- line"
+            if _OPEN.match(lines[0])
+            else "no frontmatter: the file has no name, description or type — add a --- "
+            "block or run kura doctor"
+        )
         return Note(
             meta={},
             body=text,
@@ -189,14 +185,7 @@ def parse(text: str, path: str = "<memory>") -> Note:
             bom=bom,
             source_body=text,
             has_frontmatter=False,
-            findings=(
-                Finding(
-                    path,
-                    1,
-                    "frontmatter opened with --- but never closed; "
-                    "read the whole file as body — add the closing --- line",
-                ),
-            ),
+            findings=(Finding(path, 1, problem),),
         )
     front_lines = lines[1:close]
     body = "\n".join(lines[close + 1 :])
