@@ -14,9 +14,10 @@ Configured stores and modes: ``kura.load_config().open("maker")``.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from kura.config import Config, load_config
 from kura.errors import (
     ConfigError,
     KuraError,
@@ -27,9 +28,22 @@ from kura.errors import (
     StoreError,
     UnknownStore,
 )
-from kura.store import Memory, Store, WriteResult, init_store
+
+if TYPE_CHECKING:
+    from kura.config import Config, load_config
+    from kura.store import Memory, Store, WriteResult, init_store
 
 __version__ = "0.1.0"
+
+# Loaded on first use, so `import kura.<anything>` stays cheap for shell hooks.
+_LAZY = {
+    "Config": "kura.config",
+    "load_config": "kura.config",
+    "Memory": "kura.store",
+    "Store": "kura.store",
+    "WriteResult": "kura.store",
+    "init_store": "kura.store",
+}
 
 __all__ = [
     "Config",
@@ -47,9 +61,17 @@ __all__ = [
     "init_store",
     "load_config",
     "open_store",
-]
+]  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'kura' has no attribute {name!r}")
 
 
 def open_store(path: str | Path, *, write_policy: str = "direct-allowed") -> Store:
     """Open the store in ``path`` (a folder holding MEMORY.md and memory files)."""
+    from kura.store import Store
+
     return Store(path, write_policy=write_policy)

@@ -75,7 +75,8 @@ def init(
     write_policy: Annotated[str, typer.Option(help="direct-allowed, distiller-only or frozen.")] = "",
 ) -> None:
     """Create a store folder (MEMORY.md, .gitignore for .kura/) and add it to kura.toml."""
-    from kura.store import POLICIES, init_store
+    from kura.policy import POLICIES
+    from kura.store import init_store
 
     g: Globals = ctx.obj
     if not _STORE_NAME.match(name):

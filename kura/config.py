@@ -24,10 +24,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kura.store import Store
 
 from kura.errors import ConfigError, UnknownStore
-from kura.store import POLICIES, Store
+from kura.policy import POLICIES
 
 ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
@@ -130,6 +133,8 @@ class StoreConfig:
     distill: dict[str, Any] = field(default_factory=dict)
 
     def open(self) -> Store:
+        from kura.store import Store
+
         return Store(
             self.path,
             name=self.name,

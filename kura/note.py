@@ -20,6 +20,7 @@ in git. So reading is tolerant and writing is conservative:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -67,7 +68,7 @@ class Note:
     bom: bool = False
     source_meta: dict[str, Any] = field(default_factory=dict)
     source_body: str | None = None
-    spans: tuple[_Span, ...] = ()
+    front_lines: tuple[str, ...] = ()
     delimiters: tuple[str, str] = ("---", "---")
     has_frontmatter: bool = True
 
@@ -200,7 +201,7 @@ def parse(text: str, path: str = "<memory>") -> Note:
         bom=bom,
         source_meta=dict(meta),
         source_body=body,
-        spans=_spans(front_lines),
+        front_lines=tuple(front_lines),
         delimiters=(lines[0], lines[close]),
         findings=tuple(findings),
     )
@@ -232,9 +233,10 @@ def dump_value(key: str, value: Any) -> str:
 def _render_front(note: Note) -> str:
     """Original lines for unchanged keys, fresh YAML for changed ones. A key written twice
     by hand keeps its earlier lines; only the last (the one YAML reads) is replaced."""
-    last = {span.key: i for i, span in enumerate(note.spans) if span.key is not None}
+    spans = _spans(list(note.front_lines))
+    last = {span.key: i for i, span in enumerate(spans) if span.key is not None}
     out: list[str] = []
-    for i, span in enumerate(note.spans):
+    for i, span in enumerate(spans):
         key = span.key
         if key is None or (last[key] != i and key in note.meta):
             out.extend(span.lines)
@@ -379,10 +381,13 @@ def _raw_values(front_lines: list[str]) -> dict[str, str]:
 def _coerce(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Finding]:
     """Undo YAML's guesses on the prose fields (in place, before the Note exists)."""
     findings: list[Finding] = []
+    guessed = [k for k in ("name", "description", "type") if not isinstance(meta.get(k), str)]
+    if not guessed:
+        return findings
     raw_values = _raw_values(front_lines)
-    for key in ("name", "description", "type"):
+    for key in guessed:
         value = meta.get(key)
-        if isinstance(value, str) or (value is None and not raw_values.get(key)):
+        if value is None and not raw_values.get(key):
             continue
         meta[key] = raw_values.get(key) or _text(value)
         findings.append(
@@ -407,21 +412,8 @@ def _missing(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fi
                     f"no {key}: add a {key}: line so the index can name this memory",
                 )
             )
-    keys = [m.group(2).strip() for m in map(_KEY_LINE.match, front_lines) if m is not None]
-    for key in sorted({k for k in keys if keys.count(k) > 1}):
-        lines = [
-            i + 2
-            for i, ln in enumerate(front_lines)
-            if (m := _KEY_LINE.match(ln)) and m.group(2).strip() == key
-        ]
-        findings.append(
-            Finding(
-                path,
-                lines[-1],
-                f"{key} is set {len(lines)} times (lines "
-                f"{', '.join(map(str, lines))}); only the last counts — remove the others",
-            )
-        )
+    if len(meta) < sum(1 for line in front_lines if line[:1] not in (" ", "\t", "#", "-", "")):
+        findings.extend(_duplicates(front_lines, path))
     kind = note_type(meta)
     if kind is None:
         findings.append(Finding(path, 1, "no type: add type: user|feedback|project|reference"))
@@ -434,6 +426,23 @@ def _missing(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fi
             )
         )
     return findings
+
+
+def _duplicates(front_lines: list[str], path: str) -> Iterator[Finding]:
+    """Keys written more than once (YAML keeps the last one silently)."""
+    where: dict[str, list[int]] = {}
+    for offset, line in enumerate(front_lines):
+        match = _KEY_LINE.match(line)
+        if match is not None:
+            where.setdefault(match.group(2).strip(), []).append(offset + 2)
+    for key, lines in sorted(where.items()):
+        if len(lines) > 1:
+            listed = ", ".join(map(str, lines))
+            yield Finding(
+                path,
+                lines[-1],
+                f"{key} is set {len(lines)} times (lines {listed}); only the last counts — remove the others",
+            )
 
 
 def _line_of(front_lines: list[str], key: str) -> int:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -27,13 +26,11 @@ from typing import Any
 
 from kura import index as ix
 from kura import note as nt
+from kura import policy
 from kura.atomic import locked, write_atomic
 from kura.errors import NotFound, PolicyRefused, StoreError
 from kura.secrets import find_secret
-from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug
-
-POLICIES = ("direct-allowed", "distiller-only", "frozen")
-ACTORS = ("direct", "distiller")
+from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +97,8 @@ class Store:
         charter: str = "",
         persona: str = "",
     ) -> None:
-        if write_policy not in POLICIES:
-            raise StoreError(f"write_policy {write_policy!r} is not one of {', '.join(POLICIES)}")
+        if write_policy not in policy.POLICIES:
+            raise StoreError(f"write_policy {write_policy!r} is not one of {', '.join(policy.POLICIES)}")
         self.root = Path(root).expanduser().absolute()
         self.name = name or self.root.name
         self.label = label
@@ -206,20 +203,7 @@ class Store:
 
     def check_write(self, actor: str = "direct") -> None:
         """Refuse a write the store's policy does not allow (PolicyRefused)."""
-        if actor not in ACTORS:
-            raise StoreError(f"unknown writer {actor!r}; expected one of {', '.join(ACTORS)}")
-        if self.write_policy == "frozen":
-            raise PolicyRefused(
-                f"store '{self.name}' ({self.root}) is frozen: nothing may "
-                f"write to it — set write_policy under [stores.{self.name}] "
-                "in kura.toml to allow writes"
-            )
-        if self.write_policy == "distiller-only" and actor != "distiller":
-            raise PolicyRefused(
-                f"store '{self.name}' ({self.root}) is distiller-only: direct "
-                "writes are refused — let `kura distill` draft it, or set "
-                f'write_policy = "direct-allowed" under [stores.{self.name}]'
-            )
+        policy.check_write(self.write_policy, actor, store=self.name, where=str(self.root))
 
     def write_file(
         self, slug: str, data: bytes, *, index_line: str | None = None, actor: str = "direct"
@@ -347,29 +331,9 @@ class Store:
                 yield rel[:-3], rel
 
     def _entries(self) -> Iterator[tuple[str, str]]:
-        """Every ``*.md`` file outside private folders as (relative posix path, "file" or
-        "link"), and folders that could not be read as (path, "unreadable"). Symlinked
-        folders are not entered. One scandir pass, plain strings: no stat per plain file."""
         if not self.root.is_dir():
             raise self._missing()
-        stack = [""]
-        while stack:
-            prefix = stack.pop()
-            try:
-                entries = list(os.scandir(self.root / prefix if prefix else self.root))
-            except OSError:
-                yield prefix, "unreadable"
-                continue
-            for entry in entries:
-                if entry.name[:1] in "._":
-                    continue
-                rel = f"{prefix}/{entry.name}" if prefix else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(rel)
-                elif entry.name.endswith(".md") and entry.is_symlink():
-                    yield rel, "link"
-                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                    yield rel, "file"
+        return scan_files(self.root)
 
     def _contained(self, path: Path) -> Path | None:
         """The path's real location relative to the store, if it is a memory there."""

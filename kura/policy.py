@@ -1,0 +1,30 @@
+"""Write policies: who may write to a store, decided in one place.
+
+A policy is a property of the store, not of the caller, so it is checked by the store on
+every write path (CLI, HTTP, MCP, import, distiller) rather than trusted to each edge.
+``direct-allowed``: anyone may write; ``distiller-only``: only drafts that passed the
+evidence gate; ``frozen``: nothing (an archive you keep but do not grow).
+"""
+
+from __future__ import annotations
+
+from kura.errors import PolicyRefused, StoreError
+
+POLICIES = ("direct-allowed", "distiller-only", "frozen")
+ACTORS = ("direct", "distiller")
+
+
+def check_write(policy: str, actor: str, *, store: str, where: str) -> None:
+    """Raise PolicyRefused when ``policy`` does not let ``actor`` write to ``store``."""
+    if actor not in ACTORS:
+        raise StoreError(f"unknown writer {actor!r}; expected one of {', '.join(ACTORS)}")
+    if policy == "frozen":
+        raise PolicyRefused(
+            f"store '{store}' ({where}) is frozen: nothing may write to it — set "
+            f"write_policy under [stores.{store}] in kura.toml to allow writes"
+        )
+    if policy == "distiller-only" and actor != "distiller":
+        raise PolicyRefused(
+            f"store '{store}' ({where}) is distiller-only: direct writes are refused — let "
+            f'`kura distill` draft it, or set write_policy = "direct-allowed" under [stores.{store}]'
+        )
