@@ -198,6 +198,58 @@ def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         typer.echo(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{shown}{missing}")
 
 
+@app.command("weave")
+def weave_(
+    ctx: typer.Context,
+    as_json: JsonOpt = False,
+    no_model: Annotated[bool, typer.Option("--no-model", help="Trim mechanically; call no model.")] = False,
+) -> None:
+    """Fold MEMORY.md into the three-layer map (pinned, fresh, trigger) within the budget.
+
+    Exit 0 when the map changed, 2 when it was already current."""
+    from kura.weave import weave
+
+    g: Globals = ctx.obj
+    config = _run(lambda: cfg.load_config(g.config))
+    sc = _run(lambda: config.store_config(g.store))
+    scribe = None if no_model else config.scribe_for(sc)
+    woven = _run(lambda: weave(sc.open(), config.map_settings(sc), scribe=scribe))
+    assert woven is not None
+    if as_json:
+        _json(woven.to_dict())
+    else:
+        layers = ", ".join(f"{k} {v}" for k, v in sorted(woven.layers.items()))
+        verb = "wove" if woven.written else "unchanged:"
+        _say(
+            f"{verb} {woven.store} map, ~{woven.tokens} of {woven.budget} tokens ({layers}; "
+            f"fresh window {woven.fresh_days:g} days)"
+        )
+    for note in woven.notes:
+        _warn(note)
+    if not woven.written:
+        raise typer.Exit(2)
+
+
+@app.command()
+def prefill(
+    ctx: typer.Context,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the map block for a system prompt (between <<<KURA-MAP>>> markers).
+
+    Exit 0 current map, 2 stale map served as written, 1 store missing (a block saying so
+    is still printed)."""
+    from kura.prefill import build_for
+
+    g: Globals = ctx.obj
+    block = _run(lambda: build_for(g.config, g.store))
+    if as_json:
+        _json(block.to_dict())
+    else:
+        sys.stdout.write(block.text)
+    raise typer.Exit(block.exit_code)
+
+
 @app.command()
 def doctor(
     ctx: typer.Context,

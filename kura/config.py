@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kura.prefill import MapSettings
     from kura.store import Store
 
 from kura.errors import ConfigError, UnknownStore
@@ -180,6 +181,16 @@ class Config:
 
     def open(self, selector: str | None = None) -> Store:
         return self.store_config(selector).open()
+
+    def map_settings(self, store: StoreConfig) -> MapSettings:
+        """[prefill] with the store's own [stores.NAME.prefill] on top."""
+        from kura.prefill import MapSettings
+
+        return MapSettings.from_tables(self.prefill, store.prefill)
+
+    def scribe_for(self, store: StoreConfig) -> ModelConfig | None:
+        roles = self.model_profiles[store.model_profile] if store.model_profile else self.models
+        return roles.get("scribe")
 
     def models_for(self, store: str) -> dict[str, ModelConfig | None]:
         """The role → model map a store uses: its own profile if it names one."""

@@ -17,8 +17,6 @@ import re
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
-from kura.note import normalize
-
 TITLE_MAX = 40
 HEADER = (
     "# Memory index\n\n"
@@ -66,6 +64,15 @@ class Index:
 
     def line_for(self, slug: str) -> IndexLine | None:
         return next((ln for ln in self.lines if ln.kind == "entry" and ln.slugs == (slug,)), None)
+
+
+def normalize(text: str) -> tuple[str, bool, str]:
+    """Text with a BOM stripped and CRLF made LF, plus what was there to put back."""
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return text.replace("\r\n", "\n"), bom, newline
 
 
 def parse_index(text: str) -> Index:

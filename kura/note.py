@@ -27,6 +27,8 @@ from typing import Any
 import frontmatter
 import yaml
 
+from kura.index import normalize
+
 TYPES = ("user", "feedback", "project", "reference")
 
 _OPEN = re.compile(r"^-{3,}[ \t]*$")
@@ -151,15 +153,6 @@ def compose_body(fact: str, *, why: str = "", how: str = "", related: tuple[str,
 def new_note(meta: dict[str, Any], body: str) -> Note:
     """A memory that has never been on disk."""
     return Note(meta=dict(meta), body=body if body.endswith("\n") else body + "\n")
-
-
-def normalize(text: str) -> tuple[str, bool, str]:
-    """Text with a BOM stripped and CRLF made LF, plus what was there to put back."""
-    bom = text.startswith("\ufeff")
-    if bom:
-        text = text[1:]
-    newline = "\r\n" if "\r\n" in text else "\n"
-    return text.replace("\r\n", "\n"), bom, newline
 
 
 def parse(text: str, path: str = "<memory>") -> Note:

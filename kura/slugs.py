@@ -12,6 +12,7 @@ person's ``My Notes.md`` should still be found, but kura should not invent such 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -83,3 +84,33 @@ def scan_files(root: Path) -> Iterator[tuple[str, str]]:
                 yield rel, "link"
             elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                 yield rel, "file"
+
+
+def file_stats(root: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """(relative path, (inode, size, mtime_ns, ctime_ns)) of every candidate memory file and
+    of MEMORY.md, sorted: enough to tell whether anything changed without reading a file."""
+    stats = []
+    base = str(root)
+    for rel, kind in scan_files(root):
+        if kind == "unreadable":
+            continue
+        try:
+            st = os.stat(f"{base}/{rel}")
+        except OSError:
+            continue
+        stats.append((rel, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
+    try:
+        st = os.stat(f"{base}/{INDEX_NAME}")
+        stats.append((INDEX_NAME, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
+    except OSError:
+        pass
+    stats.sort()
+    return stats
+
+
+def identity(stats: list[tuple[str, tuple[int, int, int, int]]]) -> str:
+    """One hash over ``file_stats``: equal when no memory file and no index changed."""
+    digest = hashlib.sha256()
+    for rel, ident in stats:
+        digest.update(f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()

@@ -366,13 +366,23 @@ class Store:
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()
 
+    def files(self) -> Iterator[tuple[str, str]]:
+        """(slug, path relative to the store) of every memory, unsorted — the walk."""
+        return self._walk()
+
     def _read(self, slug: str, path: Path) -> Memory:
-        rel = f"{self.name}/{slug}.md"
         try:
             data = path.read_bytes()
         except OSError as err:
-            finding = nt.Finding(rel, 1, f"cannot read the file ({err.strerror}); fix its permissions")
+            finding = nt.Finding(
+                f"{self.name}/{slug}.md", 1, f"cannot read the file ({err.strerror}); fix its permissions"
+            )
             return Memory(slug, path, nt.Note(meta={}, body="", findings=(finding,)))
+        return self.decode(slug, path, data)
+
+    def decode(self, slug: str, path: Path, data: bytes) -> Memory:
+        """A memory from the bytes of its file (for callers that already read them)."""
+        rel = f"{self.name}/{slug}.md"
         try:
             return Memory(slug, path, nt.parse(data.decode("utf-8"), rel))
         except UnicodeDecodeError as err:

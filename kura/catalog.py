@@ -1,0 +1,181 @@
+"""The catalog: what every memory says, cached by file identity.
+
+Weaving a map of 20,000 memories must not mean parsing 20,000 files each time. The
+catalog keeps, per memory file, the few fields the map and the link graph need (type,
+name, description, a written date, links, how many findings) keyed by the file's identity
+— inode, size, mtime and ctime — in SQLite in the store's state folder. A scan stats every
+file and re-reads only those whose identity changed, so the work is proportional to what
+changed. Nothing here is authoritative: delete ``.kura/`` and the next scan rebuilds it.
+
+The same database holds the trigger ledger (a trigger is a pure function of the line, the
+budget and the method, so it is cached forever under that key) and a small key/value
+table for other derived state, such as the git dates of the files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kura.note import Note
+from kura.slugs import STATE_DIR
+from kura.store import Store
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS notes (
+    rel TEXT PRIMARY KEY, slug TEXT NOT NULL, ino INTEGER, size INTEGER, mtime_ns INTEGER,
+    ctime_ns INTEGER, type TEXT, name TEXT, description TEXT, written TEXT, links TEXT,
+    findings INTEGER, sha TEXT
+);
+CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    slug: str
+    rel: str
+    type: str | None
+    name: str
+    description: str
+    written: dt.date | None
+    links: tuple[str, ...]
+    mtime_ns: int
+    findings: int
+    sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    entries: dict[str, Entry]
+    parsed: int
+
+
+def connect(store: Store) -> sqlite3.Connection:
+    """The store's state database; in memory when the state folder cannot be written
+    (a read-only checkout still weaves, it just does not remember)."""
+    path = store.root / STATE_DIR / "state.db"
+    try:
+        path.parent.mkdir(exist_ok=True)
+        db = sqlite3.connect(path, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+    except (OSError, sqlite3.Error):
+        db = sqlite3.connect(":memory:")
+        db.executescript(_SCHEMA)
+    return db
+
+
+def scan(store: Store, db: sqlite3.Connection, *, max_parse: int | None = None) -> Scan | None:
+    """Every memory's entry, re-reading only files whose identity changed. None when more
+    than ``max_parse`` files would need reading (the caller wanted a quick answer)."""
+    known = {row[0]: row for row in db.execute("SELECT * FROM notes")}
+    base = str(store.root)
+    entries: dict[str, Entry] = {}
+    stale: list[tuple[str, str, tuple[int, int, int, int]]] = []
+    for slug, rel in store.files():
+        try:
+            st = os.stat(f"{base}/{rel}")
+        except OSError:
+            continue
+        ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        row = known.get(rel)
+        if row is not None and tuple(row[2:6]) == ident:
+            entries[slug] = _entry(row)
+        else:
+            stale.append((slug, rel, ident))
+    if max_parse is not None and len(stale) > max_parse:
+        return None
+    fresh = [_parse(store, slug, rel, ident) for slug, rel, ident in stale]
+    gone = set(known) - {entry.rel for entry in entries.values()} - {row[0] for row in fresh}
+    _save(db, fresh, gone)
+    for row in fresh:
+        entries[row[1]] = _entry(row)
+    return Scan(dict(sorted(entries.items())), len(fresh))
+
+
+def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
+    wanted = list(keys)
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(db.execute(f"SELECT key, text FROM ledger WHERE key IN ({marks})", chunk))
+    return found
+
+
+def ledger_put(db: sqlite3.Connection, items: dict[str, str]) -> None:
+    if items:
+        with db:
+            db.executemany("INSERT OR REPLACE INTO ledger VALUES (?, ?)", items.items())
+
+
+def kv_get(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def kv_put(db: sqlite3.Connection, key: str, value: str) -> None:
+    with db:
+        db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, value))
+
+
+def written_date(note: Note) -> dt.date | None:
+    """The most recent date the memory itself says it was written or updated."""
+    dates = [_as_date(note.meta.get(key)) for key in _DATE_KEYS]
+    found = [d for d in dates if d is not None]
+    return max(found) if found else None
+
+
+def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) -> tuple[Any, ...]:
+    path = store.root / rel
+    try:
+        data = path.read_bytes()
+    except OSError:
+        data = b""
+    note = store.decode(slug, path, data).note
+    written = written_date(note)
+    return (
+        rel, slug, *ident, note.type, note.name, " ".join(note.description.split()),
+        written.isoformat() if written else "", "\n".join(note.links), len(note.findings),
+        hashlib.sha256(data).hexdigest(),
+    )  # fmt: skip
+
+
+def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) -> None:
+    if not fresh and not gone:
+        return
+    with db:
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
+        db.executemany("DELETE FROM notes WHERE rel = ?", [(rel,) for rel in gone])
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    rel, slug, _ino, _size, mtime_ns, _ctime, kind, name, description, written, links, findings, sha = row
+    return Entry(
+        slug=slug, rel=rel, type=kind, name=name or "", description=description or "",
+        written=dt.date.fromisoformat(written) if written else None,
+        links=tuple(links.split("\n")) if links else (), mtime_ns=mtime_ns,
+        findings=findings, sha=sha,
+    )  # fmt: skip
+
+
+def _as_date(value: object) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str) and len(value) >= 10:
+        try:
+            return dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+    return None

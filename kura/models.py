@@ -1,0 +1,58 @@
+"""Model endpoints: the only code that talks to one.
+
+Every endpoint is OpenAI-compatible ``/chat/completions`` over httpx. A model makes kura
+better and its absence must never make kura fail, so a call that times out, is refused
+or answers nonsense comes back as ``None`` — the caller falls back to its mechanical path
+and says so — rather than as an exception in the middle of a weave. The API key is read
+from the environment variable the config names, at call time, and never stored.
+
+Reasoning-effort dialects differ between model families and an unknown field is usually
+ignored, while a model left on deep thinking can spend its whole budget reasoning and
+return nothing; so the low-effort switches of every dialect are sent at once (except to a
+strict ``dialect = "openai"`` service).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+
+
+def complete(model: ModelConfig, system: str, user: str, *, max_tokens: int = 256) -> str | None:
+    """The model's reply text, or None when it could not give one."""
+    import httpx
+
+    body: dict[str, Any] = {
+        "model": model.model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        "max_tokens": max_tokens,
+        "stream": False,
+    }
+    if model.temperature is not None:
+        body["temperature"] = model.temperature
+    effort = model.effort or "low"
+    if model.dialect != "openai":
+        body["reasoning_effort"] = effort
+        body["thinking_effort"] = effort
+        body["chat_template_kwargs"] = {"enable_thinking": effort != "low"}
+    body.update(model.extra)
+    headers = {"content-type": "application/json"}
+    key = os.environ.get(model.api_key_env) if model.api_key_env else None
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    for _attempt in range(2):
+        try:
+            response = httpx.post(
+                model.url.rstrip("/") + "/chat/completions", json=body, headers=headers, timeout=model.timeout
+            )
+            if response.status_code >= 500:
+                continue
+            response.raise_for_status()
+            content = response.json()["choices"][0]["message"]["content"]
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+            continue
+        return content if isinstance(content, str) and content.strip() else None
+    return None

@@ -1,0 +1,279 @@
+"""The resident block: the map a shell hook puts at the front of every system prompt.
+
+A prefix cache is lost from the first changed byte on, and the map is the largest stable
+block in the prompt, so the block contains nothing that ticks — no date, clock, counter or
+session id — and a header that does is refused when the block is built, not discovered
+three weeks later as mysteriously slow turns. Unchanged memories give byte-identical
+output, with an ETag so callers can tell cheaply.
+
+It never hands over half a map. A truncated list looks complete and makes every memory
+below the cut seem not to exist, so:
+
+* within ``budget_fraction`` of the window: the map;
+* over it: still the whole map, with a warning in the JSON only (a banner in the text
+  would itself be volatile);
+* over ``hard_fraction``: no list at all but a *sector map* — the index's sections with
+  counts and a few titles — marked as not the full map, telling the agent to recall;
+* store unreadable: a block saying the map is MISSING, not empty.
+
+This module is on the shell-hook path, so it imports only what a current map needs; the
+weave (YAML, SQLite, git) is loaded only when the woven map is stale.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kura.errors import ConfigError, KuraError
+from kura.index import parse_index
+from kura.slugs import INDEX_NAME, STATE_DIR, file_stats, identity
+from kura.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+
+OPEN = "<<<KURA-MAP store={name}>>>"
+CLOSE = "<<<END KURA-MAP>>>"
+DEFAULT_HEADER = (
+    "This is the map of what you remember (kura store '{name}'), one line per memory. "
+    "If a topic is on this list, it is remembered: open that memory (kura show SLUG, or the "
+    "kura_read tool) before you answer about it. If a topic is not on this list, it is not "
+    "remembered: say so instead of guessing."
+)
+MAX_QUICK_PARSE = 2000
+_VOLATILE = (
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "a date"),
+    (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"), "a time of day"),
+    (
+        re.compile(r"(?i)\b(?:today|tonight|yesterday|tomorrow|now|current(?:ly)? time)\b"),
+        "a moving time word",
+    ),
+    (re.compile(r"(?i)\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day\b"), "a weekday"),
+    (re.compile(r"\{\{?\s*\w+\s*\}?\}|%[a-zA-Z]|\$\(|\$\{?[A-Z_]{2,}"), "a placeholder that expands"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-|\b[0-9a-f]{16,}\b", re.I), "an id"),
+    (re.compile(r"(?i)\b(?:session|turn|run|request|build)\s*(?:id|#|no\.?|number)"), "a session or turn id"),
+    (re.compile(r"(?i)\b\d+\s+(?:memories|lines|entries|items|tokens)\b"), "a counter"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MapSettings:
+    """``[prefill]`` (and ``[stores.NAME.prefill]``): the same keys as distill-kura."""
+
+    window_tokens: int = 131072
+    budget_fraction: float = 0.05
+    hard_fraction: float = 0.20
+    fresh_days: float = 14
+    pinned_types: tuple[str, ...] = ("feedback", "user")
+    trigger_tokens: int = 24
+    header: str = ""
+    cloth_path: str = ""
+
+    @classmethod
+    def from_tables(cls, *tables: dict[str, Any]) -> MapSettings:
+        merged: dict[str, Any] = {}
+        for table in tables:
+            merged.update(table)
+        known = {k: merged[k] for k in cls.__dataclass_fields__ if k in merged}
+        if "pinned_types" in known:
+            known["pinned_types"] = tuple(known["pinned_types"])
+        return cls(**known)
+
+    @property
+    def budget(self) -> int:
+        return int(self.window_tokens * self.budget_fraction)
+
+    @property
+    def hard_limit(self) -> int:
+        return int(self.window_tokens * self.hard_fraction)
+
+    def key(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    store: str
+    text: str
+    state: str  # current | rewoven | over-budget | sectors | stale | missing
+    tokens: int
+    budget: int
+    hard_limit: int
+    warning: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:32] + '"'
+
+    @property
+    def exit_code(self) -> int:
+        return {"stale": 2, "missing": 1}.get(self.state, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store, "state": self.state, "etag": self.etag, "tokens": self.tokens,
+            "budget": self.budget, "hard_limit": self.hard_limit, "warning": self.warning,
+            "text": self.text, **self.extra,
+        }  # fmt: skip
+
+
+def header_text(settings: MapSettings, name: str) -> str:
+    """The block's fixed header; refuses anything that would change between builds."""
+    header = settings.header or DEFAULT_HEADER.format(name=name)
+    for pattern, what in _VOLATILE:
+        found = pattern.search(header)
+        if found is not None:
+            raise ConfigError(
+                f"[prefill] header contains {what} ({found.group(0)!r}); the map must not change "
+                "between turns or every turn pays a cold prompt cache — remove it from the header"
+            )
+    return header
+
+
+def wrap(name: str, header: str, body: str) -> str:
+    return f"{OPEN.format(name=name)}\n{header}\n\n{body.rstrip()}\n{CLOSE}\n"
+
+
+def fingerprint(root: Path, settings: MapSettings, *, today: dt.date, scribe: str = "") -> str:
+    """Changes whenever the woven map could: a memory file or the index changed, the
+    settings or the scribe changed, or the day turned (freshness is counted in days)."""
+    from kura.trim import VERSION
+
+    parts = [identity(file_stats(root)), settings.key(), today.isoformat(), str(VERSION), scribe]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def build(
+    root: Path,
+    name: str,
+    settings: MapSettings,
+    *,
+    today: dt.date | None = None,
+    reweave: bool = True,
+    scribe: ModelConfig | None = None,
+) -> Block:
+    """The block for one store: from the woven map when it is current, re-woven (without
+    any model call) when that is quick, else the canonical index marked as such."""
+    header = header_text(settings, name)
+    today = today or dt.date.today()
+    if not (root / INDEX_NAME).is_file():
+        return missing(name, f"{root / INDEX_NAME} is not there")
+    state_dir = root / STATE_DIR
+    meta = _read_json(state_dir / "map.json")
+    cloth = _read_text(Path(meta.get("cloth", "")) if meta.get("cloth") else state_dir / "map.md")
+    current = cloth is not None and meta.get("fingerprint") == fingerprint(
+        root, settings, today=today, scribe=str(meta.get("scribe", ""))
+    )
+    state = "current"
+    if not current and reweave:
+        cloth, state = _reweave(root, name, settings, today, scribe)
+    if cloth is None:
+        index = _read_text(root / INDEX_NAME) or ""
+        note = "(This map was not re-woven: it is MEMORY.md as written.)"
+        return _sized(name, header, f"{note}\n{index}", settings, index, state="stale")
+    return _sized(name, header, cloth, settings, _read_text(root / INDEX_NAME) or "", state=state)
+
+
+def build_for(config_path: str | None, selector: str | None) -> Block:
+    """The block for a configured store (or mode, or folder), as ``kura prefill`` prints it.
+    A store that cannot be found or read still gets a block: one that says it is missing."""
+    from kura.config import load_config
+
+    config = load_config(config_path)
+    store = config.store_config(selector)
+    settings = config.map_settings(store)
+    header_text(settings, store.name)
+    try:
+        return build(store.path, store.name, settings, scribe=config.scribe_for(store))
+    except OSError as err:
+        return missing(store.name, str(err))
+
+
+def missing(name: str, reason: str) -> Block:
+    text = wrap(
+        name,
+        f"The memory map is MISSING, not empty: kura could not read store '{name}' ({reason}).",
+        "Do not assume nothing is remembered. Say that memory is unavailable right now.",
+    )
+    return Block(name, text, "missing", estimate_tokens(text), 0, 0, warning=reason)
+
+
+def sector_map(index_text: str) -> str:
+    """The index's ``##`` sections with how many memories each names and a few titles."""
+    sections: list[tuple[str, list[str]]] = [("(before any heading)", [])]
+    total = 0
+    for line in parse_index(index_text).lines:
+        if line.kind == "heading" and line.text.lstrip().startswith("##"):
+            sections.append((line.text.strip("# ").strip(), []))
+        elif line.slugs:
+            sections[-1][1].extend([line.title] if line.kind == "entry" else list(line.slugs))
+            total += len(line.slugs)
+    out = [
+        f"This is NOT the full map: the index names {total} memories, more than this prompt can "
+        "carry. Only its sections are listed, with a few titles each. Before answering about "
+        'anything that might be remembered, recall it (kura recall "QUESTION", or the kura_recall tool).',
+        "",
+    ]
+    for title, names in sections:
+        if names:
+            shown = "; ".join(names[:3]) + ("; …" if len(names) > 3 else "")
+            out.append(f"- {title} ({len(names)}): {shown}")
+    return "\n".join(out)
+
+
+def _sized(name: str, header: str, body: str, settings: MapSettings, index_text: str, *, state: str) -> Block:
+    text = wrap(name, header, body)
+    tokens = estimate_tokens(text)
+    if tokens > settings.hard_limit:
+        sectors = wrap(name, header, sector_map(index_text))
+        warning = (
+            f"the map is ~{tokens} tokens, over the hard limit of {settings.hard_limit}; sent the sector map"
+        )
+        return Block(
+            name, sectors, "sectors", estimate_tokens(sectors), settings.budget, settings.hard_limit, warning
+        )
+    warning = ""
+    if tokens > settings.budget:
+        warning = (
+            f"the map is ~{tokens} tokens, over the budget of {settings.budget}; run kura weave to see where"
+        )
+        state = "over-budget" if state in ("current", "rewoven") else state
+    return Block(name, text, state, tokens, settings.budget, settings.hard_limit, warning)
+
+
+def _reweave(
+    root: Path, name: str, settings: MapSettings, today: dt.date, scribe: ModelConfig | None
+) -> tuple[str | None, str]:
+    from kura.store import Store
+    from kura.weave import weave
+
+    try:
+        woven = weave(
+            Store(root, name=name), settings, today=today, scribe=scribe, max_model_calls=0,
+            max_parse=MAX_QUICK_PARSE,
+        )  # fmt: skip
+    except KuraError:
+        return None, "stale"
+    return (woven.text, "rewoven") if woven is not None else (None, "stale")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
