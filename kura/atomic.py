@@ -51,7 +51,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 @contextlib.contextmanager
 def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """Hold the store's write lock (re-entrant within one process)."""
+    """Hold the store's write lock."""
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -61,13 +61,21 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         ) from err
     lock = FileLock(str(lock_path), timeout=timeout)
     try:
-        with lock:
-            yield
+        lock.acquire()
     except Timeout as err:
         raise StoreError(
             f"{lock_path}: another kura process has held the store lock for "
             f"{timeout:.0f}s; try again, or look for a stuck process"
         ) from err
+    except OSError as err:
+        raise StoreError(
+            f"{lock_path}: cannot take the store lock ({err.strerror or err}); "
+            "check that it is a plain file you can write"
+        ) from err
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -8,6 +8,7 @@ next; ``KURA_DEBUG=1`` re-raises it with the traceback instead.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -85,7 +86,9 @@ def init(
         _fail(f"--write-policy must be one of {', '.join(POLICIES)}")
     found = _run(lambda: cfg.find_config(g.config))
     target = found or cfg.user_config_path()
-    store, created = _run(lambda: init_store(path, name=name))
+    root = path.expanduser().absolute()
+    _run(lambda: cfg.register_store(target, name, root, label=label, write_policy=write_policy, dry_run=True))
+    store, created = _run(lambda: init_store(root, name=name))
     registered = _run(
         lambda: cfg.register_store(target, name, store.root, label=label, write_policy=write_policy)
     )
@@ -109,7 +112,7 @@ def remember(
     as_json: JsonOpt = False,
 ) -> None:
     """Write one memory (create or update) and its own line in MEMORY.md."""
-    text = sys.stdin.read() if body == "-" else body
+    text = _stdin_text() if body == "-" else body
     store = _store(ctx)
     result = _run(lambda: store.remember(slug, description, text, type=type, title=title))
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
@@ -136,13 +139,13 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print one memory as it is on disk."""
-    from kura.note import render
-
     memory = _run(lambda: _store(ctx).show(slug))
     if as_json:
         _json(memory.to_dict())
         return
-    sys.stdout.write(render(memory.note))
+    sys.stdout.flush()
+    sys.stdout.buffer.write(memory.path.read_bytes())
+    sys.stdout.buffer.flush()
     for finding in memory.findings:
         _warn(str(finding))
 
@@ -368,10 +371,35 @@ def _json(value: Any) -> None:
     typer.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
-def run() -> None:
-    """Console entry point: unexpected errors become one line too (KURA_DEBUG=1 shows all)."""
+def _click_exception() -> type[Exception]:
+    """Usage errors' base class (typer vendors click from 0.20 on; older typer uses click)."""
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            found: type[Exception] = importlib.import_module(module).ClickException
+        except (ImportError, AttributeError):
+            continue
+        return found
+    return RuntimeError
+
+
+def _stdin_text() -> str:
     try:
-        app()
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as err:
+        _fail(f"standard input is not UTF-8 (byte {err.start}); nothing was written — re-encode it")
+
+
+def run() -> None:
+    """Console entry point. Usage mistakes exit 1 (2 means "nothing to do" here); unexpected
+    errors become one line too (KURA_DEBUG=1 shows the traceback)."""
+    try:
+        code = app(standalone_mode=False)
+    except _click_exception() as err:
+        err.show()  # type: ignore[attr-defined]
+        sys.exit(2 if type(err).__name__ == "NoArgsIsHelpError" else 1)
+    except typer.Abort:
+        typer.echo("kura: aborted", err=True)
+        sys.exit(1)
     except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
@@ -380,3 +408,4 @@ def run() -> None:
             err=True,
         )
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -171,6 +171,10 @@ class Config:
             return self.stores[self.modes[key]]
         if selector and Path(selector).expanduser().is_dir():
             path = Path(selector).expanduser().absolute()
+            real = os.path.realpath(path)
+            for store in self.stores.values():  # a configured store keeps its name and policy
+                if os.path.realpath(store.path) == real:
+                    return store
             return StoreConfig(name=path.name, path=path)
         known = ", ".join(sorted(self.stores)) or "none"
         modes = ", ".join(sorted(self.modes)) or "none"
@@ -273,6 +277,11 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
         raise ConfigError('no [stores.NAME] table; add one with path = "…"')
     modes = _table("modes", raw.get("modes", {}))
     for mode, target in modes.items():
+        if mode in stores and target != mode:
+            raise ConfigError(
+                f"[modes] {mode} = {target!r} reuses the name of [stores.{mode}]; a "
+                "name must mean one store — rename the mode"
+            )
         if not isinstance(target, str) or target not in stores:
             raise ConfigError(
                 f"[modes] {mode} = {target!r} names no store (stores: {', '.join(sorted(stores))})"
@@ -298,11 +307,13 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
 def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> StoreConfig:
     where = f"stores.{name}"
     table = _table(where, table, _STORE)
-    if "path" not in table:
+    if not str(table.get("path", "")).strip():
         raise ConfigError(f'[{where}] has no path; add path = "~/kura/{name}"')
+    if "readonly" in table and "write_policy" in table:
+        raise ConfigError(f"[{where}] sets both readonly and write_policy; keep write_policy only")
     for nested, types in (("prefill", _PREFILL), ("distill", _DISTILL), ("fastpath", _FASTPATH)):
         _table(f"{where}.{nested}", table.get(nested, {}), types)
-    policy = table.get("write_policy") or ("distiller-only" if table.get("readonly") else "direct-allowed")
+    policy = table.get("write_policy", "distiller-only" if table.get("readonly") else "direct-allowed")
     if policy not in POLICIES:
         raise ConfigError(f"[{where}] write_policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     profile = table.get("model_profile", "")
@@ -327,6 +338,11 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
 
 def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
     table = _table(where, table, dict.fromkeys(ROLES, dict))
+    if table and "thinker" not in table:
+        raise ConfigError(
+            f"[{where}] declares {', '.join(sorted(table))} but no thinker; every other "
+            f"role inherits from [{where}.thinker], so declare it"
+        )
     out: dict[str, ModelConfig | None] = {}
     above: ModelConfig | None = None
     for role in ROLES:
@@ -401,40 +417,43 @@ def _check_paths(stores: dict[str, StoreConfig]) -> None:
 
 
 def register_store(
-    config_path: Path, name: str, path: Path, *, label: str = "", write_policy: str = ""
+    config_path: Path,
+    name: str,
+    path: Path,
+    *,
+    label: str = "",
+    write_policy: str = "",
+    dry_run: bool = False,
 ) -> bool:
     """Add ``[stores.NAME]`` to a config file (created if missing), appending text so the
-    rest of the file keeps its bytes. Returns False when it is already there; refuses a
-    name taken by another folder. The result is validated and rolled back if invalid."""
+    rest of the file keeps its bytes. Returns False when it is already there. The new file
+    is validated before anything is written; ``dry_run`` only validates."""
     from kura.atomic import write_atomic
 
-    before = config_path.read_bytes() if config_path.exists() else None
-    if before is not None:
-        current = load_config(str(config_path))
-        existing = current.stores.get(name)
-        if existing is not None:
-            if os.path.realpath(existing.path) == os.path.realpath(path):
-                return False
-            raise ConfigError(
-                f"{config_path}: [stores.{name}] already points at {existing.path}; choose another name"
-            )
+    before = config_path.read_bytes() if config_path.exists() else b""
+    text = before.decode("utf-8-sig")
+    try:
+        existing = tomllib.loads(text).get("stores", {}).get(name)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{config_path}: not valid TOML ({err}); fix that line") from err
+    if isinstance(existing, dict):
+        current = parse_config(tomllib.loads(text), config_path).stores[name]
+        if os.path.realpath(current.path) == os.path.realpath(path):
+            return False
+        raise ConfigError(
+            f"{config_path}: [stores.{name}] already points at {current.path}; choose another name"
+        )
     lines = [f"[stores.{_toml_key(name)}]", f"path = {_toml_str(str(path))}"]
     if label:
         lines.append(f"label = {_toml_str(label)}")
     if write_policy:
         lines.append(f"write_policy = {_toml_str(write_policy)}")
-    text = (before or b"").decode("utf-8")
     sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    config_path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(config_path, (text + sep + "\n".join(lines) + "\n").encode("utf-8"))
-    try:
-        load_config(str(config_path))
-    except ConfigError:
-        if before is None:
-            config_path.unlink()
-        else:
-            write_atomic(config_path, before)
-        raise
+    new_text = text + sep + "\n".join(lines) + "\n"
+    parse_config(tomllib.loads(new_text), config_path)
+    if not dry_run:
+        config_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(config_path, new_text.encode("utf-8"))
     return True
 
 

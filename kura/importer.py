@@ -59,7 +59,7 @@ def import_folder(store: Store, source: str | Path, *, kind: str) -> ImportRepor
         data = memory.path.read_bytes()
         entry = lines.line_for(memory.slug)
         try:
-            result = store.write_file(memory.slug, data, index_line=entry.text if entry else None)
+            result = store.write_file(memory.slug, data, index_line=entry.text.strip() if entry else None)
         except StoreError as err:
             report.conflicts.append(f"{memory.slug}: {err}")
             continue

@@ -25,12 +25,14 @@ HEADER = (
 )
 
 _MD_LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\(\s*(<[^>]*>|[^()\s]+)(?:\s+\"[^\"]*\")?\s*\)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _ENTRY = re.compile(
-    r"^(?P<bullet>\s*[-*+]\s+)(?P<link>\[(?:\\.|[^\]\\])*\]\([^)]*\))"
-    r"(?:\s*(?:—|–|--?|:)?\s*(?P<trigger>.*?))?\s*$"
+    r"^(?P<head>\s*(?:[-*+]|\d{1,9}[.)])\s+\[(?P<title>(?:\\.|[^\]\\])*)\]"
+    r"\(\s*(?P<target><[^>]*>|[^()\s]+)(?:\s+\"[^\"]*\")?\s*\)"
+    r"(?:\s*(?:—|–|--?|:)\s*|\s*$))(?P<trigger>.*?)\s*$"
 )
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,7 @@ class IndexLine:
     slugs: tuple[str, ...] = ()
     title: str = ""
     trigger: str = ""
+    head: str = ""  # an entry's text up to its trigger: indent, bullet, link, separator
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +70,15 @@ class Index:
 
 
 def normalize(text: str) -> tuple[str, bool, str]:
-    """Text with a BOM stripped and CRLF made LF, plus what was there to put back."""
+    """Text with a BOM stripped and CRLF made LF (only when every line ends so), plus
+    what was there to put back."""
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
-    newline = "\r\n" if "\r\n" in text else "\n"
-    return text.replace("\r\n", "\n"), bom, newline
+    crlf = text.count("\r\n")
+    if crlf and crlf == text.count("\n"):
+        return text.replace("\r\n", "\n"), bom, "\r\n"
+    return text, bom, "\n"  # LF, or mixed: lines keep their own \r and nothing is converted
 
 
 def parse_index(text: str) -> Index:
@@ -82,23 +88,47 @@ def parse_index(text: str) -> Index:
     if final_newline:
         raw_lines.pop()
     lines: list[IndexLine] = []
-    in_comment = in_fence = False
+    fence = ""
+    in_comment = False
     for raw in raw_lines:
-        if in_fence or _FENCE.match(raw):
-            if _FENCE.match(raw):
-                in_fence = not in_fence
+        if fence:
+            if re.match(rf"^\s{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", raw):
+                fence = ""
             lines.append(IndexLine(raw, "prose"))
             continue
-        if in_comment:
-            in_comment = "-->" not in raw
-            lines.append(IndexLine(raw, "comment"))
+        opened = _FENCE.match(raw) if not in_comment else None
+        if opened is not None:
+            fence = opened.group(1)
+            lines.append(IndexLine(raw, "prose"))
             continue
-        if raw.lstrip().startswith("<!--"):
-            in_comment = "-->" not in raw.split("<!--", 1)[1]
+        visible, in_comment_after = _uncomment(raw, in_comment)
+        had_comment = in_comment or visible != raw
+        in_comment = in_comment_after
+        if had_comment and not visible.strip():
             lines.append(IndexLine(raw, "comment"))
-            continue
-        lines.append(_classify(raw))
+        else:
+            lines.append(_classify(raw, visible))
     return Index(tuple(lines), newline, bom, final_newline)
+
+
+def _uncomment(raw: str, in_comment: bool) -> tuple[str, bool]:
+    """The part of a line outside HTML comments, and whether a comment is still open."""
+    visible: list[str] = []
+    position = 0
+    while position < len(raw):
+        if in_comment:
+            end = raw.find("-->", position)
+            if end < 0:
+                return "".join(visible), True
+            position, in_comment = end + 3, False
+        else:
+            start = raw.find("<!--", position)
+            if start < 0:
+                visible.append(raw[position:])
+                break
+            visible.append(raw[position:start])
+            position, in_comment = start + 4, True
+    return "".join(visible), in_comment
 
 
 def render_index(index: Index) -> str:
@@ -120,12 +150,31 @@ def title_for(given: str, description: str, slug: str) -> str:
 
 
 def entry_text(slug: str, title: str, trigger: str) -> str:
-    title = " ".join(title.split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     target = f"{slug}.md"
     if re.search(r"[\s()<>]", target):
         target = f"<{target}>"
     trigger = " ".join(trigger.split())
-    return f"- [{title}]({target}) — {trigger}" if trigger else f"- [{title}]({target})"
+    link = f"- [{_escape(title)}]({target})"
+    return f"{link} — {trigger}" if trigger else link
+
+
+def update_entry(line: IndexLine, title: str, trigger: str) -> str:
+    """A memory's existing line with a new title and trigger, keeping what a person chose:
+    indentation and bullet, the link target as written, the separator, a trailing comment."""
+    head = line.head
+    if title != line.title:
+        start = head.index("[")
+        end = head.index("](", start)
+        head = head[:start] + f"[{_escape(title)}" + head[end:]
+    trigger = " ".join(trigger.split())
+    tail = line.text[len(line.head) + len(line.trigger) :] if line.trigger else ""
+    if not line.trigger and trigger:
+        head = head.rstrip() + " — "
+    return head + trigger + tail
+
+
+def _escape(title: str) -> str:
+    return " ".join(title.split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def upsert(index: Index, slug: str, line: str) -> Index:
@@ -173,17 +222,24 @@ def slug_of_target(target: str) -> str | None:
     return target[:-3] or None
 
 
-def _classify(raw: str) -> IndexLine:
-    if not raw.strip():
+def _classify(raw: str, visible: str | None = None) -> IndexLine:
+    """An entry is a list item whose first thing is a link to a memory, then a separator
+    (or nothing); links later on the line belong to its trigger. Any other list item
+    naming memories is a grouped line. Prose that mentions a memory names nothing."""
+    visible = raw if visible is None else visible
+    if not visible.strip():
         return IndexLine(raw, "blank")
-    if _HEADING.match(raw):
+    if _HEADING.match(visible):
         return IndexLine(raw, "heading")
-    links = [(m.group(1), slug_of_target(m.group(2))) for m in _MD_LINK.finditer(raw)]
-    slugs = tuple(dict.fromkeys(slug for _, slug in links if slug))
-    if not slugs:
+    if not _ITEM.match(visible):
         return IndexLine(raw, "prose")
-    match = _ENTRY.match(raw)
-    if match is not None and len(links) == 1 and len(slugs) == 1:
-        title = re.sub(r"\\(.)", r"\1", links[0][0])
-        return IndexLine(raw, "entry", slugs, title.strip(), (match.group("trigger") or "").strip())
-    return IndexLine(raw, "group", slugs)
+    match = _ENTRY.match(visible)
+    if match is not None:
+        slug = slug_of_target(match.group("target"))
+        if slug is not None:
+            title = re.sub(r"\\(.)", r"\1", match.group("title")).strip()
+            trigger = match.group("trigger")
+            head = match.group("head") if trigger else visible.rstrip()
+            return IndexLine(raw, "entry", (slug,), title, trigger, head)
+    slugs = tuple(dict.fromkeys(s for m in _MD_LINK.finditer(visible) if (s := slug_of_target(m.group(2)))))
+    return IndexLine(raw, "group", slugs) if slugs else IndexLine(raw, "prose")

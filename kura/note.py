@@ -31,9 +31,10 @@ from kura.index import normalize
 
 TYPES = ("user", "feedback", "project", "reference")
 
-_OPEN = re.compile(r"^-{3,}[ \t]*$")
-_CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t]*$")
+_OPEN = re.compile(r"^-{3,}[ \t\r]*$")
+_CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
 _KEY_LINE = re.compile(r"""^(["']?)([^\s"'#:\-][^:]*?)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)$""")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 
 
@@ -225,8 +226,11 @@ def dump_value(key: str, value: Any) -> str:
 
 def _render_front(note: Note) -> str:
     """Original lines for unchanged keys, fresh YAML for changed ones. A key written twice
-    by hand keeps its earlier lines; only the last (the one YAML reads) is replaced."""
+    by hand keeps its earlier lines; only the last (the one YAML reads) is replaced. A
+    frontmatter written as one flow mapping (``{a: 1}``) is written out again whole."""
     spans = _spans(list(note.front_lines))
+    if spans is None:
+        return yaml.safe_dump(note.meta, sort_keys=False, allow_unicode=True, width=10_000)
     last = {span.key: i for i, span in enumerate(spans) if span.key is not None}
     out: list[str] = []
     for i, span in enumerate(spans):
@@ -245,7 +249,43 @@ def _render_front(note: Note) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def _spans(front_lines: list[str]) -> tuple[_Span, ...]:
+def _spans(front_lines: list[str]) -> tuple[_Span, ...] | None:
+    """The lines that belong to each top-level key. Where the block is valid YAML the
+    parser's own marks decide (so a quoted value that runs onto a column-0 line, or a
+    comment inside a nested block, stays with its key); elsewhere a line-based reading.
+    None for a flow mapping, whose keys share lines."""
+    try:
+        node = yaml.compose("".join(line + "\n" for line in front_lines), Loader=_Loader)
+    except yaml.YAMLError:
+        node = None
+    if isinstance(node, yaml.MappingNode):
+        if node.flow_style:
+            return None
+        spans = _node_spans(node, front_lines)
+        if spans is not None:
+            return spans
+    return _line_spans(front_lines)
+
+
+def _node_spans(node: yaml.MappingNode, front_lines: list[str]) -> tuple[_Span, ...] | None:
+    spans: list[_Span] = []
+    position = 0
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            return None
+        start = key_node.start_mark.line
+        end_mark = value_node.end_mark
+        end = max(end_mark.line + (1 if end_mark.column else 0), start + 1)
+        if start < position:
+            return None
+        spans.extend(_Span(None, (line,)) for line in front_lines[position:start])
+        spans.append(_Span(str(key_node.value), tuple(front_lines[start:end])))
+        position = end
+    spans.extend(_Span(None, (line,)) for line in front_lines[position:])
+    return tuple(spans)
+
+
+def _line_spans(front_lines: list[str]) -> tuple[_Span, ...]:
     spans: list[_Span] = []
     key: str | None = None
     current: list[str] = []
@@ -313,7 +353,7 @@ def _restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any
     if all(isinstance(key, str) for key in meta):
         return dict(meta)
     restored: dict[str, Any] = {}
-    for span in _spans(front_lines):
+    for span in _spans(front_lines) or ():
         if span.key is None:
             continue
         try:
@@ -334,7 +374,7 @@ def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[
     meta: dict[str, Any] = {}
     findings: list[Finding] = []
     lineno = 2
-    for span in _spans(front_lines):
+    for span in _line_spans(front_lines):
         first = span.lines[0]
         if span.key is not None:
             meta[span.key] = _span_value(span)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura.errors import ConfigError, KuraError
 from kura.index import parse_index
-from kura.slugs import INDEX_NAME, STATE_DIR, file_stats, identity
+from kura.slugs import STATE_DIR, file_stats, identity, index_file
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -163,8 +163,12 @@ def build(
     any model call) when that is quick, else the canonical index marked as such."""
     header = header_text(settings, name)
     today = today or dt.date.today()
-    if not (root / INDEX_NAME).is_file():
-        return missing(name, f"{root / INDEX_NAME} is not there")
+    try:
+        index_path = index_file(root)
+    except KuraError as err:
+        return missing(name, str(err))
+    if not index_path.is_file():
+        return missing(name, f"{index_path} is not there")
     state_dir = root / STATE_DIR
     meta = _read_json(state_dir / "map.json")
     cloth = _read_text(Path(meta.get("cloth", "")) if meta.get("cloth") else state_dir / "map.md")
@@ -175,10 +179,10 @@ def build(
     if not current and reweave:
         cloth, state = _reweave(root, name, settings, today, scribe)
     if cloth is None:
-        index = _read_text(root / INDEX_NAME) or ""
+        index = _read_text(index_path) or ""
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
         return _sized(name, header, f"{note}\n{index}", settings, index, state="stale")
-    return _sized(name, header, cloth, settings, _read_text(root / INDEX_NAME) or "", state=state)
+    return _sized(name, header, cloth, settings, _read_text(index_path) or "", state=state)
 
 
 def build_for(config_path: str | None, selector: str | None) -> Block:

@@ -32,7 +32,7 @@ def is_memory_name(rel: Path | str) -> bool:
     return (
         parts[-1].endswith(".md")
         and len(parts[-1]) > 3
-        and parts[-1] != INDEX_NAME
+        and parts[-1].lower() != INDEX_NAME.lower()
         and all(part[:1] not in ("", ".", "_") for part in parts)
     )
 
@@ -53,7 +53,11 @@ def new_slug(slug: str) -> str:
     """A slug kura may create: word characters, dots and dashes, ``/`` for folders."""
     bare = slug[:-3] if slug.endswith(".md") else slug
     parts = bare.split("/")
-    if len(bare) > SLUG_MAX or not all(_NEW_PART.match(p) for p in parts) or parts[-1] == INDEX_NAME[:-3]:
+    if (
+        len(bare) > SLUG_MAX
+        or not all(_NEW_PART.match(p) for p in parts)
+        or parts[-1].lower() == INDEX_NAME[:-3].lower()
+    ):
         raise StoreError(
             f"{slug!r} is not a usable slug: use letters, digits, '-', '.' and "
             "'_' (not first), with '/' for folders, e.g. deploy-checklist"
@@ -114,3 +118,18 @@ def identity(stats: list[tuple[str, tuple[int, int, int, int]]]) -> str:
     for rel, ident in stats:
         digest.update(f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def index_file(root: Path) -> Path:
+    """MEMORY.md, refusing one that is a symlink out of the store (its bytes are not the
+    store's to show)."""
+    path = root / INDEX_NAME
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True).relative_to(root.resolve())
+        except (OSError, ValueError):
+            raise StoreError(
+                f"{path} is a symlink to {os.readlink(path)}, outside the store; kura will not "
+                "read or write through it — replace it with the file itself"
+            ) from None
+    return path

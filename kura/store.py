@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from kura import policy
 from kura.atomic import locked, write_atomic
 from kura.errors import NotFound, PolicyRefused, StoreError
 from kura.secrets import find_secret
-from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
+from kura.slugs import INDEX_NAME, STATE_DIR, index_file, is_memory_name, lookup_parts, new_slug, scan_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +129,12 @@ class Store:
         parts = lookup_parts(slug)
         if parts is None:
             raise self._not_found(slug)
+        try:
+            return self._resolve_parts(slug, parts)
+        except OSError:  # a name too long for the filesystem, a loop of links, …
+            raise self._not_found(slug) from None
+
+    def _resolve_parts(self, slug: str, parts: list[str]) -> Path:
         path = self.root.joinpath(*parts[:-1], parts[-1] + ".md")
         for depth in range(1, len(parts)):
             if self.root.joinpath(*parts[:depth]).is_symlink():
@@ -147,7 +154,8 @@ class Store:
         return tuple(m for m in found if type is None or m.type == type)
 
     def index(self) -> ix.Index:
-        text = self._read_text(self.index_path) if self.index_path.exists() else ""
+        path = index_file(self.root)
+        text = self._read_text(path) if path.exists() else ""
         return ix.parse_index(text)
 
     def findings(self) -> tuple[nt.Finding, ...]:
@@ -182,6 +190,8 @@ class Store:
         if type is not None and type not in nt.TYPES:
             raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of {', '.join(nt.TYPES)}")
         _refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
+        for text in (title or "", description, body or ""):
+            _utf8(f"{self.name}/{slug}", text)
         with self._lock():
             return self._remember_locked(slug, description, body, type, title)
 
@@ -189,8 +199,9 @@ class Store:
         """Write an edited memory back; an unchanged one is not touched at all."""
         self.check_write(actor)
         slug = new_slug(memory.slug)
-        _refuse_secrets(f"{self.name}/{slug}", memory.description, memory.note.body)
-        data = nt.render(memory.note).encode("utf-8")
+        text = nt.render(memory.note)
+        _refuse_secrets(f"{self.name}/{slug}", text)
+        data = _utf8(f"{self.name}/{slug}", text)
         with self._lock():
             path = self._target(slug)
             created = not path.exists()
@@ -212,6 +223,7 @@ class Store:
         index line. Refuses to overwrite a different existing memory."""
         self.check_write(actor)
         slug = new_slug(slug)
+        _refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"))
         with self._lock():
             path = self._target(slug)
             created = not path.exists()
@@ -274,6 +286,11 @@ class Store:
     def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> bool:
         """Apply ``change`` to the index; if a person's editor saved the file while we
         worked, start again from their version rather than overwrite it."""
+        if self.index_path.is_symlink():
+            raise StoreError(
+                f"{self.index_path} is a symlink; kura does not write through links — "
+                "replace it with the file itself"
+            )
         for _ in range(5):
             before = self.index_path.read_bytes() if self.index_path.exists() else b""
             current = ix.parse_index(before.decode("utf-8", errors="surrogateescape"))
@@ -340,6 +357,8 @@ class Store:
         try:
             real = path.resolve(strict=True)
             rel = real.relative_to(self.root.resolve())
+            if not stat.S_ISREG(real.stat().st_mode):
+                return None  # a link to a FIFO or a device would hang or lie
         except (OSError, ValueError):
             return None
         return rel if is_memory_name(rel) else None
@@ -391,9 +410,9 @@ class Store:
             finding = nt.Finding(
                 rel, line, "not valid UTF-8; read with replacement characters — re-save the file as UTF-8"
             )
-            return Memory(
-                slug, path, nt.Note(meta=note.meta, body=note.body, findings=(finding, *note.findings))
-            )
+            broken = nt.Note(meta=note.meta, body=note.body, findings=(finding, *note.findings),
+                             has_frontmatter=note.has_frontmatter)  # fmt: skip
+            return Memory(slug, path, broken)
 
     def _read_text(self, path: Path) -> str:
         try:
@@ -411,7 +430,10 @@ def _entry(index: ix.Index, slug: str, note: nt.Note, title: str | None) -> str:
     """The memory's index line; a title someone gave its existing line is kept."""
     existing = index.line_for(slug)
     given = title or (existing.title if existing else "") or note.name
-    return ix.entry_text(slug, ix.title_for(given, note.description, slug), note.description)
+    chosen = ix.title_for(given, note.description, slug)
+    if existing is not None:
+        return ix.update_entry(existing, chosen, note.description)
+    return ix.entry_text(slug, chosen, note.description)
 
 
 def _check_rewritable(memory: Memory) -> None:
@@ -448,6 +470,17 @@ def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, boo
         write_atomic(gitignore, (existing + sep + f"{STATE_DIR}/\n").encode("utf-8"))
         did = True
     return store, did
+
+
+def _utf8(where: str, text: str) -> bytes:
+    """Text as UTF-8, or a clear refusal (arguments and pipes can carry stray bytes)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise StoreError(
+            f"{where}: the text holds bytes that are not UTF-8 (at character "
+            f"{err.start}); nothing was written — re-encode the input as UTF-8"
+        ) from None
 
 
 def _refuse_secrets(where: str, *texts: str) -> None:

@@ -120,3 +120,43 @@ def test_console_script_and_module_entry_point(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["type"] == "reference"
+
+
+def run_kura(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "kura", *args], input=stdin, capture_output=True, check=False
+    )
+
+
+def test_usage_mistakes_exit_1_not_2() -> None:
+    wrong = run_kura("list", "--bogus")
+    assert wrong.returncode == 1 and b"No such option: --bogus" in wrong.stderr
+    assert run_kura().returncode == 2  # no command: help, nothing done
+
+
+def test_stdin_that_is_not_utf8_is_refused_cleanly(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    result = run_kura("-s", str(tmp_path / "s"), "remember", "x", "y", "-", stdin=b"\xff\xfe")
+    assert result.returncode == 1
+    assert result.stderr.decode().startswith("kura: error: standard input is not UTF-8")
+    assert not (tmp_path / "s" / "x.md").exists()
+
+
+def test_show_prints_the_bytes_on_disk(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "raw.md").write_bytes(b"no frontmatter \xe9 here\r\n")
+    result = run_kura("-s", str(tmp_path / "s"), "show", "raw")
+    assert result.returncode == 0 and result.stdout == b"no frontmatter \xe9 here\r\n"
+
+
+def test_a_refused_init_leaves_no_folder(cli: Cli, tmp_path: Path) -> None:
+    assert cli("init", "outer", "--path", str(tmp_path / "outer")).code == 0
+    refused = cli("init", "inner", "--path", str(tmp_path / "outer" / "inner"))
+    assert refused.code == 1 and "nested" in refused.err
+    assert not (tmp_path / "outer" / "inner").exists()
+
+
+def test_a_path_selector_cannot_dodge_the_write_policy(cli: Cli, tmp_path: Path) -> None:
+    cli("init", "arch", "--path", str(tmp_path / "arch"), "--write-policy", "frozen")
+    refused = cli("-s", str(tmp_path / "arch"), "remember", "x", "t")
+    assert refused.code == 1 and "is frozen" in refused.err

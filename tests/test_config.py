@@ -240,3 +240,49 @@ def test_register_store_rolls_back_an_invalid_result(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="nested"):
         register_store(path, "b", tmp_path / "a" / "inner")
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("snippet", "message"),
+    [
+        (
+            '[stores.a]\npath = "a"\nreadonly = true\nwrite_policy = "direct-allowed"',
+            "sets both readonly and write_policy",
+        ),
+        ('[stores.a]\npath = ""', r"\[stores.a\] has no path"),
+        ('[stores.a]\npath = "a"\nwrite_policy = ""', "write_policy must be one of"),
+        (
+            '[stores.a]\npath = "a"\n[stores.b]\npath = "b"\n[modes]\na = "b"',
+            r"reuses the name of \[stores.a\]",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[model_profiles.p.brain]\nurl = "u"\nmodel = "m"',
+            r"\[model_profiles.p\] declares brain but no thinker",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[models.scribe]\nurl = "u"\nmodel = "m"',
+            r"\[models\] declares scribe but no thinker",
+        ),
+    ],
+)
+def test_more_configs_that_cannot_mean_what_they_say(tmp_path: Path, snippet: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(str(write(tmp_path, snippet)))
+
+
+def test_a_folder_path_selects_the_configured_store_and_its_policy(tmp_path: Path) -> None:
+    (tmp_path / "arch").mkdir()
+    config = load_config(str(write(tmp_path, '[stores.arch]\npath = "arch"\nwrite_policy = "frozen"\n')))
+    for selector in (
+        str(tmp_path / "arch"),
+        str(tmp_path / "arch") + "/",
+        str(tmp_path / "arch" / ".." / "arch"),
+    ):
+        chosen = config.store_config(selector)
+        assert (chosen.name, chosen.write_policy) == ("arch", "frozen")
+
+
+def test_register_into_an_empty_or_comment_only_config(tmp_path: Path) -> None:
+    path = write(tmp_path, "# my kura config\n")
+    assert register_store(path, "main", tmp_path / "m")
+    assert list(load_config(str(path)).stores) == ["main"]

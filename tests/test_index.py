@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kura.index import HEADER, entry_text, parse_index, remove, render_index, title_for, upsert
+import pytest
+
+from kura.index import HEADER, entry_text, parse_index, remove, render_index, title_for, update_entry, upsert
 
 INDEX = (
     "\ufeff# Memory index\r\n"
@@ -44,10 +46,10 @@ def test_kinds_slugs_titles_and_triggers() -> None:
         ("prose", (), "", ""),
         ("prose", (), "", ""),
         ("prose", (), "", ""),
-        ("group", ("c",), "", ""),
+        ("prose", (), "", ""),
         ("prose", (), "", ""),
     ]
-    assert index.named() == ("test-command", "sub/a", "my note", "x", "y", "only", "c")
+    assert index.named() == ("test-command", "sub/a", "my note", "x", "y", "only")
 
 
 def test_unchanged_index_renders_identically() -> None:
@@ -68,9 +70,7 @@ def test_upsert_appends_after_the_last_named_line_and_leaves_groups_alone() -> N
     index = parse_index(INDEX)
     assert upsert(index, "x", entry_text("x", "X", "already in a group")) is index
     added = render_index(upsert(index, "new", entry_text("new", "New", "multi\nline  trigger")))
-    assert added.endswith(
-        "Some prose that mentions [c](c.md).\r\n- [New](new.md) — multi line trigger\r\nTrailing prose.\r\n"
-    )
+    assert "- [Only](only.md)\r\n- [New](new.md) — multi line trigger\r\n- [Web](https" in added
 
 
 def test_upsert_into_empty_and_header_only_index() -> None:
@@ -102,3 +102,52 @@ def test_title_rule_never_truncates() -> None:
     assert title_for("x" * 41, "y" * 41, "the-slug") == "the-slug"
     assert title_for("  ", "", "the-slug") == "the-slug"
     assert title_for("x" * 40, "", "s") == "x" * 40
+
+
+def test_comments_opened_mid_line_and_reopened_hide_their_lines() -> None:
+    text = (
+        "Notes <!-- hidden:\n- [M](m.md) — stale\n-->\n"
+        "<!-- a --> <!-- x\n- [M](m.md) — also hidden\n-->\n"
+        "- [M](m.md) — real <!-- why -->\n"
+    )
+    index = parse_index(text)
+    assert [(ln.kind, ln.slugs) for ln in index.lines] == [
+        ("prose", ()), ("comment", ()), ("comment", ()),
+        ("comment", ()), ("comment", ()), ("comment", ()),
+        ("entry", ("m",)),
+    ]  # fmt: skip
+    assert index.line_for("m").trigger == "real"
+    updated = render_index(upsert(index, "m", update_entry(index.line_for("m"), "M", "fresh")))
+    assert updated.endswith("- [M](m.md) — fresh <!-- why -->\n")
+    assert "stale" in updated and "also hidden" in updated
+
+
+def test_fences_close_only_on_their_own_kind() -> None:
+    text = "```\n~~~\n- [A](a.md) — still code\n```\n````\n```\n- [B](b.md) — still code\n````\n- [C](c.md) — real\n"
+    assert parse_index(text).named() == ("c",)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "slugs"),
+    [
+        ("Start with [M](m.md) when onboarding.", "prose", ()),
+        ("> - [M](m.md) — quoted", "prose", ()),
+        ("1. [M](m.md) — ordered entry", "entry", ("m",)),
+        ("- [M](m.md) — see [guide](guide.md) too", "entry", ("m",)),
+        ("- [A](a.md), [B](b.md)", "group", ("a", "b")),
+        ("- see [M](m.md) for deploys", "group", ("m",)),
+        ("- [Docs](https://example.test/x.md) — outside", "prose", ()),
+    ],
+)
+def test_what_a_line_names(line: str, kind: str, slugs: tuple[str, ...]) -> None:
+    parsed = parse_index(line + "\n").lines[0]
+    assert (parsed.kind, parsed.slugs) == (kind, slugs)
+
+
+def test_update_keeps_indent_bullet_target_and_separator() -> None:
+    index = parse_index('  * [Old](<my note.md> "t") : trigger here\n')
+    line = index.line_for("my note")
+    assert update_entry(line, "Old", "new trigger") == '  * [Old](<my note.md> "t") : new trigger'
+    assert update_entry(line, "New [x]", "t2") == '  * [New \\[x\\]](<my note.md> "t") : t2'
+    bare = parse_index("- [A](a.md)\n").line_for("a")
+    assert update_entry(bare, "A", "now with a trigger") == "- [A](a.md) — now with a trigger"

@@ -157,3 +157,40 @@ def test_a_key_written_twice_is_reported_and_nothing_is_dropped() -> None:
     ]
     assert render(note.with_meta(description="three")) == text.replace("two", "three")
     assert render(note.with_meta(name="z")) == text.replace("name: a", "name: z")
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ('x_note: "one\ntwo: three"\n', 'x_note: "one\ntwo: three"\n'),  # a quoted value on a column-0 line
+        ('"a:b": 1\n-foo: 1\n? k\n: v\n', '"a:b": 1\n-foo: 1\n? k\n: v\n'),  # keys a line regex cannot see
+        ("anchor: &a 1\n", "anchor: &a 1\n"),
+    ],
+)
+def test_unchanged_keys_keep_their_lines_through_an_edit(text: str, kept: str) -> None:
+    source = f"---\nname: a\ndescription: d\ntype: user\n{text}---\nbody\n"
+    once = render(parse(source).with_meta(description="new"))
+    assert once == source.replace("description: d", "description: new")
+    assert kept in once
+    assert render(parse(once).with_meta(description="new")) == once  # nothing appended twice
+
+
+def test_a_comment_inside_a_nested_block_stays_with_its_key() -> None:
+    source = "---\nname: a\ndescription: d\nmetadata:\n# the type\n  type: user\n---\nb\n"
+    changed = parse(render(parse(source).with_type("feedback")))
+    assert changed.type == "feedback" and changed.findings == ()
+
+
+def test_a_flow_mapping_frontmatter_is_rewritten_whole() -> None:
+    note = parse("---\n{name: a, description: d, type: user}\n---\nb\n")
+    assert note.description == "d"
+    again = parse(render(note.with_meta(description="e")))
+    assert (again.name, again.description, again.type, again.body) == ("a", "e", "user", "b\n")
+
+
+def test_mixed_line_endings_are_not_converted() -> None:
+    source = "---\r\nname: a\ndescription: d\r\ntype: user\n---\r\nbody\r\nmore\n"
+    note = parse(source)
+    assert (note.description, note.type, note.findings) == ("d", "user", ())
+    out = render(note.with_meta(description="e"))
+    assert out == "---\r\nname: a\ndescription: e\ntype: user\n---\r\nbody\r\nmore\n"

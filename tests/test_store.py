@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,61 @@ def test_an_explicit_title_is_the_name(store: Store) -> None:
     store.remember("a", "a description that is long enough to need a real title here", title="A title")
     assert store.show("a").name == "A title"
     assert store.index().line_for("a").title == "A title"
+
+
+def test_an_index_symlink_out_of_the_store_is_neither_read_nor_written(store: Store, tmp_path: Path) -> None:
+    (tmp_path / "foreign.md").write_text("- [Secret](secret.md) — FOREIGN\n")
+    (store.root / "MEMORY.md").unlink()
+    (store.root / "MEMORY.md").symlink_to(tmp_path / "foreign.md")
+    with pytest.raises(StoreError, match=r"symlink to .*outside the store"):
+        store.index()
+    with pytest.raises(StoreError, match="symlink"):
+        store.remember("a", "d")
+    assert (tmp_path / "foreign.md").read_text() == "- [Secret](secret.md) — FOREIGN\n"
+
+
+def test_a_link_to_a_fifo_is_not_a_memory(store: Store) -> None:
+    os.mkfifo(store.root / "_pipe")
+    (store.root / "p.md").symlink_to(store.root / "_pipe")
+    assert store.slugs() == ()
+    with pytest.raises(NotFound):
+        store.show("p")
+
+
+def test_a_name_too_long_for_the_filesystem_is_not_found(store: Store) -> None:
+    with pytest.raises(NotFound):
+        store.show("x" * 300)
+
+
+def test_memory_in_any_case_is_the_index(store: Store) -> None:
+    for slug in ("memory", "Memory", "sub/MEMORY"):
+        with pytest.raises(StoreError, match="not a usable slug"):
+            store.remember(slug, "d")
+    (store.root / "memory.md").write_text("---\nname: x\ndescription: d\ntype: user\n---\n")
+    assert store.slugs() == ()
+
+
+def test_secrets_cannot_arrive_by_save_or_file(store: Store) -> None:
+    store.remember("a", "d", type="user")
+    memory = store.show("a")
+    leaked = kura.Memory(memory.slug, memory.path, memory.note.with_meta(x_token="AKIAIOSFODNN7EXAMPLE"))
+    with pytest.raises(PolicyRefused, match="AWS access key"):
+        store.save(leaked)
+    with pytest.raises(PolicyRefused, match="private key"):
+        store.write_file("b", b"---\nname: b\n---\n-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    assert store.slugs() == ("a",)
+
+
+def test_text_that_is_not_utf8_is_refused(store: Store) -> None:
+    with pytest.raises(StoreError, match="not UTF-8"):
+        store.remember("a", "bad \udcff byte")
+    assert store.slugs() == ()
+
+
+def test_updating_keeps_a_hand_formatted_index_line(store: Store) -> None:
+    store.remember("a", "first", type="user")
+    (store.root / "MEMORY.md").write_text("# I\n\n  * [My A](a.md) : first <!-- keep -->\n")
+    result = store.remember("a", "first", type="user")
+    assert not result.did_work
+    store.remember("a", "second")
+    assert (store.root / "MEMORY.md").read_text() == "# I\n\n  * [My A](a.md) : second <!-- keep -->\n"
