@@ -14,7 +14,8 @@ in git. So reading is tolerant and writing is conservative:
   ``metadata: {type: …}`` (distill-kura).
 * Rendering reuses the original text of every key that did not change, so an unchanged
   memory re-saves to identical bytes and a changed one differs only in the changed keys.
-  Line endings (LF/CRLF) and a byte-order mark are kept as they were.
+  Line endings (LF/CRLF) and a byte-order mark are kept as they were. The line-level
+  work (which lines belong to which key; reading a broken block) is ``kura.front``.
 """
 
 from __future__ import annotations
@@ -24,38 +25,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import frontmatter
-import yaml
-
+from kura.finding import Finding as Finding
+from kura.front import KEY_LINE, raw_values, read_meta, render_front
 from kura.index import normalize
 
 TYPES = ("user", "feedback", "project", "reference")
 
 _OPEN = re.compile(r"^-{3,}[ \t\r]*$")
 _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
-_KEY_LINE = re.compile(r"""^(["']?)([^\s"'#:\-][^:]*?)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)$""")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """Something wrong in a file that a person should fix; ``kura doctor`` shows these."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    """Lines of the frontmatter that belong to one top-level key (``key`` None: comments)."""
-
-    key: str | None
-    lines: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +162,7 @@ def parse(text: str, path: str = "<memory>") -> Note:
         )
     front_lines = lines[1:close]
     body = "\n".join(lines[close + 1 :])
-    meta, findings = _read_meta(front_lines, path)
+    meta, findings = read_meta(front_lines, path)
     findings += _coerce(meta, front_lines, path)
     findings += _missing(meta, front_lines, path)
     return Note(
@@ -206,7 +184,7 @@ def render(note: Note) -> str:
     if note.raw is not None and note.meta == note.source_meta and note.body == note.source_body:
         return note.raw
     if note.has_frontmatter or note.meta:
-        front = _render_front(note)
+        front = render_front(note.meta, note.source_meta, note.front_lines)
         opener, closer = note.delimiters
         text = f"{opener}\n{front}{closer}\n{note.body}"
     else:
@@ -216,213 +194,18 @@ def render(note: Note) -> str:
     return ("\ufeff" if note.bom else "") + text
 
 
-def dump_value(key: str, value: Any) -> str:
-    """One top-level key as YAML that reads back as the same value (strings quoted where
-    YAML would otherwise guess a boolean, a date or a nested structure)."""
-    return yaml.safe_dump(
-        {key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000
-    )
-
-
-def _render_front(note: Note) -> str:
-    """Original lines for unchanged keys, fresh YAML for changed ones. A key written twice
-    by hand keeps its earlier lines; only the last (the one YAML reads) is replaced. A
-    frontmatter written as one flow mapping (``{a: 1}``) is written out again whole."""
-    spans = _spans(list(note.front_lines))
-    if spans is None:
-        return yaml.safe_dump(note.meta, sort_keys=False, allow_unicode=True, width=10_000)
-    last = {span.key: i for i, span in enumerate(spans) if span.key is not None}
-    out: list[str] = []
-    for i, span in enumerate(spans):
-        key = span.key
-        if key is None or (last[key] != i and key in note.meta):
-            out.extend(span.lines)
-        elif key not in note.meta:
-            continue
-        elif key in note.source_meta and note.meta[key] == note.source_meta[key]:
-            out.extend(span.lines)
-        else:
-            out.extend(dump_value(key, note.meta[key]).rstrip("\n").split("\n"))
-    for key, value in note.meta.items():
-        if key not in last:
-            out.extend(dump_value(key, value).rstrip("\n").split("\n"))
-    return "".join(line + "\n" for line in out)
-
-
-def _spans(front_lines: list[str]) -> tuple[_Span, ...] | None:
-    """The lines that belong to each top-level key. Where the block is valid YAML the
-    parser's own marks decide (so a quoted value that runs onto a column-0 line, or a
-    comment inside a nested block, stays with its key); elsewhere a line-based reading.
-    None for a flow mapping, whose keys share lines."""
-    try:
-        node = yaml.compose("".join(line + "\n" for line in front_lines), Loader=_Loader)
-    except yaml.YAMLError:
-        node = None
-    if isinstance(node, yaml.MappingNode):
-        if node.flow_style:
-            return None
-        spans = _node_spans(node, front_lines)
-        if spans is not None:
-            return spans
-    return _line_spans(front_lines)
-
-
-def _node_spans(node: yaml.MappingNode, front_lines: list[str]) -> tuple[_Span, ...] | None:
-    spans: list[_Span] = []
-    position = 0
-    for key_node, value_node in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            return None
-        start = key_node.start_mark.line
-        end_mark = value_node.end_mark
-        end = max(end_mark.line + (1 if end_mark.column else 0), start + 1)
-        if start < position:
-            return None
-        spans.extend(_Span(None, (line,)) for line in front_lines[position:start])
-        spans.append(_Span(str(key_node.value), tuple(front_lines[start:end])))
-        position = end
-    spans.extend(_Span(None, (line,)) for line in front_lines[position:])
-    return tuple(spans)
-
-
-def _line_spans(front_lines: list[str]) -> tuple[_Span, ...]:
-    spans: list[_Span] = []
-    key: str | None = None
-    current: list[str] = []
-    for index, line in enumerate(front_lines):
-        match = _KEY_LINE.match(line)
-        if match is None and key is not None and _continues(front_lines, index):
-            current.append(line)
-            continue
-        if current:
-            spans.append(_Span(key, tuple(current)))
-        if match is not None:
-            key, current = match.group(2).strip(), [line]
-        else:
-            spans.append(_Span(None, (line,)))
-            key, current = None, []
-    if current:
-        spans.append(_Span(key, tuple(current)))
-    return tuple(spans)
-
-
-def _continues(front_lines: list[str], index: int) -> bool:
-    """Whether a line belongs to the key above it: indented, a ``- `` item, or a blank
-    line inside a block that goes on indented below it."""
-    line = front_lines[index]
-    if line[:1] in (" ", "\t") or line.startswith("- "):
-        return True
-    if line.strip():
-        return False
-    rest = next((ln for ln in front_lines[index + 1 :] if ln.strip()), "")
-    return rest[:1] in (" ", "\t")
-
-
-def _read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding]]:
-    block = "".join(line + "\n" for line in front_lines)
-    try:
-        meta, _ = frontmatter.parse(f"---\n{block}---\n")
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = 1 + (mark.line if mark is not None else 1)
-        problem = getattr(err, "problem", None) or str(err).split("\n")[0]
-        finding = Finding(
-            path,
-            line,
-            f"frontmatter is not valid YAML ({problem}); read it as "
-            "flat key: value lines — quote the value or run kura doctor",
-        )
-        flat, more = _read_flat(front_lines, path)
-        return flat, [finding, *more]
-    if not meta and any(ln.strip() and not ln.lstrip().startswith("#") for ln in front_lines):
-        flat, more = _read_flat(front_lines, path)
-        return flat, [
-            Finding(
-                path,
-                2,
-                "frontmatter is not a key: value mapping; read it as "
-                "flat key: value lines — fix the block or run kura doctor",
-            ),
-            *more,
-        ]
-    return _restore_keys(meta, front_lines), []
-
-
-def _restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]:
-    """YAML 1.1 turns a key like ``on`` or ``no`` into a boolean; give keys back as written."""
-    if all(isinstance(key, str) for key in meta):
-        return dict(meta)
-    restored: dict[str, Any] = {}
-    for span in _spans(front_lines) or ():
-        if span.key is None:
-            continue
-        try:
-            guessed = yaml.safe_load(span.key)
-        except yaml.YAMLError:
-            guessed = span.key
-        for candidate in (span.key, guessed):
-            if candidate in meta:
-                restored[span.key] = meta.pop(candidate)
-                break
-    restored.update({str(key): value for key, value in meta.items()})
-    return restored
-
-
-def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding]]:
-    """The fallback reader, one top-level key at a time: a key whose own lines are valid
-    YAML keeps its value; otherwise its first line is taken as text, as written."""
-    meta: dict[str, Any] = {}
-    findings: list[Finding] = []
-    lineno = 2
-    for span in _line_spans(front_lines):
-        first = span.lines[0]
-        if span.key is not None:
-            meta[span.key] = _span_value(span)
-        elif first.strip() and not first.lstrip().startswith("#"):
-            findings.append(Finding(path, lineno, f"frontmatter line not read: {first.strip()[:60]!r}"))
-        lineno += len(span.lines)
-    return meta, findings
-
-
-def _span_value(span: _Span) -> Any:
-    try:
-        loaded = yaml.safe_load("\n".join(span.lines))
-    except yaml.YAMLError:
-        loaded = None
-    if isinstance(loaded, dict) and span.key in loaded:
-        return loaded[span.key]
-    match = _KEY_LINE.match(span.lines[0])
-    return _unquote(match.group(3) or "") if match is not None else ""
-
-
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in ("'", '"'):
-        return value[1:-1]
-    return value
-
-
-def _raw_values(front_lines: list[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for line in front_lines:
-        match = _KEY_LINE.match(line)
-        if match is not None:
-            values.setdefault(match.group(2).strip(), _unquote(match.group(3) or ""))
-    return values
-
-
 def _coerce(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Finding]:
     """Undo YAML's guesses on the prose fields (in place, before the Note exists)."""
     findings: list[Finding] = []
     guessed = [k for k in ("name", "description", "type") if not isinstance(meta.get(k), str)]
     if not guessed:
         return findings
-    raw_values = _raw_values(front_lines)
+    written = raw_values(front_lines)
     for key in guessed:
         value = meta.get(key)
-        if value is None and not raw_values.get(key):
+        if value is None and not written.get(key):
             continue
-        meta[key] = raw_values.get(key) or _text(value)
+        meta[key] = written.get(key) or _text(value)
         findings.append(
             Finding(
                 path,
@@ -465,7 +248,7 @@ def _duplicates(front_lines: list[str], path: str) -> Iterator[Finding]:
     """Keys written more than once (YAML keeps the last one silently)."""
     where: dict[str, list[int]] = {}
     for offset, line in enumerate(front_lines):
-        match = _KEY_LINE.match(line)
+        match = KEY_LINE.match(line)
         if match is not None:
             where.setdefault(match.group(2).strip(), []).append(offset + 2)
     for key, lines in sorted(where.items()):
@@ -480,7 +263,7 @@ def _duplicates(front_lines: list[str], path: str) -> Iterator[Finding]:
 
 def _line_of(front_lines: list[str], key: str) -> int:
     for offset, line in enumerate(front_lines):
-        match = _KEY_LINE.match(line.strip())
+        match = KEY_LINE.match(line.strip())
         if match is not None and match.group(2).strip() == key:
             return offset + 2
     return 1

@@ -194,3 +194,12 @@ def test_mixed_line_endings_are_not_converted() -> None:
     assert (note.description, note.type, note.findings) == ("d", "user", ())
     out = render(note.with_meta(description="e"))
     assert out == "---\r\nname: a\ndescription: e\ntype: user\n---\r\nbody\r\nmore\n"
+
+
+def test_changing_an_anchored_key_does_not_leave_a_dangling_alias() -> None:
+    source = "---\nname: a\ndescription: &d the original\ntype: user\nx_summary: *d\n---\nb\n"
+    note = parse(source)
+    assert note.meta["x_summary"] == "the original"
+    changed = parse(render(note.with_meta(description="new")))
+    assert changed.findings == ()
+    assert (changed.description, changed.meta["x_summary"]) == ("new", "the original")
