@@ -3,9 +3,11 @@
 ``cp -r``, a backup restore or a git checkout resets every timestamp to one moment; if
 freshness came from mtime, the whole index would turn "fresh" at once, nothing would be
 trimmed, and the three-layer map would have quietly switched itself off. So a memory's
-age is the most recent of what can be trusted:
+age comes from the first of these that it has:
 
-1. a date written in the memory (``updated``, ``created``, … in its frontmatter);
+1. a date written in the memory (the latest of ``updated``, ``created``, … in its
+   frontmatter; ``kura remember`` sets ``updated`` when it changes a memory, and a person
+   editing by hand can bump it);
 2. in a git work tree, the last commit that changed the file — unless the file is
    modified or untracked, when the edit in progress is what counts (its mtime);
 3. the file's mtime, unless it belongs to a *burst*: at least ten memories, a fifth of the
@@ -40,17 +42,17 @@ class Age:
 def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = None) -> dict[str, Age]:
     """Each memory's last-changed day and where that came from."""
     git = _git_dates(root, db)
-    trusted = _trusted_mtimes(entries, exclude=set(git.committed))
+    trusted = _trusted_mtimes(entries, exclude=set(git.committed) - git.dirty)
     out: dict[str, Age] = {}
     for slug, entry in entries.items():
-        candidates: list[tuple[dt.date, str]] = []
         if entry.written is not None:
-            candidates.append((entry.written, "written"))
-        if entry.rel in git.committed and entry.rel not in git.dirty:
-            candidates.append((git.committed[entry.rel], "git"))
+            out[slug] = Age(entry.written, "written")
+        elif entry.rel in git.committed and entry.rel not in git.dirty:
+            out[slug] = Age(git.committed[entry.rel], "git")
         elif slug in trusted:
-            candidates.append((_day(entry.mtime_ns), "mtime"))
-        out[slug] = Age(*max(candidates)) if candidates else Age(None, "unknown")
+            out[slug] = Age(_day(entry.mtime_ns), "mtime")
+        else:
+            out[slug] = Age(None, "unknown")
     return out
 
 

@@ -250,6 +250,8 @@ def prefill(
         _json(block.to_dict())
     else:
         sys.stdout.write(block.text)
+    if block.warning and block.state in ("missing", "stale"):
+        _warn(block.warning)
     raise typer.Exit(block.exit_code)
 
 

@@ -26,7 +26,7 @@ import datetime as dt
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,23 +181,29 @@ def build(
     if cloth is None:
         index = _read_text(index_path) or ""
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
-        return _sized(name, header, f"{note}\n{index}", settings, index, state="stale")
+        stale = _sized(name, header, f"{note}\n{index}", settings, index, state="stale")
+        return replace(
+            stale,
+            warning=stale.warning or "the woven map is stale and re-weaving would be slow; run kura weave",
+        )
     return _sized(name, header, cloth, settings, _read_text(index_path) or "", state=state)
 
 
 def build_for(config_path: str | None, selector: str | None) -> Block:
-    """The block for a configured store (or mode, or folder), as ``kura prefill`` prints it.
-    A store that cannot be found or read still gets a block: one that says it is missing."""
+    """The block for a configured store (or mode, or folder), as ``kura prefill`` prints
+    it. Whatever goes wrong — no such store, a broken config, a header that ticks — the
+    answer is still a block, one that says the map is missing and why."""
     from kura.config import load_config
 
-    config = load_config(config_path)
-    store = config.store_config(selector)
-    settings = config.map_settings(store)
-    header_text(settings, store.name)
+    name = selector or "default"
     try:
+        config = load_config(config_path)
+        store = config.store_config(selector)
+        name = store.name
+        settings = config.map_settings(store)
         return build(store.path, store.name, settings, scribe=config.scribe_for(store))
-    except OSError as err:
-        return missing(store.name, str(err))
+    except (KuraError, OSError) as err:
+        return missing(name, str(err))
 
 
 def missing(name: str, reason: str) -> Block:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,3 +62,72 @@ class Result:
 @pytest.fixture
 def cli() -> Cli:
     return Cli()
+
+
+def write_memory(
+    root: Path, slug: str, kind: str, description: str, *, date: str | None = None, body: str = ""
+) -> Path:
+    """A memory file as a person would write it (no index line)."""
+    dated = f"created: {date}\n" if date else ""
+    path = root / f"{slug}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"---\nname: {slug}\ndescription: {json.dumps(description, ensure_ascii=False)}\ntype: {kind}\n{dated}---\n\n{body or description}\n"
+    )
+    return path
+
+
+def make_store(
+    root: Path, memories: list[tuple[str, str, str, str | None]], *, extra_index: str = ""
+) -> Store:
+    """A store with these (slug, type, description, created date) memories and an index."""
+    store, _ = init_store(root, name=root.name)
+    lines = []
+    for slug, kind, description, date in memories:
+        write_memory(root, slug, kind, description, date=date)
+        lines.append(f"- [{slug}]({slug}.md) — {description}")
+    (root / "MEMORY.md").write_text("# Memory index\n\n" + extra_index + "\n".join(lines) + "\n")
+    return store
+
+
+class ModelServer:
+    """A scripted OpenAI-compatible endpoint on 127.0.0.1: replies are taken in order
+    (the last one repeats), every request body is kept."""
+
+    def __init__(self) -> None:
+        self.replies: list[str] = ["ok"]
+        self.requests: list[dict[str, object]] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                server.requests.append(json.loads(self.rfile.read(length)))
+                reply = server.replies.pop(0) if len(server.replies) > 1 else server.replies[0]
+                data = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
+                ).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def model_server() -> Iterator[ModelServer]:
+    server = ModelServer()
+    yield server
+    server.close()

@@ -1,0 +1,125 @@
+"""The resident block: stable bytes, never half a map, never a silent blank."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE, Cli, make_store, write_memory
+
+from kura import prefill as pf
+from kura.errors import ConfigError
+from kura.prefill import MapSettings, build, header_text
+
+TODAY = dt.date(2026, 11, 30)
+LONG = "the archive lives on the slow disk (hdd0, 8 TB) because the fast NVMe burns write endurance; the fast one stays scratch"
+
+
+def store_with(tmp_path: Path, n: int = 3) -> Path:
+    sections = "## People\n- [Mika](mika.md) — Mika leads\n## Infra\n"
+    store = make_store(tmp_path / "s", [(f"m{i}", "project", LONG.replace("archive", f"m{i}"), "2026-03-01") for i in range(n)],
+                       extra_index=sections)  # fmt: skip
+    write_memory(store.root, "mika", "user", "Mika leads", date="2026-03-01")
+    return store.root
+
+
+def test_block_shape_and_byte_identical_reruns(tmp_path: Path) -> None:
+    root = store_with(tmp_path)
+    first = build(root, "s", MapSettings(), today=TODAY)
+    assert first.state == "rewoven"
+    assert first.text.startswith(
+        "<<<KURA-MAP store=s>>>\nThis is the map of what you remember (kura store 's')"
+    )
+    assert first.text.endswith(
+        "- [m2](m2.md) — m2 lives slow disk (hdd0, 8 TB) fast NVMe burns write endurance; fast one stays scratch\n<<<END KURA-MAP>>>\n"
+    )
+    second = build(root, "s", MapSettings(), today=TODAY)
+    assert second.state == "current"
+    assert (second.text, second.etag) == (first.text, first.etag)
+    write_memory(root, "m1", "project", "a different line now", date="2026-03-01")
+    index = (root / "MEMORY.md").read_text().replace(LONG.replace("archive", "m1"), "a different line now")
+    (root / "MEMORY.md").write_text(index)
+    third = build(root, "s", MapSettings(), today=TODAY)
+    assert third.state == "rewoven" and third.etag != first.etag and "a different line now" in third.text
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Map as of 2026-11-30",
+        "Updated at 09:15",
+        "Good morning, today's map",
+        "Session id: 42",
+        "{date}",
+        "$(date)",
+        "Built Monday",
+        "There are 40 memories here",
+    ],
+)
+def test_a_header_that_ticks_is_refused_at_build_time(header: str) -> None:
+    with pytest.raises(ConfigError, match=r"\[prefill\] header contains"):
+        header_text(MapSettings(header=header), "s")
+
+
+def test_a_steady_header_is_fine() -> None:
+    assert header_text(MapSettings(header="What you remember. Open a memory before you rely on it."), "s")
+
+
+def test_over_budget_warns_in_json_only(tmp_path: Path) -> None:
+    root = store_with(tmp_path, n=6)
+    block = build(
+        root, "s", MapSettings(window_tokens=2600, budget_fraction=0.05, hard_fraction=0.9), today=TODAY
+    )
+    assert block.state == "over-budget" and block.warning.startswith("the map is ~")
+    assert "budget" not in block.text.split("\n", 2)[1]  # no banner in the text
+    assert "- [m5](m5.md)" in block.text
+
+
+def test_over_the_hard_limit_a_sector_map_not_a_truncated_list(tmp_path: Path) -> None:
+    root = store_with(tmp_path, n=6)
+    block = build(root, "s", MapSettings(window_tokens=600, hard_fraction=0.2), today=TODAY)
+    assert block.state == "sectors"
+    assert "This is NOT the full map: the index names 7 memories" in block.text
+    assert "- People (1): Mika" in block.text and "- Infra (6): m0; m1; m2; …" in block.text
+    assert "(m0.md)" not in block.text
+
+
+def test_missing_store_says_missing_not_empty(tmp_path: Path) -> None:
+    block = build(tmp_path / "gone", "gone", MapSettings(), today=TODAY)
+    assert block.state == "missing" and block.exit_code == 1
+    assert "MISSING, not empty" in block.text and block.text.startswith("<<<KURA-MAP store=gone>>>")
+
+
+def test_stale_map_is_never_served_as_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = store_with(tmp_path)
+    build(root, "s", MapSettings(), today=TODAY)
+    write_memory(root, "m0", "project", "changed", date="2026-03-01")
+    monkeypatch.setattr(pf, "MAX_QUICK_PARSE", 0)
+    block = build(root, "s", MapSettings(), today=TODAY)
+    assert block.state == "stale" and block.exit_code == 2
+    assert "(This map was not re-woven: it is MEMORY.md as written.)" in block.text
+    assert LONG.replace("archive", "m0") in block.text  # the canonical line, not an old cloth
+
+
+def test_a_new_day_re_weaves(tmp_path: Path) -> None:
+    root = store_with(tmp_path)
+    build(root, "s", MapSettings(), today=TODAY)
+    assert build(root, "s", MapSettings(), today=TODAY + dt.timedelta(days=1)).state == "rewoven"
+
+
+def test_cli_prefill_text_and_json(cli: Cli, tmp_path: Path) -> None:
+    root = store_with(tmp_path)
+    text = cli("-s", str(root), "prefill")
+    assert text.code == 0 and text.out.startswith("<<<KURA-MAP store=s>>>")
+    data = json.loads(cli("-s", str(root), "prefill", "--json").out)
+    assert data["state"] == "current" and data["text"] == text.out and data["etag"].startswith('"')
+    gone = cli("-s", str(tmp_path / "nope"), "prefill")
+    assert gone.code == 1 and "MISSING" in gone.out
+
+
+def test_cli_weave_exit_codes(cli: Cli) -> None:
+    first = cli("-s", str(SAMPLE), "weave", "--no-model")
+    assert first.code in (0, 2) and "sample-store map" in first.out
+    assert cli("-s", str(SAMPLE), "weave", "--no-model").code == 2

@@ -1,0 +1,59 @@
+"""Triggers keep what makes a line recognisable, and a model's trigger must stay grounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from kura.tokens import estimate_tokens
+from kura.trim import grounded, mechanical
+
+LONG = "⚠️ never force-push to main: branch protection is off for admins since the March migration, and Tomasz lost two days of work to it"
+
+
+def test_short_lines_pass_through() -> None:
+    assert mechanical("make test runs pytest", 24) == "make test runs pytest"
+
+
+def test_trimmed_lines_fit_and_keep_the_recognisable_words() -> None:
+    short = mechanical(LONG, 12)
+    assert estimate_tokens(short) <= 12
+    for word in ("⚠️", "never", "force-push", "Tomasz"):
+        assert word in short
+    words = short.split()
+    assert words == [w for w in LONG.split() if w in words or w.rstrip(":,") in words]  # original order
+
+
+def test_numbers_units_identifiers_and_code_spans_survive() -> None:
+    line = "the archive lives on the slow disk (hdd0, 8 TB) and `rsync -a /srv/archive` runs nightly at 02:30"
+    short = mechanical(line, 16)
+    assert "8 TB" in short and "hdd0" in short and "02:30" in short
+    assert short.count("`") % 2 == 0
+    assert short.count("(") == short.count(")")
+
+
+def test_never_empty_and_never_cuts_a_word() -> None:
+    word = "supercalifragilisticexpialidocious-antidisestablishmentarianism"
+    assert mechanical(word, 2) == word
+    assert mechanical("the of and to a", 1) != ""
+
+
+def test_cjk_is_cut_only_at_its_own_punctuation() -> None:
+    line = "蒸留蔵のアーカイブは遅いディスクに置く。速いディスクはスクラッチ用。"
+    short = mechanical(line, 24)
+    assert short in ("蒸留蔵のアーカイブは遅いディスクに置く。", "速いディスクはスクラッチ用。")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "verdict"),
+    [
+        ("archive on slow disk, 8 TB", None),
+        ("archive on slow disk, 16 TB", "adds the number 16"),
+        ("never put the archive on fast disk", "adds the negation 'never'"),
+        ("archive moved to Hetzner", "adds the name 'Hetzner'"),
+        ("   ", "the trigger is empty"),
+    ],
+)
+def test_grounding(trigger: str, verdict: str | None) -> None:
+    assert (
+        grounded(trigger, "the archive lives on the slow disk (8 TB); the fast one stays scratch") == verdict
+    )

@@ -1,0 +1,217 @@
+"""The weave: three layers, honest ages, the budget ladder, and the postcondition."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ModelServer, make_store, write_memory
+
+from kura import catalog
+from kura.config import ModelConfig
+from kura.errors import StoreError
+from kura.index import parse_index
+from kura.prefill import MapSettings
+from kura.store import Store
+from kura.weave import weave
+
+TODAY = dt.date(2026, 11, 30)
+LONG = "the archive lives on the slow disk (hdd0, 8 TB) because the fast NVMe burns write endurance; the fast one stays scratch for builds"
+OLD = "2026-03-01"
+
+
+def lines_of(text: str) -> dict[str, str]:
+    return {ln.slugs[0]: ln.text for ln in parse_index(text).lines if ln.kind == "entry"}
+
+
+def test_every_layer(tmp_path: Path) -> None:
+    store = make_store(
+        tmp_path / "s",
+        [
+            ("rule", "feedback", LONG.replace("archive", "rule"), OLD),
+            ("person", "user", LONG.replace("archive", "person"), OLD),
+            ("recent", "project", LONG.replace("archive", "recent"), "2026-11-25"),
+            ("old", "project", LONG, OLD),
+            ("short", "reference", "docs live in docs/", OLD),
+        ],
+        extra_index="## Section\n<!-- a comment -->\nSome prose.\n- Pair: [old](old.md) · [short](short.md)\n",
+    )
+    woven = weave(store, MapSettings(), today=TODAY)
+    assert woven is not None and woven.written
+    got = lines_of(woven.text)
+    index = lines_of((store.root / "MEMORY.md").read_text())
+    assert got["rule"] == index["rule"] and got["person"] == index["person"]  # pinned
+    assert got["recent"] == index["recent"]  # fresh
+    assert got["short"] == index["short"]  # already short
+    assert got["old"] != index["old"] and got["old"].startswith("- [old](old.md) — ")
+    assert "8 TB" in got["old"] and "hdd0" in got["old"]
+    assert (
+        "## Section\n<!-- a comment -->\nSome prose.\n- Pair: [old](old.md) · [short](short.md)\n"
+        in woven.text
+    )
+    assert woven.layers == {"other": 5, "grouped": 1, "pinned": 2, "fresh": 1, "trigger": 2}
+
+
+def test_git_dates_and_the_edit_in_progress(tmp_path: Path) -> None:
+    store = make_store(
+        tmp_path / "s", [("a", "project", LONG, None), ("b", "project", LONG.replace("archive", "b"), None)]
+    )
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
+        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
+    }
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ):
+        subprocess.run(["git", *args], cwd=store.root, env=env, check=True)
+    woven = weave(store, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers["trigger"] == 2  # committed in February: not fresh
+    (store.root / "b.md").write_text((store.root / "b.md").read_text() + "edited\n")
+    woven = weave(store, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers == {"other": 2, "trigger": 1, "fresh": 1}
+
+
+def test_bulk_copied_mtimes_are_not_freshness(tmp_path: Path) -> None:
+    memories = [(f"m{i:02d}", "project", LONG.replace("archive", f"thing{i}"), None) for i in range(20)]
+    store = make_store(tmp_path / "s", memories)
+    now = time.time()
+    for i in range(20):
+        os.utime(store.root / f"m{i:02d}.md", (now, now + i * 0.01))  # one copy, one moment
+    woven = weave(store, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers.get("fresh", 0) == 0
+    spread = [(f"n{i:02d}", "project", LONG.replace("archive", f"x{i}"), None) for i in range(20)]
+    real = make_store(tmp_path / "r", spread)
+    for i in range(20):
+        os.utime(real.root / f"n{i:02d}.md", (now, now - i * 600))  # written over an afternoon
+    woven = weave(real, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers["fresh"] == 20
+
+
+def test_a_small_new_store_written_today_is_fresh(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [(f"m{i}", "project", LONG, None) for i in range(3)])
+    woven = weave(store, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers["fresh"] == 3
+
+
+def test_a_written_date_beats_a_copy(tmp_path: Path) -> None:
+    store = make_store(
+        tmp_path / "s", [(f"m{i:02d}", "project", LONG.replace("archive", f"m{i}"), OLD) for i in range(12)]
+    )
+    woven = weave(store, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers["trigger"] == 12
+
+
+def test_budget_ladder_shortens_the_fresh_window_never_drops_a_line(tmp_path: Path) -> None:
+    memories = [
+        (
+            f"m{i}",
+            "project",
+            LONG.replace("archive", f"m{i}"),
+            (TODAY - dt.timedelta(days=i * 2 + 1)).isoformat(),
+        )
+        for i in range(8)
+    ]
+    store = make_store(tmp_path / "s", memories)
+    roomy = weave(store, MapSettings(window_tokens=100_000), today=TODAY, write=False)
+    assert roomy is not None and (roomy.fresh_days, roomy.layers["fresh"]) == (14, 7)
+    tight = weave(store, MapSettings(window_tokens=roomy.tokens * 20 - 400), today=TODAY, write=False)
+    assert tight is not None and tight.fresh_days in (7, 3, 1, 0) and not tight.over_budget
+    assert list(lines_of(tight.text)) == [f"m{i}" for i in range(8)]
+    hopeless = weave(store, MapSettings(window_tokens=200), today=TODAY, write=False)
+    assert hopeless is not None and hopeless.over_budget and hopeless.layers.get("fresh", 0) == 0
+    assert list(lines_of(hopeless.text)) == [f"m{i}" for i in range(8)]
+    assert (
+        hopeless.notes[0].startswith("no setting brings the map within budget")
+        and "trigger ~" in hopeless.notes[0]
+    )
+
+
+def test_postcondition_refuses_to_write_a_map_that_loses_a_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store(tmp_path / "s", [("a", "user", "one", OLD), ("b", "user", "two", OLD)])
+    monkeypatch.setattr(
+        "kura.weave._cloth", lambda index, lines: "\n".join(t for _, t in lines if "(b.md)" not in t)
+    )
+    with pytest.raises(StoreError, match=r"lost: \['b'\]; invented: none.*nothing was written"):
+        weave(store, MapSettings(), today=TODAY)
+    assert not (store.root / ".kura" / "map.md").exists()
+
+
+def test_unchanged_cloth_is_not_rewritten_and_backups_are_kept(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
+    first = weave(store, MapSettings(), today=TODAY)
+    cloth = store.root / ".kura" / "map.md"
+    stamp = cloth.stat().st_mtime_ns
+    second = weave(store, MapSettings(), today=TODAY)
+    assert first is not None and second is not None and first.written and not second.written
+    assert cloth.stat().st_mtime_ns == stamp
+    write_memory(store.root, "b", "user", "new one", date=OLD)
+    (store.root / "MEMORY.md").write_text((store.root / "MEMORY.md").read_text() + "- [b](b.md) — new one\n")
+    third = weave(store, MapSettings(), today=TODAY)
+    assert third is not None and third.written
+    assert (store.root / ".kura" / "map.md.1").read_text() == first.text
+
+
+def test_work_is_proportional_to_change(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [(f"m{i}", "project", LONG, OLD) for i in range(30)])
+    assert weave(store, MapSettings(), today=TODAY).parsed == 30  # type: ignore[union-attr]
+    assert weave(store, MapSettings(), today=TODAY).parsed == 0  # type: ignore[union-attr]
+    write_memory(store.root, "m3", "project", LONG + " (changed)", date=OLD)
+    assert weave(store, MapSettings(), today=TODAY).parsed == 1  # type: ignore[union-attr]
+
+
+def test_scribe_writes_grounded_triggers_once(tmp_path: Path, model_server: ModelServer) -> None:
+    store = make_store(
+        tmp_path / "s",
+        [("a", "project", LONG, OLD), ("b", "project", LONG.replace("archive", "backup"), OLD)],
+    )
+    model_server.replies = [
+        "archive on slow disk hdd0, 8 TB; NVMe stays scratch",
+        "backup on slow disk, 16 TB",
+    ]
+    scribe = ModelConfig(role="scribe", url=model_server.url, model="m")
+    woven = weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    assert woven is not None and woven.model_calls == 2
+    got = lines_of(woven.text)
+    assert got["a"] == "- [a](a.md) — archive on slow disk hdd0, 8 TB; NVMe stays scratch"
+    assert "16 TB" not in got["b"] and "8 TB" in got["b"]  # ungrounded: the trimmer's version
+    assert model_server.requests[0]["model"] == "m"
+    again = weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    assert again is not None and again.model_calls == 1 and len(model_server.requests) == 3  # only b retried
+    model_server.replies = ["backup on the slow disk"]
+    weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    steady = weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    assert steady is not None and steady.model_calls == 0
+
+
+def test_a_model_that_is_down_does_not_stop_the_weave(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
+    scribe = ModelConfig(role="scribe", url="http://127.0.0.1:9/v1", model="m", timeout=1)
+    woven = weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    assert woven is not None and "8 TB" in woven.text
+
+
+def test_catalog_survives_deletion_of_state(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
+    first = weave(store, MapSettings(), today=TODAY)
+    for path in sorted((store.root / ".kura").iterdir()):
+        if path.is_file():
+            path.unlink()
+    again = weave(store, MapSettings(), today=TODAY)
+    assert first is not None and again is not None and again.text == first.text and again.parsed == 1
+
+
+def test_read_only_store_still_weaves(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
+    db = catalog.connect(Store(tmp_path / "nowhere-writable" / "x"))
+    assert db.execute("SELECT count(*) FROM notes").fetchone() == (0,)
+    woven = weave(store, MapSettings(), today=TODAY, write=False)
+    assert woven is not None and not woven.written
