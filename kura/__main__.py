@@ -1,3 +1,3 @@
-from kura.cli import run
+from kura.entry import main
 
-run()
+main()

@@ -20,11 +20,14 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from kura.note import Note
 from kura.slugs import STATE_DIR
 from kura.store import Store
+from kura.workers import parallel_map
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
@@ -74,19 +77,28 @@ def connect(store: Store) -> sqlite3.Connection:
     return db
 
 
-def scan(store: Store, db: sqlite3.Connection, *, max_parse: int | None = None) -> Scan | None:
+def scan(
+    store: Store,
+    db: sqlite3.Connection,
+    *,
+    max_parse: int | None = None,
+    stats: dict[str, tuple[int, int, int, int]] | None = None,
+) -> Scan | None:
     """Every memory's entry, re-reading only files whose identity changed. None when more
-    than ``max_parse`` files would need reading (the caller wanted a quick answer)."""
+    than ``max_parse`` files would need reading (the caller wanted a quick answer).
+    ``stats`` (from ``slugs.file_stats``) saves a second stat of every file."""
     known = {row[0]: row for row in db.execute("SELECT * FROM notes")}
     base = str(store.root)
     entries: dict[str, Entry] = {}
     stale: list[tuple[str, str, tuple[int, int, int, int]]] = []
     for slug, rel in store.files():
-        try:
-            st = os.stat(f"{base}/{rel}")
-        except OSError:
-            continue
-        ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        ident = stats.get(rel) if stats is not None else None
+        if ident is None:
+            try:
+                st = os.stat(f"{base}/{rel}")
+            except OSError:
+                continue
+            ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         row = known.get(rel)
         if row is not None and tuple(row[2:6]) == ident:
             entries[slug] = _entry(row)
@@ -94,7 +106,7 @@ def scan(store: Store, db: sqlite3.Connection, *, max_parse: int | None = None) 
             stale.append((slug, rel, ident))
     if max_parse is not None and len(stale) > max_parse:
         return None
-    fresh = [_parse(store, slug, rel, ident) for slug, rel, ident in stale]
+    fresh = parallel_map(partial(_parse_all, store.root, store.name), stale)
     gone = set(known) - {entry.rel for entry in entries.values()} - {row[0] for row in fresh}
     _save(db, fresh, gone)
     for row in fresh:
@@ -133,6 +145,13 @@ def written_date(note: Note) -> dt.date | None:
     dates = [_as_date(note.meta.get(key)) for key in _DATE_KEYS]
     found = [d for d in dates if d is not None]
     return max(found) if found else None
+
+
+def _parse_all(
+    root: Path, name: str, items: list[tuple[str, str, tuple[int, int, int, int]]]
+) -> list[tuple[Any, ...]]:
+    store = Store(root, name=name)
+    return [_parse(store, slug, rel, ident) for slug, rel, ident in items]
 
 
 def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) -> tuple[Any, ...]:

@@ -206,27 +206,23 @@ def weave_(
     ctx: typer.Context,
     as_json: JsonOpt = False,
     no_model: Annotated[bool, typer.Option("--no-model", help="Trim mechanically; call no model.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Weave even if nothing changed.")] = False,
 ) -> None:
     """Fold MEMORY.md into the three-layer map (pinned, fresh, trigger) within the budget.
 
     Exit 0 when the map changed, 2 when it was already current."""
-    from kura.weave import weave
+    from kura.weave import describe, weave
 
     g: Globals = ctx.obj
     config = _run(lambda: cfg.load_config(g.config))
     sc = _run(lambda: config.store_config(g.store))
     scribe = None if no_model else config.scribe_for(sc)
-    woven = _run(lambda: weave(sc.open(), config.map_settings(sc), scribe=scribe))
+    woven = _run(lambda: weave(sc.open(), config.map_settings(sc), scribe=scribe, force=force))
     assert woven is not None
     if as_json:
         _json(woven.to_dict())
     else:
-        layers = ", ".join(f"{k} {v}" for k, v in sorted(woven.layers.items()))
-        verb = "wove" if woven.written else "unchanged:"
-        _say(
-            f"{verb} {woven.store} map, ~{woven.tokens} of {woven.budget} tokens ({layers}; "
-            f"fresh window {woven.fresh_days:g} days)"
-        )
+        _say(describe(woven))
     for note in woven.notes:
         _warn(note)
     if not woven.written:

@@ -29,8 +29,9 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _ENTRY = re.compile(
     r"^(?P<head>\s*(?:[-*+]|\d{1,9}[.)])\s+\[(?P<title>(?:\\.|[^\]\\])*)\]"
     r"\(\s*(?P<target><[^>]*>|[^()\s]+)(?:\s+\"[^\"]*\")?\s*\)"
-    r"(?:\s*(?:—|–|--?|:)\s*|\s*$))(?P<trigger>.*?)\s*$"
+    r"(?:\s*(?:—|–|--?|:)\s*|\s*$))(?P<trigger>.*)"
 )
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
@@ -96,10 +97,13 @@ def parse_index(text: str) -> Index:
                 fence = ""
             lines.append(IndexLine(raw, "prose"))
             continue
-        opened = _FENCE.match(raw) if not in_comment else None
+        opened = _FENCE.match(raw) if not in_comment and ("``" in raw or "~~" in raw) else None
         if opened is not None:
             fence = opened.group(1)
             lines.append(IndexLine(raw, "prose"))
+            continue
+        if not in_comment and "<!--" not in raw:
+            lines.append(classify_line(raw))
             continue
         visible, in_comment_after = _uncomment(raw, in_comment)
         had_comment = in_comment or visible != raw
@@ -107,7 +111,7 @@ def parse_index(text: str) -> Index:
         if had_comment and not visible.strip():
             lines.append(IndexLine(raw, "comment"))
         else:
-            lines.append(_classify(raw, visible))
+            lines.append(classify_line(raw, visible))
     return Index(tuple(lines), newline, bom, final_newline)
 
 
@@ -180,7 +184,7 @@ def _escape(title: str) -> str:
 def upsert(index: Index, slug: str, line: str) -> Index:
     """Set the memory's own entry line: replace it where it is, leave a grouped line that
     already names it alone, or append after the last line that names a memory."""
-    new = _classify(line)
+    new = classify_line(line)
     for position, existing in enumerate(index.lines):
         if existing.kind == "entry" and existing.slugs == (slug,):
             if existing.text == line:
@@ -214,31 +218,36 @@ def slug_of_target(target: str) -> str | None:
     target = target.strip()
     if target.startswith("<") and target.endswith(">"):
         target = target[1:-1]
-    target = unquote(target.split("#", 1)[0])
-    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or not target.endswith(".md"):
+    if "#" in target:
+        target = target.split("#", 1)[0]
+    if "%" in target:
+        target = unquote(target)
+    if not target.endswith(".md") or (":" in target and _SCHEME.match(target)):
         return None
     while target.startswith("./"):
         target = target[2:]
     return target[:-3] or None
 
 
-def _classify(raw: str, visible: str | None = None) -> IndexLine:
+def classify_line(raw: str, visible: str | None = None) -> IndexLine:
     """An entry is a list item whose first thing is a link to a memory, then a separator
     (or nothing); links later on the line belong to its trigger. Any other list item
     naming memories is a grouped line. Prose that mentions a memory names nothing."""
     visible = raw if visible is None else visible
-    if not visible.strip():
+    first = visible.lstrip()[:1]
+    if not first:
         return IndexLine(raw, "blank")
-    if _HEADING.match(visible):
+    if first == "#" and _HEADING.match(visible):
         return IndexLine(raw, "heading")
-    if not _ITEM.match(visible):
+    if not (first in "-*+" or first.isdigit()) or not _ITEM.match(visible):
         return IndexLine(raw, "prose")
     match = _ENTRY.match(visible)
     if match is not None:
         slug = slug_of_target(match.group("target"))
         if slug is not None:
-            title = re.sub(r"\\(.)", r"\1", match.group("title")).strip()
-            trigger = match.group("trigger")
+            title = match.group("title")
+            title = (re.sub(r"\\(.)", r"\1", title) if "\\" in title else title).strip()
+            trigger = match.group("trigger").rstrip()
             head = match.group("head") if trigger else visible.rstrip()
             return IndexLine(raw, "entry", (slug,), title, trigger, head)
     slugs = tuple(dict.fromkeys(s for m in _MD_LINK.finditer(visible) if (s := slug_of_target(m.group(2)))))

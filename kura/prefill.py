@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura.errors import ConfigError, KuraError
 from kura.index import parse_index
-from kura.slugs import STATE_DIR, file_stats, identity, index_file
+from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -141,13 +141,35 @@ def wrap(name: str, header: str, body: str) -> str:
     return f"{OPEN.format(name=name)}\n{header}\n\n{body.rstrip()}\n{CLOSE}\n"
 
 
-def fingerprint(root: Path, settings: MapSettings, *, today: dt.date, scribe: str = "") -> str:
+def fingerprint(
+    root: Path, settings: MapSettings, *, today: dt.date, scribe: str = "", stats: Stats | None = None
+) -> str:
     """Changes whenever the woven map could: a memory file or the index changed, the
     settings or the scribe changed, or the day turned (freshness is counted in days)."""
     from kura.trim import VERSION
 
-    parts = [identity(file_stats(root)), settings.key(), today.isoformat(), str(VERSION), scribe]
+    files = stamp_files(root) if stats is None else identity(stats)
+    parts = [files, settings.key(), today.isoformat(), str(VERSION), scribe]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def stored_map(root: Path, stamp: str) -> tuple[dict[str, Any], str] | None:
+    """The last weave's summary and cloth, if its stamp is ``stamp`` (else None)."""
+    meta = _read_json(root / STATE_DIR / "map.json")
+    if meta.get("fingerprint") != stamp or not meta.get("cloth"):
+        return None
+    text = _read_text(Path(str(meta["cloth"])))
+    return None if text is None else (meta, text)
+
+
+def summary_line(summary: dict[str, Any], *, written: bool) -> str:
+    """``kura weave``'s one line, from a weave's summary (fresh or stored)."""
+    layers = ", ".join(f"{k} {v}" for k, v in sorted(summary["layers"].items()))
+    verb = "wove" if written else "unchanged:"
+    return (
+        f"{verb} {summary['store']} map, ~{summary['tokens']} of {summary['budget']} tokens ({layers}; "
+        f"fresh window {float(summary['fresh_days']):g} days)"
+    )
 
 
 def build(

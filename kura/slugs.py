@@ -12,10 +12,9 @@ person's ``My Notes.md`` should still be found, but kura should not invent such 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kura.errors import StoreError
@@ -70,41 +69,20 @@ def scan_files(root: Path) -> Iterator[tuple[str, str]]:
     "link"), and folders that could not be read as (path, "unreadable"). Symlinked
     folders are not entered. One scandir pass over plain strings: no stat per plain file,
     which keeps a walk of 20,000 memories in tens of milliseconds."""
-    stack = [""]
-    while stack:
-        prefix = stack.pop()
-        try:
-            entries = list(os.scandir(root / prefix if prefix else root))
-        except OSError:
-            yield prefix, "unreadable"
-            continue
-        for entry in entries:
-            if entry.name[:1] in "._":
-                continue
-            rel = f"{prefix}/{entry.name}" if prefix else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(rel)
-            elif entry.name.endswith(".md") and entry.is_symlink():
-                yield rel, "link"
-            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                yield rel, "file"
+    for rel, kind, _ in _scan(root, with_stats=False):
+        yield rel, kind
 
 
-def file_stats(root: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
+Ident = tuple[int, int, int, int]
+Stats = list[tuple[str, Ident]]
+
+
+def file_stats(root: Path) -> Stats:
     """(relative path, (inode, size, mtime_ns, ctime_ns)) of every candidate memory file and
     of MEMORY.md, sorted: enough to tell whether anything changed without reading a file."""
-    stats = []
-    base = str(root)
-    for rel, kind in scan_files(root):
-        if kind == "unreadable":
-            continue
-        try:
-            st = os.stat(f"{base}/{rel}")
-        except OSError:
-            continue
-        stats.append((rel, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
+    stats = [(rel, ident) for rel, kind, ident in _scan(root, with_stats=True) if ident is not None]
     try:
-        st = os.stat(f"{base}/{INDEX_NAME}")
+        st = os.stat(root / INDEX_NAME)
         stats.append((INDEX_NAME, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
     except OSError:
         pass
@@ -112,12 +90,65 @@ def file_stats(root: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
     return stats
 
 
-def identity(stats: list[tuple[str, tuple[int, int, int, int]]]) -> str:
-    """One hash over ``file_stats``: equal when no memory file and no index changed."""
-    digest = hashlib.sha256()
-    for rel, ident in stats:
-        digest.update(f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+def identity(stats: Stats) -> str:
+    """A checksum over ``file_stats``: it changes when any memory file or the index is
+    edited, added, removed or renamed (a rename changes the file's ctime). Order does not
+    matter and it is plain integer arithmetic, so a hook can afford it on every prompt."""
+    return _checksum(ident for _, ident in stats)
+
+
+def stamp_files(root: Path) -> str:
+    """``identity(file_stats(root))`` without building the list (the prefill hot path)."""
+    idents = [ident for _, _, ident in _scan(root, with_stats=True) if ident is not None]
+    try:
+        st = os.stat(root / INDEX_NAME)
+        idents.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    except OSError:
+        pass
+    return _checksum(idents)
+
+
+def _checksum(idents: Iterable[Ident]) -> str:
+    total = count = 0
+    for ino, size, mtime, ctime in idents:
+        total += (ino * 0x9E3779B1 ^ size * 0x85EBCA77) + mtime * 0xC2B2AE3D + ctime
+        count += 1
+    return f"{count}-{total % _MOD:x}"
+
+
+_MOD = (1 << 127) - 1
+
+
+def _scan(root: Path, *, with_stats: bool) -> Iterator[tuple[str, str, Ident | None]]:
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        try:
+            entries = list(os.scandir(root / prefix if prefix else root))
+        except OSError:
+            yield prefix, "unreadable", None
+            continue
+        for entry in entries:
+            name = entry.name
+            if name[:1] in "._":
+                continue
+            rel = f"{prefix}/{name}" if prefix else name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(rel)
+                continue
+            if not name.endswith(".md"):
+                continue
+            link = entry.is_symlink()
+            if not link and not entry.is_file(follow_symlinks=False):
+                continue
+            ident = None
+            if with_stats:
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            yield rel, ("link" if link else "file"), ident
 
 
 def index_file(root: Path) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 def estimate_tokens(text: str) -> int:
     """Roughly how many tokens ``text`` costs in a prompt."""
-    if not text:
-        return 0
-    wide = sum(1 for char in text if ord(char) > 127)
-    return (len(text) - wide + 3) // 4 + wide
+    if text.isascii():
+        return (len(text) + 3) // 4
+    narrow = len(text.encode("ascii", "ignore"))
+    return (narrow + 3) // 4 + len(text) - narrow

@@ -49,12 +49,16 @@ def mechanical(line: str, budget: int) -> str:
     conclusion = _conclusion_start(words)
     scores = [_score(words, i, i >= conclusion) for i in range(len(words))]
     keep: set[int] = set()
+    narrow = wide = 0  # what the kept words cost; joining can only make the text shorter
     floor = 0
     for i in sorted(range(len(words)), key=lambda i: (-scores[i], i)):
         if scores[i] < max(floor, 2):
             break
-        if scores[i] >= 100 or estimate_tokens(_join(words, keep | {i})) <= budget:
+        cost_narrow = len(words[i].encode("ascii", "ignore")) + (1 if keep else 0)
+        cost_wide = len(words[i]) + (1 if keep else 0) - cost_narrow
+        if scores[i] >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
             keep.add(i)
+            narrow, wide = narrow + cost_narrow, wide + cost_wide
         elif not floor:
             floor = scores[i]  # finish this tier with shorter words, then stop
     return _join(words, keep or {0})

@@ -27,7 +27,8 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,16 +36,18 @@ from kura import catalog, trim
 from kura.age import ages, fresh
 from kura.atomic import locked, write_atomic
 from kura.errors import StoreError
-from kura.index import Index, IndexLine, parse_index
-from kura.prefill import MapSettings, fingerprint, header_text, wrap
-from kura.slugs import STATE_DIR, is_memory_name
+from kura.index import Index, IndexLine, classify_line, parse_index
+from kura.prefill import MapSettings, fingerprint, header_text, stored_map, summary_line, wrap
+from kura.slugs import STATE_DIR, file_stats, is_memory_name
 from kura.store import Store
 from kura.tokens import estimate_tokens
+from kura.workers import parallel_map
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
 
 LADDER = (7, 3, 1, 0)
+_MARKERS = ("<!--", "-->", "```", "~~~", "\r")
 BACKUPS = 3
 
 
@@ -83,17 +86,24 @@ def weave(
     write: bool = True,
     max_model_calls: int = 64,
     max_parse: int | None = None,
+    force: bool = False,
 ) -> Woven | None:
-    """Weave one store's map (None when ``max_parse`` was exceeded)."""
+    """Weave one store's map (None when ``max_parse`` was exceeded). When nothing it
+    depends on changed since the last weave, the stored map is returned as it is."""
     today = today or dt.date.today()
     header = header_text(settings, store.name)
     scribe_id = f"{scribe.url}|{scribe.model}" if scribe else ""
     # Taken before reading anything: a file that changes during the weave leaves a stamp
     # that no longer matches, so the next prefill re-weaves instead of serving stale.
-    stamp = fingerprint(store.root, settings, today=today, scribe=scribe_id)
+    stats = file_stats(store.root)
+    stamp = fingerprint(store.root, settings, today=today, scribe=scribe_id, stats=stats)
+    if write and not force:
+        kept = _current(store, stamp)
+        if kept is not None:
+            return kept
     db = catalog.connect(store)
     try:
-        scan = catalog.scan(store, db, max_parse=max_parse)
+        scan = catalog.scan(store, db, max_parse=max_parse, stats=dict(stats))
         if scan is None:
             return None
         index = store.index()
@@ -101,52 +111,105 @@ def weave(
         triggers, calls = _triggers(db, index, scan.entries, settings, scribe, max_model_calls)
     finally:
         db.close()
-    best: tuple[int, float, list[tuple[str, str]]] | None = None
-    for days in (settings.fresh_days, *(d for d in LADDER if d < settings.fresh_days)):
-        lines = [_fold(line, scan.entries, age, triggers, settings, today, days) for line in index.lines]
-        tokens = estimate_tokens(wrap(store.name, header, _cloth(index, lines)))
-        if best is None or tokens < best[0]:
-            best = (tokens, days, lines)
-        if tokens <= settings.budget:
-            break
-    assert best is not None
-    tokens, days, lines = best
+    layered = [_layer(line, scan.entries, triggers, settings) for line in index.lines]
+    days, lines = _fit(layered, age, settings, today, base=estimate_tokens(wrap(store.name, header, "")))
     text = _cloth(index, lines)
+    tokens = estimate_tokens(wrap(store.name, header, text))
     _postcondition(index, text)
     weight, layers = _weigh(lines)
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
-    path, written = None, False
-    if write:
-        path, written = _store_cloth(store, settings, text, stamp=stamp, scribe=scribe_id, tokens=tokens)
-    return Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
-                 weight, layers, written, scan.parsed, calls, path, notes)  # fmt: skip
+    woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
+                  weight, layers, False, scan.parsed, calls, None, notes)  # fmt: skip
+    if not write:
+        return woven
+    path, written = _store_cloth(store, settings, woven, stamp=stamp, scribe=scribe_id)
+    return replace(woven, path=path, written=written)
 
 
-def _fold(
-    line: IndexLine,
-    entries: dict[str, catalog.Entry],
-    age: dict[str, Any],
-    triggers: dict[str, str],
-    settings: MapSettings,
-    today: dt.date,
-    days: float,
-) -> tuple[str, str]:
-    """(layer, text) for one index line."""
+def describe(woven: Woven) -> str:
+    """The one-line summary ``kura weave`` prints."""
+    return summary_line(woven.to_dict(), written=woven.written)
+
+
+def _current(store: Store, stamp: str) -> Woven | None:
+    """The stored map, when its stamp says nothing it depends on has changed."""
+    found = stored_map(store.root, stamp)
+    if found is None:
+        return None
+    meta, text = found
+    try:
+        return Woven(
+            store.name, text, int(meta["tokens"]), int(meta["budget"]), float(meta["fresh_days"]),
+            bool(meta["over_budget"]), dict(meta["weight"]), dict(meta["layers"]), False, 0, 0,
+            Path(meta["cloth"]), list(meta["notes"]),
+        )  # fmt: skip
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Layered:
+    """One index line, decided as far as it can be before the fresh window is known."""
+
+    layer: str  # pinned | trigger (fresh if young enough) | grouped | other
+    text: str
+    short: str = ""  # the trigger-layer text, when it differs
+    slug: str = ""
+
+
+def _layer(
+    line: IndexLine, entries: dict[str, catalog.Entry], triggers: dict[str, str], settings: MapSettings
+) -> _Layered:
     if line.kind != "entry":
-        return ("grouped" if line.kind == "group" else "other"), line.text
+        return _Layered("grouped" if line.kind == "group" else "other", line.text)
     slug = line.slugs[0]
     entry = entries.get(slug)
     if entry is None:
-        return "other", line.text
+        return _Layered("other", line.text)
     if entry.type in settings.pinned_types:
-        return "pinned", line.text
-    if fresh(age[slug], today, days):
-        return "fresh", line.text
+        return _Layered("pinned", line.text)
     short = triggers.get(line.trigger)
-    if not short or short == line.trigger:
-        return "trigger", line.text
-    folded = line.text[: line.text.rfind(line.trigger)] + short
-    return "trigger", folded if parse_index(folded).lines[0].slugs == line.slugs else line.text
+    folded = line.text
+    if short and short != line.trigger and not any(m in line.text + short for m in _MARKERS):
+        folded = line.text[: line.text.rfind(line.trigger)] + short
+    return _Layered("trigger", line.text, folded, slug)
+
+
+def _fit(
+    layered: list[_Layered], age: dict[str, Any], settings: MapSettings, today: dt.date, *, base: int
+) -> tuple[float, list[tuple[str, str]]]:
+    """The widest fresh window (configured, 7, 3, 1, 0 days) whose map fits the budget,
+    or the smallest map if none does. Lines are never dropped, only folded. A line's cost
+    depends on the window only through its age, so each window is priced without building
+    its map: a fixed part plus, for each foldable line, full or folded by age."""
+    fixed = base
+    foldable: list[tuple[float, int]] = []  # (age in days, what staying in full costs extra)
+    for item in layered:
+        full = estimate_tokens(item.text) + 1
+        if item.layer != "trigger":
+            fixed += full
+            continue
+        short = estimate_tokens(item.short) + 1
+        fixed += short
+        day = age[item.slug].day
+        if day is not None and full > short:
+            foldable.append(((today - day).days, full - short))
+    windows = (settings.fresh_days, *(d for d in LADDER if d < settings.fresh_days))
+    priced = [
+        (fixed + sum(extra for days_old, extra in foldable if days_old < days), days) for days in windows
+    ]
+    fitting = [days for tokens, days in priced if tokens <= settings.budget]
+    days = fitting[0] if fitting else min(priced, key=lambda p: (p[0], -p[1]))[1]
+    return days, [_pick(item, age, today, days) for item in layered]
+
+
+def _pick(layered: _Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:
+    """(layer, text) for one line under a fresh window of ``days``."""
+    if layered.layer != "trigger":
+        return layered.layer, layered.text
+    if fresh(age[layered.slug], today, days):
+        return "fresh", layered.text
+    return "trigger", layered.short
 
 
 def _triggers(
@@ -157,34 +220,39 @@ def _triggers(
     scribe: ModelConfig | None,
     max_calls: int,
 ) -> tuple[dict[str, str], int]:
-    """Short form of every trigger that needs one, from the ledger first."""
+    """Short form of every trigger that needs one: the scribe's (cached, grounded) where
+    there is a scribe, else the trimmer's (cached; a cold start trims on every core)."""
     budget = settings.trigger_tokens
-    wanted = {
+    wanted = sorted({
         ln.trigger for ln in index.lines
         if ln.kind == "entry" and ln.slugs[0] in entries and estimate_tokens(ln.trigger) > budget
         and entries[ln.slugs[0]].type not in settings.pinned_types
-    }  # fmt: skip
-    method = f"model:{scribe.model}" if scribe else "mechanical"
-    keys = {text: _ledger_key(text, budget, method) for text in wanted}
-    known = catalog.ledger_get(db, keys.values())
+    })  # fmt: skip
+    mech = {text: _ledger_key(text, budget, "mechanical") for text in wanted}
+    model = {text: _ledger_key(text, budget, f"model:{scribe.model}") for text in wanted} if scribe else {}
+    known = catalog.ledger_get(db, [*mech.values(), *model.values()])
     out: dict[str, str] = {}
     new: dict[str, str] = {}
     calls = 0
-    for text in sorted(wanted):
-        key = keys[text]
-        if key in known:
-            out[text] = known[key]
-            continue
-        short = None
-        if scribe is not None and calls < max_calls:
+    for text in wanted if scribe is not None else ():
+        if model[text] in known:
+            out[text] = known[model[text]]
+        elif calls < max_calls:
             calls += 1
-            short = _model_trigger(scribe, text, budget)
-        if short is None:
-            short = trim.mechanical(text, budget)
-            key = _ledger_key(text, budget, "mechanical")
-        out[text] = new[key] = short
+            reply = _model_trigger(scribe, text, budget)  # type: ignore[arg-type]
+            if reply is not None:
+                out[text] = new[model[text]] = reply
+    rest = [text for text in wanted if text not in out]
+    todo = [text for text in rest if mech[text] not in known]
+    for text, short in zip(todo, parallel_map(partial(_trim_all, budget), todo), strict=True):
+        known[mech[text]] = new[mech[text]] = short
+    out.update((text, known[mech[text]]) for text in rest)
     catalog.ledger_put(db, new)
     return out, calls
+
+
+def _trim_all(budget: int, texts: list[str]) -> list[str]:
+    return [trim.mechanical(text, budget) for text in texts]
 
 
 def _model_trigger(scribe: ModelConfig, text: str, budget: int) -> str | None:
@@ -213,6 +281,16 @@ def _cloth(index: Index, lines: list[tuple[str, str]]) -> str:
 
 
 def _postcondition(index: Index, text: str) -> None:
+    """The cloth must name exactly the index's memories, in order. Lines the weave did not
+    change classify as they did in the index unless a comment or fence opened or closed
+    differently, so when no changed line holds such a marker only the changed lines are
+    read again; otherwise the whole cloth is."""
+    woven = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    if len(woven) == len(index.lines):
+        changed = [(old, new) for old, new in zip(index.lines, woven, strict=True) if old.text != new]
+        quiet = not any(m in line for old, new in changed for line in (old.text, new) for m in _MARKERS)
+        if quiet and all(_same_entry(old, new) for old, new in changed):
+            return
     before = [slug for line in index.lines for slug in line.slugs]
     after = [slug for line in parse_index(text).lines for slug in line.slugs]
     if before != after:
@@ -223,6 +301,15 @@ def _postcondition(index: Index, text: str) -> None:
             f"(lost: {lost or 'none'}; invented: {invented or 'none'}; order changed: "
             f"{not lost and not invented}); nothing was written — report this as a bug"
         )
+
+
+def _same_entry(old: IndexLine, new: str) -> bool:
+    """Whether ``new`` names what ``old`` named. A folded entry keeps the entry's head —
+    indent, bullet, link and separator — so it matches the entry grammar at the same
+    place; any other change is read again."""
+    if old.kind == "entry" and old.head and new.startswith(old.head) and "\n" not in new:
+        return True
+    return classify_line(new).slugs == old.slugs
 
 
 def _weigh(lines: list[tuple[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
@@ -243,22 +330,24 @@ def _overweight(tokens: int, budget: int, weight: dict[str, int]) -> str:
 
 
 def _store_cloth(
-    store: Store, settings: MapSettings, text: str, *, stamp: str, scribe: str, tokens: int
+    store: Store, settings: MapSettings, woven: Woven, *, stamp: str, scribe: str
 ) -> tuple[Path | None, bool]:
-    """Write the cloth (only if it changed, keeping a few backups) and its fingerprint."""
+    """Write the cloth (only if it changed, keeping a few backups) and its stamp."""
     path = _cloth_path(store, settings)
     try:
         with locked(store.root / STATE_DIR / "weave.lock"):
             old = path.read_text(encoding="utf-8") if path.exists() else None
-            changed = old != text
+            changed = old != woven.text
             if changed:
                 if old is not None:
                     _keep_backup(path, old)
-                write_atomic(path, text.encode("utf-8"))
-            meta = {
-                "fingerprint": stamp,
-                "scribe": scribe, "cloth": str(path), "tokens": tokens,
-            }  # fmt: skip
+                write_atomic(path, woven.text.encode("utf-8"))
+            summary = {
+                k: v
+                for k, v in woven.to_dict().items()
+                if k not in ("written", "parsed", "model_calls", "path")
+            }
+            meta = {"fingerprint": stamp, "scribe": scribe, "cloth": str(path), **summary}
             write_atomic(store.root / STATE_DIR / "map.json", json.dumps(meta, indent=1).encode())
     except (OSError, StoreError):
         return None, False  # a read-only store still weaves; it just cannot keep the cloth

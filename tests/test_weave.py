@@ -184,11 +184,13 @@ def test_scribe_writes_grounded_triggers_once(tmp_path: Path, model_server: Mode
     assert got["a"] == "- [a](a.md) — archive on slow disk hdd0, 8 TB; NVMe stays scratch"
     assert "16 TB" not in got["b"] and "8 TB" in got["b"]  # ungrounded: the trimmer's version
     assert model_server.requests[0]["model"] == "m"
-    again = weave(store, MapSettings(), today=TODAY, scribe=scribe)
-    assert again is not None and again.model_calls == 1 and len(model_server.requests) == 3  # only b retried
+    unchanged = weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    assert unchanged is not None and not unchanged.written and unchanged.model_calls == 0
     model_server.replies = ["backup on the slow disk"]
-    weave(store, MapSettings(), today=TODAY, scribe=scribe)
-    steady = weave(store, MapSettings(), today=TODAY, scribe=scribe)
+    again = weave(store, MapSettings(), today=TODAY, scribe=scribe, force=True)
+    assert again is not None and again.model_calls == 1 and len(model_server.requests) == 3  # only b retried
+    assert lines_of(again.text)["b"] == "- [b](b.md) — backup on the slow disk"
+    steady = weave(store, MapSettings(), today=TODAY, scribe=scribe, force=True)
     assert steady is not None and steady.model_calls == 0
 
 

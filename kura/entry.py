@@ -1,0 +1,95 @@
+"""The ``kura`` executable's front door.
+
+Shell hooks run ``kura prefill`` before every prompt and schedulers run ``kura weave``
+often, so both must cost little more than the interpreter's own start. The full command
+line (typer, YAML) costs about 0.15 s to import; so when these two are called with plain
+arguments, and the answer needs no weaving, they are answered here. Anything else — any
+other command, any option this parser does not know, ``--help``, a map that must be
+re-woven — goes to the full CLI unchanged, which gives the same output the slow way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+_GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
+
+
+def main() -> None:
+    hot = _parse(sys.argv[1:])
+    if hot is not None:
+        code = _answer(*hot)
+        if code is not None:
+            sys.exit(code)
+    from kura.cli import run
+
+    run()
+
+
+def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
+    """(command, global options, --json) for the two hot commands, else None."""
+    chosen: dict[str, str] = {}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        flag, _, inline = argv[i].partition("=")
+        if flag not in _GLOBAL:
+            return None
+        if inline:
+            chosen[_GLOBAL[flag]] = inline
+            i += 1
+        elif i + 1 < len(argv):
+            chosen[_GLOBAL[flag]] = argv[i + 1]
+            i += 2
+        else:
+            return None
+    rest = argv[i:]
+    if rest in (["prefill"], ["prefill", "--json"]):
+        return "prefill", chosen, "--json" in rest
+    if rest in (["weave"], ["weave", "--no-model"]):
+        return "weave", {**chosen, "no_model": "1"} if len(rest) == 2 else chosen, False
+    return None
+
+
+def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
+    """The exit code after answering, or None to let the full CLI answer."""
+    try:
+        return _prefill(chosen, as_json) if command == "prefill" else _weave_if_current(chosen)
+    except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
+        return None
+
+
+def _prefill(chosen: dict[str, str], as_json: bool) -> int:
+    from kura.prefill import build_for
+
+    block = build_for(chosen.get("config"), chosen.get("store"))
+    if as_json:
+        sys.stdout.write(json.dumps(block.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(block.text)
+    if block.warning and block.state in ("missing", "stale"):
+        sys.stderr.write(f"kura: {block.warning}\n")
+    return block.exit_code
+
+
+def _weave_if_current(chosen: dict[str, str]) -> int | None:
+    import datetime as dt
+
+    from kura.config import load_config
+    from kura.prefill import fingerprint, header_text, stored_map, summary_line
+
+    config = load_config(chosen.get("config"))
+    store = config.store_config(chosen.get("store"))
+    settings = config.map_settings(store)
+    header_text(settings, store.name)
+    scribe = None if chosen.get("no_model") else config.scribe_for(store)
+    scribe_id = f"{scribe.url}|{scribe.model}" if scribe else ""
+    stamp = fingerprint(store.path, settings, today=dt.date.today(), scribe=scribe_id)
+    found = stored_map(store.path, stamp)
+    if found is None:
+        return None
+    meta, _ = found
+    sys.stdout.write(summary_line(meta, written=False) + "\n")
+    for note in meta.get("notes", []):
+        sys.stderr.write(f"kura: {note}\n")
+    return 2
