@@ -26,12 +26,13 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura.errors import ConfigError, KuraError
-from kura.index import parse_index
+from kura.index import Index, parse_index
 from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
@@ -47,6 +48,7 @@ DEFAULT_HEADER = (
     "remembered: say so instead of guessing."
 )
 MAX_QUICK_PARSE = 2000
+SECTORS = "sectors.md"
 _VOLATILE = (
     (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "a date"),
     (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"), "a time of day"),
@@ -200,15 +202,27 @@ def build(
     state = "current"
     if not current and reweave:
         cloth, state = _reweave(root, name, settings, today, scribe)
+    index = _read_text(index_path) or ""
     if cloth is None:
-        index = _read_text(index_path) or ""
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
-        stale = _sized(name, header, f"{note}\n{index}", settings, index, state="stale")
+        stale = _sized(name, header, f"{note}\n{index}", settings, lambda: sector_map(index), state="stale")
         return replace(
             stale,
             warning=stale.warning or "the woven map is stale and re-weaving would be slow; run kura weave",
         )
-    return _sized(name, header, cloth, settings, _read_text(index_path) or "", state=state)
+    return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, index_path, index), state=state)
+
+
+def _sectors(state_dir: Path, index_path: Path, index: str) -> str:
+    """The sector map the last weave stored beside the cloth (same index), else made now."""
+    stored = _read_text(state_dir / SECTORS)
+    try:
+        digest = hashlib.sha256(index_path.read_bytes()).hexdigest()
+    except OSError:
+        return sector_map(index)
+    if stored is not None and stored.startswith(f"<!-- {digest} -->\n"):
+        return stored.split("\n", 1)[1]
+    return sector_map(index)
 
 
 def build_for(config_path: str | None, selector: str | None) -> Block:
@@ -237,11 +251,11 @@ def missing(name: str, reason: str) -> Block:
     return Block(name, text, "missing", estimate_tokens(text), 0, 0, warning=reason)
 
 
-def sector_map(index_text: str) -> str:
+def sector_map(index: Index | str) -> str:
     """The index's ``##`` sections with how many memories each names and a few titles."""
     sections: list[tuple[str, list[str]]] = [("(before any heading)", [])]
     total = 0
-    for line in parse_index(index_text).lines:
+    for line in (parse_index(index) if isinstance(index, str) else index).lines:
         if line.kind == "heading" and line.text.lstrip().startswith("##"):
             sections.append((line.text.strip("# ").strip(), []))
         elif line.slugs:
@@ -260,11 +274,13 @@ def sector_map(index_text: str) -> str:
     return "\n".join(out)
 
 
-def _sized(name: str, header: str, body: str, settings: MapSettings, index_text: str, *, state: str) -> Block:
+def _sized(
+    name: str, header: str, body: str, settings: MapSettings, sectors_of: Callable[[], str], *, state: str
+) -> Block:
     text = wrap(name, header, body)
     tokens = estimate_tokens(text)
     if tokens > settings.hard_limit:
-        sectors = wrap(name, header, sector_map(index_text))
+        sectors = wrap(name, header, sectors_of())
         warning = (
             f"the map is ~{tokens} tokens, over the hard limit of {settings.hard_limit}; sent the sector map"
         )

@@ -37,7 +37,16 @@ from kura.age import ages, fresh
 from kura.atomic import locked, write_atomic
 from kura.errors import StoreError
 from kura.index import Index, IndexLine, classify_line, parse_index
-from kura.prefill import MapSettings, fingerprint, header_text, stored_map, summary_line, wrap
+from kura.prefill import (
+    SECTORS,
+    MapSettings,
+    fingerprint,
+    header_text,
+    sector_map,
+    stored_map,
+    summary_line,
+    wrap,
+)
 from kura.slugs import STATE_DIR, file_stats, is_memory_name
 from kura.store import Store
 from kura.tokens import estimate_tokens
@@ -122,7 +131,7 @@ def weave(
                   weight, layers, False, scan.parsed, calls, None, notes)  # fmt: skip
     if not write:
         return woven
-    path, written = _store_cloth(store, settings, woven, stamp=stamp, scribe=scribe_id)
+    path, written = _store_cloth(store, settings, woven, stamp=stamp, scribe=scribe_id, index=index)
     return replace(woven, path=path, written=written)
 
 
@@ -330,12 +339,17 @@ def _overweight(tokens: int, budget: int, weight: dict[str, int]) -> str:
 
 
 def _store_cloth(
-    store: Store, settings: MapSettings, woven: Woven, *, stamp: str, scribe: str
+    store: Store, settings: MapSettings, woven: Woven, *, stamp: str, scribe: str, index: Index
 ) -> tuple[Path | None, bool]:
-    """Write the cloth (only if it changed, keeping a few backups) and its stamp."""
+    """Write the cloth (only if it changed, keeping a few backups), its stamp, and the
+    sector map prefill falls back to over the hard limit (so it need not parse the index)."""
     path = _cloth_path(store, settings)
     try:
         with locked(store.root / STATE_DIR / "weave.lock"):
+            digest = hashlib.sha256(store.index_path.read_bytes()).hexdigest()
+            sectors = f"<!-- {digest} -->\n{sector_map(index)}"
+            if _read(store.root / STATE_DIR / SECTORS) != sectors:
+                write_atomic(store.root / STATE_DIR / SECTORS, sectors.encode("utf-8"))
             old = path.read_text(encoding="utf-8") if path.exists() else None
             changed = old != woven.text
             if changed:
@@ -352,6 +366,13 @@ def _store_cloth(
     except (OSError, StoreError):
         return None, False  # a read-only store still weaves; it just cannot keep the cloth
     return path, changed
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _cloth_path(store: Store, settings: MapSettings) -> Path:

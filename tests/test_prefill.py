@@ -123,3 +123,14 @@ def test_cli_weave_exit_codes(cli: Cli) -> None:
     first = cli("-s", str(SAMPLE), "weave", "--no-model")
     assert first.code in (0, 2) and "sample-store map" in first.out
     assert cli("-s", str(SAMPLE), "weave", "--no-model").code == 2
+
+
+def test_the_sector_map_comes_from_the_weave_when_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = store_with(tmp_path, n=6)
+    settings = MapSettings(window_tokens=600, hard_fraction=0.2)
+    first = build(root, "s", settings, today=TODAY)
+    monkeypatch.setattr(pf, "sector_map", lambda index: (_ for _ in ()).throw(AssertionError("re-parsed")))
+    second = build(root, "s", settings, today=TODAY)
+    assert second.state == "sectors" and second.text == first.text
