@@ -251,6 +251,43 @@ def prefill(
     raise typer.Exit(block.exit_code)
 
 
+@app.command("watch")
+def watch_(
+    ctx: typer.Context,
+    debounce: Annotated[float, typer.Option(help="Seconds a file must stay quiet to count as saved.")] = 0.15,
+    no_model: Annotated[bool, typer.Option("--no-model", help="Trim mechanically; call no model.")] = False,
+) -> None:
+    """Re-weave the map whenever a memory or MEMORY.md changes; runs until Ctrl-C."""
+    import time
+
+    from kura.watch import stop_watching, watch
+    from kura.weave import describe, weave
+
+    g: Globals = ctx.obj
+    config = _run(lambda: cfg.load_config(g.config))
+    sc = _run(lambda: config.store_config(g.store))
+    store, settings = sc.open(), config.map_settings(sc)
+    scribe = None if no_model else config.scribe_for(sc)
+
+    def rebuild() -> None:
+        try:
+            woven = weave(store, settings, scribe=scribe)
+        except KuraError as err:
+            _warn(f"error: {err}")
+            return
+        if woven is not None:
+            _say(describe(woven))
+
+    rebuild()
+    watcher, observer = _run(lambda: watch(store.root, rebuild, debounce=debounce))
+    _say(f"watching {store.root} (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        stop_watching(watcher, observer)
+
+
 @app.command()
 def doctor(
     ctx: typer.Context,
@@ -267,7 +304,8 @@ def doctor(
     for report in [] if as_json else reports:
         kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
         state = "healthy" if report.healthy else f"{len(report.findings)} finding(s)"
-        typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}")
+        watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
+        typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
         for check, finding in report.findings:
             typer.echo(f"  {finding}  [{check}]")
     if not all(r.healthy for r in reports):

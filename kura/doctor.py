@@ -10,13 +10,18 @@ findings, so more checks (the link graph's islands and dead ends) slot in beside
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from kura.index import Index
 from kura.note import Finding
-from kura.slugs import INDEX_NAME
+from kura.slugs import INDEX_NAME, STATE_DIR
 from kura.store import Memory, Store
 
 
@@ -33,6 +38,7 @@ class Report:
     memories: int
     counts: dict[str, int]
     findings: tuple[tuple[str, Finding], ...]
+    watcher: dict[str, Any] | None = None
 
     @property
     def healthy(self) -> bool:
@@ -44,6 +50,7 @@ class Report:
             "memories": self.memories,
             "types": self.counts,
             "healthy": self.healthy,
+            "watcher": self.watcher,
             "findings": [
                 {"check": check, "path": f.path, "line": f.line, "message": f.message}
                 for check, f in self.findings
@@ -109,7 +116,19 @@ def diagnose(store: Store) -> Report:
     snap = Snapshot(store, memories, store.index())
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
     counts = dict(sorted(Counter(m.type or "untyped" for m in memories).items()))
-    return Report(store.name, len(memories), counts, findings)
+    return Report(store.name, len(memories), counts, findings, heartbeat(store.root))
+
+
+def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | None:
+    """The last beat of a ``kura watch`` on this store, if that watcher is alive: its
+    process exists and it beat within ``fresh_within`` seconds."""
+    try:
+        data = json.loads((root / STATE_DIR / "watch.json").read_text(encoding="utf-8"))
+        recent = time.time() - float(data["beat"]) <= fresh_within
+        os.kill(int(data["pid"]), 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return data if recent and isinstance(data, dict) else None
 
 
 def _line_of(memory: Memory, needle: str) -> int:

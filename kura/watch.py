@@ -1,0 +1,157 @@
+"""``kura watch``: keep the woven map in step with the files as people and agents edit them.
+
+Editors save in many ways — VS Code writes a temporary file and renames it over the
+memory, vim moves the memory to ``name~``, writes a new one and deletes the backup (after
+probing the folder with a file called ``4913``), others write in several small chunks —
+and each save is a burst of filesystem events. So events are reduced to the memory paths
+they touch (the destination of a move counts), everything that is not a memory or the
+index is ignored (swap files, ``~`` backups, ``4913``, dot- and underscore-files, kura's
+own state folder and temporary files, and plain reads), and a path must stay quiet for a
+short debounce before it counts as saved. A settled path whose bytes hash the same as
+before (a touch, an editor re-saving unchanged text) is dropped; anything else triggers
+exactly one re-weave for the whole burst. The watcher never writes into a memory file.
+
+A heartbeat in the state folder (``watch.json``: pid, last beat, re-weaves) lets
+``kura doctor`` say whether a watcher is alive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kura.atomic import write_atomic
+from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
+
+DEBOUNCE = 0.15
+HEARTBEAT = 5.0
+_IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", ".crswap", ".bak")
+_WRITE_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
+
+
+def relevant(root: Path, path: str) -> str | None:
+    """The store-relative path if ``path`` is a memory or the index, else None."""
+    try:
+        rel = Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    if name == "4913" or name.endswith(_IGNORED_SUFFIXES):
+        return None
+    return rel if rel == INDEX_NAME or is_memory_name(rel) else None
+
+
+class Watcher:
+    """Debounces memory-file events and calls ``rebuild`` once per settled change."""
+
+    def __init__(
+        self, root: Path, rebuild: Callable[[], Any], *, debounce: float = DEBOUNCE, state: Path | None = None
+    ) -> None:
+        self.root = root.resolve()
+        self.rebuild = rebuild
+        self.debounce = debounce
+        self.state = state if state is not None else root / STATE_DIR
+        self.rebuilds = 0
+        self._pending: dict[str, float] = {}
+        self._hashes: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._started = time.time()
+
+    def seen(self, path: str) -> None:
+        """Note an event on ``path`` (called from the observer thread)."""
+        rel = relevant(self.root, path)
+        if rel is None:
+            return
+        with self._lock:
+            self._pending[rel] = time.monotonic()
+            self._hashes.setdefault(rel, _UNKNOWN)
+
+    def remember_hashes(self) -> None:
+        """Hash the current files, so the first event on each can be compared."""
+        for rel in [INDEX_NAME, *(p.relative_to(self.root).as_posix() for p in self.root.rglob("*.md"))]:
+            if relevant(self.root, str(self.root / rel)) is not None:
+                self._hashes[rel] = _digest(self.root / rel)
+
+    def run(self) -> None:
+        """Loop until ``stop()``: settle paths, rebuild when content changed, beat."""
+        last_beat = 0.0
+        while not self._stop.wait(min(self.debounce / 3, 0.05)):
+            if self._settled_changes():
+                self.rebuild()
+                self.rebuilds += 1
+                last_beat = 0.0
+            if time.monotonic() - last_beat >= HEARTBEAT:
+                self.beat()
+                last_beat = time.monotonic()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def beat(self) -> None:
+        data = {"pid": os.getpid(), "started": self._started, "beat": time.time(), "rebuilds": self.rebuilds}
+        try:
+            self.state.mkdir(exist_ok=True)
+            write_atomic(self.state / "watch.json", json.dumps(data).encode("utf-8"))
+        except OSError:
+            pass  # a read-only store can still be watched; it just cannot say so
+
+    def _settled_changes(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            settled = [rel for rel, at in self._pending.items() if now - at >= self.debounce]
+            for rel in settled:
+                del self._pending[rel]
+        changed = False
+        for rel in settled:
+            digest = _digest(self.root / rel)
+            if self._hashes.get(rel, _UNKNOWN) != digest:
+                changed = True
+            self._hashes[rel] = digest
+        return changed
+
+
+def watch(root: Path, rebuild: Callable[[], Any], *, debounce: float = DEBOUNCE) -> tuple[Watcher, Any]:
+    """Start watching ``root`` (a watchdog observer thread plus a settling thread).
+    Returns the watcher and the observer; call ``stop_watching`` to end both."""
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers import Observer
+
+    watcher = Watcher(root, rebuild, debounce=debounce)
+    watcher.remember_hashes()
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if event.is_directory or event.event_type not in _WRITE_EVENTS:
+                return
+            watcher.seen(str(event.src_path))
+            if getattr(event, "dest_path", ""):
+                watcher.seen(str(event.dest_path))
+
+    observer = Observer()
+    observer.schedule(Handler(), str(watcher.root), recursive=True)
+    observer.start()
+    threading.Thread(target=watcher.run, name="kura-watch", daemon=True).start()
+    return watcher, observer
+
+
+def stop_watching(watcher: Watcher, observer: Any) -> None:
+    watcher.stop()
+    observer.stop()
+    observer.join(timeout=5)
+
+
+_UNKNOWN = "?"
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
