@@ -292,9 +292,12 @@ def watch_(
 def doctor(
     ctx: typer.Context,
     all_stores: Annotated[bool, typer.Option("--all", help="Check every configured store.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too (for pre-commit).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check store health: broken files, index drift, dead [[links]]. Exit 1 if anything is wrong."""
+    """Check store health: broken files, index drift, dead [[links]], the watcher.
+
+    Exit 1 when anything is wrong (with --strict, warnings count too), else 0."""
     g: Globals = ctx.obj
     config = _run(lambda: cfg.load_config(g.config))
     names = list(config.stores) if all_stores else [g.store]
@@ -307,8 +310,10 @@ def doctor(
         watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
         typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
         for check, finding in report.findings:
-            typer.echo(f"  {finding}  [{check}]")
-    if not all(r.healthy for r in reports):
+            label = check if finding.severity != "warning" else f"{check}, warning"
+            typer.echo(f"  {finding}  [{label}]")
+    failing = sum(len(r.findings) if strict else r.errors for r in reports)
+    if failing:
         raise typer.Exit(1)
 
 

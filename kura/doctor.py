@@ -44,6 +44,10 @@ class Report:
     def healthy(self) -> bool:
         return not self.findings
 
+    @property
+    def errors(self) -> int:
+        return sum(1 for _, f in self.findings if f.severity != "warning")
+
     def to_dict(self) -> dict[str, object]:
         return {
             "store": self.store,
@@ -52,7 +56,7 @@ class Report:
             "healthy": self.healthy,
             "watcher": self.watcher,
             "findings": [
-                {"check": check, "path": f.path, "line": f.line, "message": f.message}
+                {"check": check, "severity": f.severity, "path": f.path, "line": f.line, "message": f.message}
                 for check, f in self.findings
             ],
         }

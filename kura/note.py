@@ -211,6 +211,7 @@ def _coerce(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fin
                 path,
                 _line_of(front_lines, key),
                 f"{key} was read as {_kind(value)}; kept the text as written — quote it",
+                "warning",
             )
         )
     return findings
@@ -258,6 +259,7 @@ def _duplicates(front_lines: list[str], path: str) -> Iterator[Finding]:
                 path,
                 lines[-1],
                 f"{key} is set {len(lines)} times (lines {listed}); only the last counts — remove the others",
+                "warning",
             )
 
 
