@@ -210,23 +210,14 @@ def weave_(
 ) -> None:
     """Fold MEMORY.md into the three-layer map (pinned, fresh, trigger) within the budget.
 
-    Exit 0 when the map changed, 2 when it was already current."""
-    from kura.weave import describe, weave
+    Exit 0 when the map changed, 2 when it was already current, 1 on error."""
+    from kura.entry import weave_command
 
     g: Globals = ctx.obj
-    config = _run(lambda: cfg.load_config(g.config))
-    sc = _run(lambda: config.store_config(g.store))
-    scribe = None if no_model else config.scribe_for(sc)
-    woven = _run(lambda: weave(sc.open(), config.map_settings(sc), scribe=scribe, force=force))
-    assert woven is not None
-    if as_json:
-        _json(woven.to_dict())
-    else:
-        _say(describe(woven))
-    for note in woven.notes:
-        _warn(note)
-    if not woven.written:
-        raise typer.Exit(2)
+    chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
+    if no_model:
+        chosen["no_model"] = "1"
+    raise typer.Exit(weave_command(chosen, force=force, as_json=as_json))
 
 
 @app.command()
@@ -254,7 +245,7 @@ def prefill(
 @app.command("watch")
 def watch_(
     ctx: typer.Context,
-    debounce: Annotated[float, typer.Option(help="Seconds a file must stay quiet to count as saved.")] = 0.15,
+    debounce: Annotated[float, typer.Option(help="Seconds a file must stay quiet to count as saved.")] = 0.1,
     no_model: Annotated[bool, typer.Option("--no-model", help="Trim mechanically; call no model.")] = False,
 ) -> None:
     """Re-weave the map whenever a memory or MEMORY.md changes; runs until Ctrl-C."""

@@ -54,7 +54,7 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
 def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
     """The exit code after answering, or None to let the full CLI answer."""
     try:
-        return _prefill(chosen, as_json) if command == "prefill" else _weave_if_current(chosen)
+        return _prefill(chosen, as_json) if command == "prefill" else weave_command(chosen)
     except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
         return None
 
@@ -72,24 +72,39 @@ def _prefill(chosen: dict[str, str], as_json: bool) -> int:
     return block.exit_code
 
 
-def _weave_if_current(chosen: dict[str, str]) -> int | None:
+def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool = False) -> int:
+    """``kura weave``: answered from the stored map when nothing changed (exit 2), else
+    woven (exit 0, or 2 when the new map is byte-identical). Errors print one line, exit 1."""
     import datetime as dt
 
     from kura.config import load_config
+    from kura.errors import KuraError
     from kura.prefill import fingerprint, header_text, stored_map, summary_line
 
-    config = load_config(chosen.get("config"))
-    store = config.store_config(chosen.get("store"))
-    settings = config.map_settings(store)
-    header_text(settings, store.name)
-    scribe = None if chosen.get("no_model") else config.scribe_for(store)
-    scribe_id = f"{scribe.url}|{scribe.model}" if scribe else ""
-    stamp = fingerprint(store.path, settings, today=dt.date.today(), scribe=scribe_id)
-    found = stored_map(store.path, stamp)
-    if found is None:
-        return None
-    meta, _ = found
-    sys.stdout.write(summary_line(meta, written=False) + "\n")
-    for note in meta.get("notes", []):
+    try:
+        config = load_config(chosen.get("config"))
+        store = config.store_config(chosen.get("store"))
+        settings = config.map_settings(store)
+        header_text(settings, store.name)
+        scribe = None if chosen.get("no_model") else config.scribe_for(store)
+        scribe_id = f"{scribe.url}|{scribe.model}" if scribe else ""
+        stamp = fingerprint(store.path, settings, today=dt.date.today(), scribe=scribe_id)
+        found = None if force or as_json else stored_map(store.path, stamp)
+        if found is not None:
+            summary, written, notes = found[0], False, list(found[0].get("notes", []))
+        else:
+            from kura.weave import weave
+
+            woven = weave(store.open(), settings, scribe=scribe, force=force)
+            assert woven is not None
+            summary, written, notes = woven.to_dict(), woven.written, woven.notes
+    except KuraError as err:
+        sys.stderr.write(f"kura: error: {err}\n")
+        return 1
+    if as_json:
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(summary_line(summary, written=written) + "\n")
+    for note in notes:
         sys.stderr.write(f"kura: {note}\n")
-    return 2
+    return 0 if written else 2

@@ -29,7 +29,7 @@ from typing import Any
 from kura.atomic import write_atomic
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 
-DEBOUNCE = 0.15
+DEBOUNCE = 0.1
 HEARTBEAT = 5.0
 _IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", ".crswap", ".bak")
 _WRITE_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
