@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from map_scale import generate
+from map_scale import ENV, generate
 
 
 def wait_for(path: Path, needle: str, timeout: float = 10.0) -> float:
@@ -39,7 +39,7 @@ def main(n: int, edits: int) -> None:
         generate(root, n)
         proc = subprocess.Popen(
             [sys.executable, "-m", "kura", "-s", str(root), "watch", "--no-model"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
         )  # fmt: skip
         try:
             cloth = root / ".kura" / "map.md"

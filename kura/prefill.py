@@ -195,6 +195,12 @@ def build(
         return missing(name, f"{index_path} is not there")
     state_dir = root / STATE_DIR
     meta = _read_json(state_dir / "map.json")
+    if _always_over(meta, settings, index_path):
+        text = wrap(name, header, _sectors(state_dir, index_path, _read_text(index_path) or ""))
+        warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
+        return Block(
+            name, text, "sectors", estimate_tokens(text), settings.budget, settings.hard_limit, warning
+        )
     cloth = _read_text(Path(meta.get("cloth", "")) if meta.get("cloth") else state_dir / "map.md")
     current = cloth is not None and meta.get("fingerprint") == fingerprint(
         root, settings, today=today, scribe=str(meta.get("scribe", ""))
@@ -211,6 +217,23 @@ def build(
             warning=stale.warning or "the woven map is stale and re-weaving would be slow; run kura weave",
         )
     return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, index_path, index), state=state)
+
+
+def index_stamp(index_path: Path) -> str:
+    st = index_path.stat()
+    return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}"
+
+
+def _always_over(meta: dict[str, Any], settings: MapSettings, index_path: Path) -> bool:
+    """Whether, with this very index, no edit to a memory file could bring the map under
+    the hard limit: the last weave recorded a floor (every entry folded to its bare link)
+    above it. Then the answer is the sector map, which depends on the index alone, and the
+    memory files need not even be looked at."""
+    try:
+        same = meta.get("index_stamp") == index_stamp(index_path) and meta.get("settings") == settings.key()
+    except OSError:
+        return False
+    return same and int(meta.get("floor", 0)) > settings.hard_limit
 
 
 def _sectors(state_dir: Path, index_path: Path, index: str) -> str:
@@ -275,7 +298,13 @@ def sector_map(index: Index | str) -> str:
 
 
 def _sized(
-    name: str, header: str, body: str, settings: MapSettings, sectors_of: Callable[[], str], *, state: str
+    name: str,
+    header: str,
+    body: str,
+    settings: MapSettings,
+    sectors_of: Callable[[], str],
+    *,
+    state: str,
 ) -> Block:
     text = wrap(name, header, body)
     tokens = estimate_tokens(text)

@@ -42,6 +42,7 @@ from kura.prefill import (
     MapSettings,
     fingerprint,
     header_text,
+    index_stamp,
     sector_map,
     stored_map,
     summary_line,
@@ -312,6 +313,14 @@ def _postcondition(index: Index, text: str) -> None:
         )
 
 
+def _floor(name: str, settings: MapSettings, index: Index) -> int:
+    """The fewest tokens any map of this index can cost: every entry cut to its bare link."""
+    lines = (line.head if line.kind == "entry" and line.head else line.text for line in index.lines)
+    return estimate_tokens(wrap(name, header_text(settings, name), "")) + sum(
+        estimate_tokens(text) + 1 for text in lines
+    )
+
+
 def _same_entry(old: IndexLine, new: str) -> bool:
     """Whether ``new`` names what ``old`` named. A folded entry keeps the entry's head —
     indent, bullet, link and separator — so it matches the entry grammar at the same
@@ -361,7 +370,11 @@ def _store_cloth(
                 for k, v in woven.to_dict().items()
                 if k not in ("written", "parsed", "model_calls", "path")
             }
-            meta = {"fingerprint": stamp, "scribe": scribe, "cloth": str(path), **summary}
+            meta = {
+                "fingerprint": stamp, "scribe": scribe, "cloth": str(path), "settings": settings.key(),
+                "index_stamp": index_stamp(store.index_path), "floor": _floor(store.name, settings, index),
+                **summary,
+            }  # fmt: skip
             write_atomic(store.root / STATE_DIR / "map.json", json.dumps(meta, indent=1).encode())
     except (OSError, StoreError):
         return None, False  # a read-only store still weaves; it just cannot keep the cloth

@@ -134,3 +134,23 @@ def test_the_sector_map_comes_from_the_weave_when_current(
     monkeypatch.setattr(pf, "sector_map", lambda index: (_ for _ in ()).throw(AssertionError("re-parsed")))
     second = build(root, "s", settings, today=TODAY)
     assert second.state == "sectors" and second.text == first.text
+
+
+def test_far_over_the_limit_only_the_index_is_looked_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = store_with(tmp_path, n=40)
+    settings = MapSettings(window_tokens=400, hard_fraction=0.25)
+    first = build(root, "s", settings, today=TODAY)
+    assert first.state == "sectors"
+    write_memory(root, "m3", "user", "now pinned and long " * 5, date="2026-03-01")
+    monkeypatch.setattr(
+        pf, "stamp_files", lambda root: (_ for _ in ()).throw(AssertionError("walked the files"))
+    )
+    second = build(root, "s", settings, today=TODAY)
+    assert second.state == "sectors" and second.text == first.text
+    write_memory(root, "n1", "project", "newly added", date="2026-03-01")
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "## Extra\n- [n1](n1.md) — newly added\n")
+    monkeypatch.undo()
+    third = build(root, "s", settings, today=TODAY)
+    assert third.state == "sectors" and third.text != first.text
