@@ -150,7 +150,9 @@ def test_far_over_the_limit_only_the_index_is_looked_at(
     second = build(root, "s", settings, today=TODAY)
     assert second.state == "sectors" and second.text == first.text
     write_memory(root, "n1", "project", "newly added", date="2026-03-01")
-    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "## Extra\n- [n1](n1.md) — newly added\n")
+    (root / "MEMORY.md").write_text(
+        (root / "MEMORY.md").read_text() + "## Extra\n- [n1](n1.md) — newly added\n"
+    )
     monkeypatch.undo()
     third = build(root, "s", settings, today=TODAY)
     assert third.state == "sectors" and third.text != first.text
