@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,6 +40,11 @@ CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
+_BODY_DATE = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"
+    r"(?::(?:\*\*|__)|(?:\*\*|__)?:)[ \t]*(\d{4}-\d{2}-\d{2})\b",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 class Entry(NamedTuple):
@@ -154,8 +160,12 @@ def kv_put(db: sqlite3.Connection, key: str, value: str) -> None:
 
 
 def written_date(note: Note) -> dt.date | None:
-    """The most recent date the memory itself says it was written or updated."""
+    """The most recent date the memory itself says it was written or updated: in the
+    frontmatter (``updated``, ``created``, …) or on a body line of its own such as
+    ``Updated: 2026-11-20`` or ``**Date:** 2026-11-20``. Dates mentioned in prose
+    ("the outage on 2026-03-02") are events, not the memory's age, and are not read."""
     dates = [_as_date(note.meta.get(key)) for key in _DATE_KEYS]
+    dates += [_as_date(m.group(1)) for m in _BODY_DATE.finditer(note.body)]
     found = [d for d in dates if d is not None]
     return max(found) if found else None
 

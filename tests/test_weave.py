@@ -217,3 +217,18 @@ def test_read_only_store_still_weaves(tmp_path: Path) -> None:
     assert db.execute("SELECT count(*) FROM notes").fetchone() == (0,)
     woven = weave(store, MapSettings(), today=TODAY, write=False)
     assert woven is not None and not woven.written
+
+
+def test_a_dated_body_line_is_the_memorys_age(tmp_path: Path) -> None:
+    store = make_store(
+        tmp_path / "s", [(f"m{i:02d}", "project", LONG.replace("archive", f"m{i}"), None) for i in range(12)]
+    )
+    body_dated = store.root / "m00.md"
+    body_dated.write_text(body_dated.read_text() + "\n**Updated:** 2026-11-25\n")
+    prose_dated = store.root / "m01.md"
+    prose_dated.write_text(prose_dated.read_text() + "\nThe outage on 2026-11-27 taught us this.\n")
+    woven = weave(store, MapSettings(), today=TODAY)
+    assert woven is not None
+    got, index = lines_of(woven.text), lines_of((store.root / "MEMORY.md").read_text())
+    assert got["m00"] == index["m00"]  # dated five days ago: fresh, kept in full
+    assert got["m01"] != index["m01"]  # an event date in prose is not the memory's age
