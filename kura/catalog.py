@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kura.note import Note
-from kura.slugs import STATE_DIR
+from kura.slugs import STATE_DIR, Stats, file_stats, is_memory_name
 from kura.store import Store
 from kura.workers import parallel_map
 
@@ -101,26 +100,21 @@ def scan(
     db: sqlite3.Connection,
     *,
     max_parse: int | None = None,
-    stats: dict[str, tuple[int, int, int, int]] | None = None,
+    stats: Stats | None = None,
 ) -> Scan | None:
     """Every memory's entry, re-reading only files whose identity changed. None when more
     than ``max_parse`` files would need reading (the caller wanted a quick answer).
-    ``stats`` (from ``slugs.file_stats``) saves a second stat of every file."""
+    ``stats`` (from ``slugs.file_stats``, taken by the caller) saves a second walk."""
     known = {row[0]: row for row in db.execute("SELECT * FROM notes")}
-    base = str(store.root)
     entries: dict[str, Entry] = {}
     stale: list[tuple[str, str, tuple[int, int, int, int]]] = []
-    for slug, rel in store.files():
-        ident = stats.get(rel) if stats is not None else None
-        if ident is None:
-            try:
-                st = os.stat(f"{base}/{rel}")
-            except OSError:
-                continue
-            ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    for rel, ident, link in stats if stats is not None else file_stats(store.root):
+        if not is_memory_name(rel) or (link and not store.contains(rel)):
+            continue
+        slug = rel[:-3]
         row = known.get(rel)
         if row is not None and tuple(row[2:6]) == ident:
-            entries[slug] = _entry(row)
+            entries[slug] = Entry._make(row)
         else:
             stale.append((slug, rel, ident))
     if max_parse is not None and len(stale) > max_parse:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from kura.errors import PolicyRefused
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private key block", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
     ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
@@ -36,3 +38,14 @@ def find_secret(text: str) -> str | None:
         if pattern.search(text):
             return kind
     return None
+
+
+def refuse_secrets(where: str, *texts: str) -> None:
+    """Raise PolicyRefused, naming the kind of secret but never the secret, if any text holds one."""
+    for text in texts:
+        found = find_secret(text)
+        if found is not None:
+            raise PolicyRefused(
+                f"{where}: the text looks like it holds a secret ({found}); memories are read "
+                "into prompts — store where the secret lives, not the secret itself"
+            )

@@ -74,18 +74,16 @@ def scan_files(root: Path) -> Iterator[tuple[str, str]]:
 
 
 Ident = tuple[int, int, int, int]
-Stats = list[tuple[str, Ident]]
+Stats = list[tuple[str, Ident, bool]]
 
 
 def file_stats(root: Path) -> Stats:
-    """(relative path, (inode, size, mtime_ns, ctime_ns)) of every candidate memory file and
-    of MEMORY.md, sorted: enough to tell whether anything changed without reading a file."""
-    stats = [(rel, ident) for rel, kind, ident in _scan(root, with_stats=True) if ident is not None]
-    try:
-        st = os.stat(root / INDEX_NAME)
-        stats.append((INDEX_NAME, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
-    except OSError:
-        pass
+    """(relative path, (inode, size, mtime_ns, ctime_ns), is it a symlink) of every
+    candidate memory file and of MEMORY.md, sorted: enough to tell whether anything
+    changed without reading a file. (The walk finds MEMORY.md like any other .md file.)"""
+    stats = [
+        (rel, ident, kind == "link") for rel, kind, ident in _scan(root, with_stats=True) if ident is not None
+    ]
     stats.sort()
     return stats
 
@@ -94,18 +92,12 @@ def identity(stats: Stats) -> str:
     """A checksum over ``file_stats``: it changes when any memory file or the index is
     edited, added, removed or renamed (a rename changes the file's ctime). Order does not
     matter and it is plain integer arithmetic, so a hook can afford it on every prompt."""
-    return _checksum(ident for _, ident in stats)
+    return _checksum(ident for _, ident, _ in stats)
 
 
 def stamp_files(root: Path) -> str:
     """``identity(file_stats(root))`` without building the list (the prefill hot path)."""
-    idents = [ident for _, _, ident in _scan(root, with_stats=True) if ident is not None]
-    try:
-        st = os.stat(root / INDEX_NAME)
-        idents.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    except OSError:
-        pass
-    return _checksum(idents)
+    return _checksum(ident for _, _, ident in _scan(root, with_stats=True) if ident is not None)
 
 
 def _checksum(idents: Iterable[Ident]) -> str:

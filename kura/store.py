@@ -29,8 +29,8 @@ from kura import index as ix
 from kura import note as nt
 from kura import policy
 from kura.atomic import locked, write_atomic
-from kura.errors import NotFound, PolicyRefused, StoreError
-from kura.secrets import find_secret
+from kura.errors import NotFound, StoreError
+from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, index_file, is_memory_name, lookup_parts, new_slug, scan_files
 
 
@@ -189,7 +189,7 @@ class Store:
             )
         if type is not None and type not in nt.TYPES:
             raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of {', '.join(nt.TYPES)}")
-        _refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
+        refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
         for text in (title or "", description, body or ""):
             _utf8(f"{self.name}/{slug}", text)
         with self._lock():
@@ -200,7 +200,7 @@ class Store:
         self.check_write(actor)
         slug = new_slug(memory.slug)
         text = nt.render(memory.note)
-        _refuse_secrets(f"{self.name}/{slug}", text)
+        refuse_secrets(f"{self.name}/{slug}", text)
         data = _utf8(f"{self.name}/{slug}", text)
         with self._lock():
             path = self._target(slug)
@@ -223,7 +223,7 @@ class Store:
         index line. Refuses to overwrite a different existing memory."""
         self.check_write(actor)
         slug = new_slug(slug)
-        _refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"))
+        refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"))
         with self._lock():
             path = self._target(slug)
             created = not path.exists()
@@ -385,6 +385,10 @@ class Store:
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()
 
+    def contains(self, rel: str) -> bool:
+        """Whether a path relative to the store is one of its memories (links resolved)."""
+        return is_memory_name(rel) and self._contained(self.root / rel) is not None
+
     def files(self) -> Iterator[tuple[str, str]]:
         """(slug, path relative to the store) of every memory, unsorted — the walk."""
         return self._walk()
@@ -481,17 +485,6 @@ def _utf8(where: str, text: str) -> bytes:
             f"{where}: the text holds bytes that are not UTF-8 (at character "
             f"{err.start}); nothing was written — re-encode the input as UTF-8"
         ) from None
-
-
-def _refuse_secrets(where: str, *texts: str) -> None:
-    for text in texts:
-        found = find_secret(text)
-        if found is not None:
-            raise PolicyRefused(
-                f"{where}: the text looks like it holds a secret ({found}); "
-                "memories are read into prompts — store where the secret "
-                "lives, not the secret itself"
-            )
 
 
 def _today() -> _dt.date:

@@ -113,7 +113,7 @@ def weave(
             return kept
     db = catalog.connect(store)
     try:
-        scan = catalog.scan(store, db, max_parse=max_parse, stats=dict(stats))
+        scan = catalog.scan(store, db, max_parse=max_parse, stats=stats)
         if scan is None:
             return None
         index = store.index()
