@@ -263,7 +263,7 @@ def watch_(
     def rebuild() -> None:
         try:
             woven = weave(store, settings, scribe=scribe)
-        except KuraError as err:
+        except Exception as err:  # noqa: BLE001 - an edge: report and keep watching
             _warn(f"error: {err}")
             return
         if woven is not None:

@@ -155,7 +155,7 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
     block = "".join(line + "\n" for line in front_lines)
     try:
         meta, _ = frontmatter.parse(f"---\n{block}---\n")
-    except yaml.YAMLError as err:
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:  # 2026-02-30 is a ValueError
         mark = getattr(err, "problem_mark", None)
         line = 1 + (mark.line if mark is not None else 1)
         problem = getattr(err, "problem", None) or str(err).split("\n")[0]
@@ -219,7 +219,7 @@ def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]
             continue
         try:
             guessed = yaml.safe_load(span.key)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
             guessed = span.key
         for candidate in (span.key, guessed):
             if candidate in meta:
@@ -248,7 +248,7 @@ def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[
 def _span_value(span: Span) -> Any:
     try:
         loaded = yaml.safe_load("\n".join(span.lines))
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError):
         loaded = None
     if isinstance(loaded, dict) and span.key in loaded:
         return loaded[span.key]

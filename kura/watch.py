@@ -58,6 +58,7 @@ class Watcher:
         self.debounce = debounce
         self.state = state if state is not None else root / STATE_DIR
         self.rebuilds = 0
+        self.errors: list[str] = []
         self._pending: dict[str, float] = {}
         self._hashes: dict[str, str | None] = {}
         self._lock = threading.Lock()
@@ -82,9 +83,12 @@ class Watcher:
     def run(self) -> None:
         """Loop until ``stop()``: settle paths, rebuild when content changed, beat."""
         last_beat = 0.0
-        while not self._stop.wait(min(self.debounce / 3, 0.05)):
+        while not self._stop.wait(max(0.01, min(self.debounce / 3, 0.05))):
             if self._settled_changes():
-                self.rebuild()
+                try:
+                    self.rebuild()
+                except Exception as err:  # noqa: BLE001 - the watcher must outlive one bad rebuild
+                    self.errors.append(f"{type(err).__name__}: {err}")
                 self.rebuilds += 1
                 last_beat = 0.0
             if time.monotonic() - last_beat >= HEARTBEAT:

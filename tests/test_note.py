@@ -203,3 +203,13 @@ def test_changing_an_anchored_key_does_not_leave_a_dangling_alias() -> None:
     changed = parse(render(note.with_meta(description="new")))
     assert changed.findings == ()
     assert (changed.description, changed.meta["x_summary"]) == ("new", "the original")
+
+
+def test_an_impossible_date_is_a_finding_not_a_crash() -> None:
+    note = parse("---\nname: a\ndescription: d\ntype: user\nupdated: 2026-02-30\n---\nb\n", "bad.md")
+    assert (note.description, note.type) == ("d", "user")
+    assert note.meta["updated"] == "2026-02-30"
+    assert [str(f) for f in note.findings] == [
+        "bad.md:2: frontmatter is not valid YAML (day is out of range for month); read it as flat "
+        "key: value lines — quote the value or run kura doctor"
+    ]
