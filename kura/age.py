@@ -8,8 +8,9 @@ age comes from the first of these that it has:
 1. a date written in the memory (the latest of ``updated``, ``created``, … in its
    frontmatter; ``kura remember`` sets ``updated`` when it changes a memory, and a person
    editing by hand can bump it);
-2. in a git work tree, the last commit that changed the file — unless the file is
-   modified or untracked, when the edit in progress is what counts (its mtime);
+2. in a git work tree: a tracked file with uncommitted changes is an edit in progress,
+   dated by its mtime (a checkout leaves files clean, so these mtimes are real); a clean
+   file is dated by the last commit that changed it; an untracked one is judged as in 3;
 3. the file's mtime, unless it belongs to a *burst*: at least ten memories, a fifth of the
    store or more, stamped within two seconds of each other. People and agents do not
    write ten memories in two seconds; copies, restores and checkouts do. A small new store
@@ -36,18 +37,20 @@ BURST_SHARE = 0.2
 @dataclass(frozen=True, slots=True)
 class Age:
     day: dt.date | None
-    source: str  # written | git | mtime | unknown
+    source: str  # written | edited | git | mtime | unknown
 
 
 def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = None) -> dict[str, Age]:
     """Each memory's last-changed day and where that came from."""
     git = _git_dates(root, db)
-    trusted = _trusted_mtimes(entries, exclude=set(git.committed) - git.dirty)
+    trusted = _trusted_mtimes(entries, exclude=set(git.committed) | git.dirty)
     out: dict[str, Age] = {}
     for slug, entry in entries.items():
         if entry.written is not None:
             out[slug] = Age(entry.written, "written")
-        elif entry.rel in git.committed and entry.rel not in git.dirty:
+        elif entry.rel in git.dirty:
+            out[slug] = Age(_day(entry.mtime_ns), "edited")  # a real edit, not a checkout
+        elif entry.rel in git.committed:
             out[slug] = Age(git.committed[entry.rel], "git")
         elif slug in trusted:
             out[slug] = Age(_day(entry.mtime_ns), "mtime")
@@ -116,7 +119,7 @@ def _dirty(root: Path) -> frozenset[str]:
     out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
     paths = set()
     for record in (out or "").split("\0"):
-        if len(record) > 3:
+        if len(record) > 3 and not record.startswith("??"):  # untracked may be a fresh copy
             paths.add(record[3:])
     prefix = _git(root, "rev-parse", "--show-prefix") or ""
     prefix = prefix.strip()
@@ -126,7 +129,11 @@ def _dirty(root: Path) -> frozenset[str]:
 def _git(root: Path, *args: str) -> str | None:
     try:
         result = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False
+            ["git", "-c", "core.quotePath=false", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None

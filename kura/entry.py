@@ -78,8 +78,8 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
     import datetime as dt
 
     from kura.config import load_config
-    from kura.errors import KuraError
-    from kura.prefill import fingerprint, header_text, stored_map, summary_line
+    from kura.errors import KuraError, StoreError
+    from kura.prefill import fingerprint, header_text, scribe_id, stored_map, summary_line
 
     try:
         config = load_config(chosen.get("config"))
@@ -87,9 +87,8 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
         settings = config.map_settings(store)
         header_text(settings, store.name)
         scribe = None if chosen.get("no_model") else config.scribe_for(store)
-        scribe_id = f"{scribe.url}|{scribe.model}" if scribe else ""
-        stamp = fingerprint(store.path, settings, today=dt.date.today(), scribe=scribe_id)
-        found = None if force or as_json else stored_map(store.path, stamp)
+        stamp = fingerprint(store.path, settings, today=dt.date.today())
+        found = None if force or as_json else stored_map(store.path, stamp, scribes=(scribe_id(scribe),))
         if found is not None:
             summary, written, notes = found[0], False, list(found[0].get("notes", []))
         else:
@@ -97,6 +96,8 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
 
             woven = weave(store.open(), settings, scribe=scribe, force=force)
             assert woven is not None
+            if woven.error:
+                raise StoreError(woven.error)
             summary, written, notes = woven.to_dict(), woven.written, woven.notes
     except KuraError as err:
         sys.stderr.write(f"kura: error: {err}\n")

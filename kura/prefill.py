@@ -127,41 +127,83 @@ class Block:
 
 
 def header_text(settings: MapSettings, name: str) -> str:
-    """The block's fixed header; refuses anything that would change between builds."""
-    header = settings.header or DEFAULT_HEADER.format(name=name)
+    """The block's fixed header; a header of your own is refused if anything in it would
+    change between builds (the default names only the store, which does not change)."""
+    if not settings.header:
+        return DEFAULT_HEADER.format(name=name)
     for pattern, what in _VOLATILE:
-        found = pattern.search(header)
+        found = pattern.search(settings.header)
         if found is not None:
             raise ConfigError(
                 f"[prefill] header contains {what} ({found.group(0)!r}); the map must not change "
                 "between turns or every turn pays a cold prompt cache — remove it from the header"
             )
-    return header
+    return settings.header
 
 
 def wrap(name: str, header: str, body: str) -> str:
     return f"{OPEN.format(name=name)}\n{header}\n\n{body.rstrip()}\n{CLOSE}\n"
 
 
-def fingerprint(
-    root: Path, settings: MapSettings, *, today: dt.date, scribe: str = "", stats: Stats | None = None
-) -> str:
-    """Changes whenever the woven map could: a memory file or the index changed, the
-    settings or the scribe changed, or the day turned (freshness is counted in days)."""
+def fingerprint(root: Path, settings: MapSettings, *, today: dt.date, stats: Stats | None = None) -> str:
+    """Changes whenever the woven map could: a memory file or the index changed (or moved),
+    the settings changed, the day turned (freshness is counted in days), or git's HEAD
+    moved (ages come from commits)."""
     from kura.trim import VERSION
 
     files = stamp_files(root) if stats is None else identity(stats)
-    parts = [files, settings.key(), today.isoformat(), str(VERSION), scribe]
+    parts = [files, settings.key(), today.isoformat(), str(VERSION), git_head(root)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
-def stored_map(root: Path, stamp: str) -> tuple[dict[str, Any], str] | None:
-    """The last weave's summary and cloth, if its stamp is ``stamp`` (else None)."""
+def scribe_id(scribe: ModelConfig | None) -> str:
+    return f"{scribe.url}|{scribe.model}" if scribe is not None else ""
+
+
+def stored_map(root: Path, stamp: str, *, scribes: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
+    """The last weave's summary and cloth, if its stamp is ``stamp``, its triggers came
+    from one of ``scribes`` and the cloth on disk is the one that weave wrote."""
     meta = _read_json(root / STATE_DIR / "map.json")
-    if meta.get("fingerprint") != stamp or not meta.get("cloth"):
+    if meta.get("fingerprint") != stamp or meta.get("scribe", "") not in scribes or not meta.get("cloth"):
         return None
-    text = _read_text(Path(str(meta["cloth"])))
-    return None if text is None else (meta, text)
+    text = _read_text(cloth_file(root, str(meta["cloth"])))
+    if text is None or hashlib.sha256(text.encode("utf-8")).hexdigest() != meta.get("cloth_sha"):
+        return None
+    return meta, text
+
+
+def cloth_file(root: Path, recorded: str) -> Path:
+    """Where map.json says the cloth is (relative paths are inside the store)."""
+    path = Path(recorded)
+    return path if path.is_absolute() else root / path
+
+
+def git_head(root: Path) -> str:
+    """The commit git's HEAD names for the work tree holding ``root`` ("" outside git),
+    read from the files under .git, so a shell hook pays no subprocess for it."""
+    for folder in (root, *root.parents):
+        dotgit = folder / ".git"
+        try:
+            if dotgit.is_file():
+                dotgit = (folder / dotgit.read_text().strip().removeprefix("gitdir:").strip()).resolve()
+            elif not dotgit.is_dir():
+                continue
+            head = (dotgit / "HEAD").read_text().strip()
+        except OSError:
+            return ""
+        if not head.startswith("ref: "):
+            return head
+        common = dotgit
+        if (dotgit / "commondir").is_file():
+            common = (dotgit / (dotgit / "commondir").read_text().strip()).resolve()
+        ref = head[5:]
+        for base in (dotgit, common):
+            if (base / ref).is_file():
+                return (base / ref).read_text().strip()
+        packed = _read_text(common / "packed-refs") or ""
+        found = [line.split()[0] for line in packed.splitlines() if line.endswith(" " + ref)]
+        return found[0] if found else head
+    return ""
 
 
 def summary_line(summary: dict[str, Any], *, written: bool) -> str:
@@ -196,26 +238,24 @@ def build(
     state_dir = root / STATE_DIR
     meta = _read_json(state_dir / "map.json")
     if _always_over(meta, settings, index_path):
-        text = wrap(name, header, _sectors(state_dir, index_path, _read_text(index_path) or ""))
+        text = wrap(
+            name, header, _sectors(state_dir, index_path, _read_text(index_path, errors="replace") or "")
+        )
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
         return Block(
             name, text, "sectors", estimate_tokens(text), settings.budget, settings.hard_limit, warning
         )
-    cloth = _read_text(Path(meta.get("cloth", "")) if meta.get("cloth") else state_dir / "map.md")
-    current = cloth is not None and meta.get("fingerprint") == fingerprint(
-        root, settings, today=today, scribe=str(meta.get("scribe", ""))
-    )
-    state = "current"
-    if not current and reweave:
-        cloth, state = _reweave(root, name, settings, today, scribe)
-    index = _read_text(index_path) or ""
+    wanted = scribe_id(scribe)
+    scribes = (wanted, f"partial:{wanted}") if wanted else ("",)
+    found = stored_map(root, fingerprint(root, settings, today=today), scribes=scribes)
+    cloth, state, reason = (found[1], "current", "") if found is not None else (None, "stale", "")
+    if found is None and reweave:
+        cloth, state, reason = _reweave(root, name, settings, today, scribe)
+    index = _read_text(index_path, errors="replace") or ""
     if cloth is None:
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
         stale = _sized(name, header, f"{note}\n{index}", settings, lambda: sector_map(index), state="stale")
-        return replace(
-            stale,
-            warning=stale.warning or "the woven map is stale and re-weaving would be slow; run kura weave",
-        )
+        return replace(stale, warning=reason or "the woven map is stale; run kura weave")
     return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, index_path, index), state=state)
 
 
@@ -327,7 +367,8 @@ def _sized(
 
 def _reweave(
     root: Path, name: str, settings: MapSettings, today: dt.date, scribe: ModelConfig | None
-) -> tuple[str | None, str]:
+) -> tuple[str | None, str, str]:
+    """(cloth, state, why not) from a quick weave that calls no model."""
     from kura.store import Store
     from kura.weave import weave
 
@@ -336,9 +377,11 @@ def _reweave(
             Store(root, name=name), settings, today=today, scribe=scribe, max_model_calls=0,
             max_parse=MAX_QUICK_PARSE,
         )  # fmt: skip
-    except KuraError:
-        return None, "stale"
-    return (woven.text, "rewoven") if woven is not None else (None, "stale")
+    except KuraError as err:
+        return None, "stale", f"the map could not be re-woven: {err}"
+    if woven is None:
+        return None, "stale", "the woven map is stale and re-weaving would be slow; run kura weave"
+    return woven.text, "rewoven", ""
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -349,8 +392,8 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path, *, errors: str = "strict") -> str | None:
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig", errors=errors)
     except (OSError, UnicodeDecodeError):
         return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -90,20 +91,21 @@ def file_stats(root: Path) -> Stats:
 
 def identity(stats: Stats) -> str:
     """A checksum over ``file_stats``: it changes when any memory file or the index is
-    edited, added, removed or renamed (a rename changes the file's ctime). Order does not
-    matter and it is plain integer arithmetic, so a hook can afford it on every prompt."""
-    return _checksum(ident for _, ident, _ in stats)
+    edited, added, removed, renamed or moved with its folder. Order does not matter and it
+    is integer arithmetic, so a hook can afford it on every prompt at 20,000 memories."""
+    return _checksum((rel, ident) for rel, ident, _ in stats)
 
 
 def stamp_files(root: Path) -> str:
     """``identity(file_stats(root))`` without building the list (the prefill hot path)."""
-    return _checksum(ident for _, _, ident in _scan(root, with_stats=True) if ident is not None)
+    return _checksum((rel, ident) for rel, _, ident in _scan(root, with_stats=True) if ident is not None)
 
 
-def _checksum(idents: Iterable[Ident]) -> str:
+def _checksum(files: Iterable[tuple[str, Ident]]) -> str:
     total = count = 0
-    for ino, size, mtime, ctime in idents:
-        total += (ino * 0x9E3779B1 ^ size * 0x85EBCA77) + mtime * 0xC2B2AE3D + ctime
+    for rel, (ino, size, mtime, ctime) in files:
+        path = zlib.crc32(rel.encode("utf-8", "surrogateescape"))
+        total += (ino * 0x9E3779B1 ^ size * 0x85EBCA77) + mtime * 0xC2B2AE3D + ctime + path * 0x27D4EB2F
         count += 1
     return f"{count}-{total % _MOD:x}"
 

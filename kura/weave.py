@@ -40,15 +40,17 @@ from kura.index import Index, IndexLine, classify_line, parse_index
 from kura.prefill import (
     SECTORS,
     MapSettings,
+    cloth_file,
     fingerprint,
     header_text,
     index_stamp,
+    scribe_id,
     sector_map,
     stored_map,
     summary_line,
     wrap,
 )
-from kura.slugs import STATE_DIR, file_stats, is_memory_name
+from kura.slugs import STATE_DIR, file_stats, index_file, is_memory_name
 from kura.store import Store
 from kura.tokens import estimate_tokens
 from kura.workers import parallel_map
@@ -76,6 +78,7 @@ class Woven:
     model_calls: int
     path: Path | None = None
     notes: list[str] = field(default_factory=list)
+    error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,7 +86,7 @@ class Woven:
             "fresh_days": self.fresh_days, "over_budget": self.over_budget, "weight": self.weight,
             "layers": self.layers, "written": self.written, "parsed": self.parsed,
             "model_calls": self.model_calls, "path": str(self.path) if self.path else None,
-            "notes": self.notes,
+            "notes": self.notes, "error": self.error,
         }  # fmt: skip
 
 
@@ -102,23 +105,23 @@ def weave(
     depends on changed since the last weave, the stored map is returned as it is."""
     today = today or dt.date.today()
     header = header_text(settings, store.name)
-    scribe_id = f"{scribe.url}|{scribe.model}" if scribe else ""
+    wanted = scribe_id(scribe)
     # Taken before reading anything: a file that changes during the weave leaves a stamp
     # that no longer matches, so the next prefill re-weaves instead of serving stale.
     stats = file_stats(store.root)
-    stamp = fingerprint(store.root, settings, today=today, scribe=scribe_id, stats=stats)
+    stamp = fingerprint(store.root, settings, today=today, stats=stats)
     if write and not force:
-        kept = _current(store, stamp)
+        kept = _current(store, stamp, wanted)
         if kept is not None:
             return kept
+    index, index_seen = _read_index(store)
     db = catalog.connect(store)
     try:
         scan = catalog.scan(store, db, max_parse=max_parse, stats=stats)
         if scan is None:
             return None
-        index = store.index()
         age = ages(store.root, scan.entries, db)
-        triggers, calls = _triggers(db, index, scan.entries, settings, scribe, max_model_calls)
+        triggers, calls, capped = _triggers(db, index, scan.entries, settings, scribe, max_model_calls)
     finally:
         db.close()
     layered = [_layer(line, scan.entries, triggers, settings) for line in index.lines]
@@ -132,8 +135,33 @@ def weave(
                   weight, layers, False, scan.parsed, calls, None, notes)  # fmt: skip
     if not write:
         return woven
-    path, written = _store_cloth(store, settings, woven, stamp=stamp, scribe=scribe_id, index=index)
+    # A scribe that was not asked about every line (the call cap) leaves a map prefill may
+    # serve, but that `kura weave` with the scribe must finish.
+    recorded = f"partial:{wanted}" if capped else wanted
+    try:
+        path, written = _store_cloth(
+            store, settings, woven, stamp=stamp, scribe=recorded, index=(index, index_seen)
+        )
+    except (OSError, StoreError) as err:
+        return replace(
+            woven,
+            error=f"could not save the map in {store.root / STATE_DIR} ({err}); prefill re-weaves each time",
+        )
     return replace(woven, path=path, written=written)
+
+
+def _read_index(store: Store) -> tuple[Index, tuple[str, str]]:
+    """The index, and (stat stamp, sha256) of exactly the bytes that were parsed — the
+    stamp taken first, so an index saved meanwhile never matches what was woven."""
+    path = index_file(store.root)
+    try:
+        seen = index_stamp(path)
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return parse_index(""), ("", hashlib.sha256(b"").hexdigest())
+    except OSError as err:
+        raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
+    return parse_index(data.decode("utf-8", errors="replace")), (seen, hashlib.sha256(data).hexdigest())
 
 
 def describe(woven: Woven) -> str:
@@ -141,9 +169,9 @@ def describe(woven: Woven) -> str:
     return summary_line(woven.to_dict(), written=woven.written)
 
 
-def _current(store: Store, stamp: str) -> Woven | None:
+def _current(store: Store, stamp: str, scribe: str) -> Woven | None:
     """The stored map, when its stamp says nothing it depends on has changed."""
-    found = stored_map(store.root, stamp)
+    found = stored_map(store.root, stamp, scribes=(scribe,))
     if found is None:
         return None
     meta, text = found
@@ -151,7 +179,7 @@ def _current(store: Store, stamp: str) -> Woven | None:
         return Woven(
             store.name, text, int(meta["tokens"]), int(meta["budget"]), float(meta["fresh_days"]),
             bool(meta["over_budget"]), dict(meta["weight"]), dict(meta["layers"]), False, 0, 0,
-            Path(meta["cloth"]), list(meta["notes"]),
+            cloth_file(store.root, str(meta["cloth"])), list(meta["notes"]),
         )  # fmt: skip
     except (ValueError, KeyError, TypeError):
         return None
@@ -229,7 +257,7 @@ def _triggers(
     settings: MapSettings,
     scribe: ModelConfig | None,
     max_calls: int,
-) -> tuple[dict[str, str], int]:
+) -> tuple[dict[str, str], int, bool]:
     """Short form of every trigger that needs one: the scribe's (cached, grounded) where
     there is a scribe, else the trimmer's (cached; a cold start trims on every core)."""
     budget = settings.trigger_tokens
@@ -244,10 +272,13 @@ def _triggers(
     out: dict[str, str] = {}
     new: dict[str, str] = {}
     calls = 0
+    capped = False
     for text in wanted if scribe is not None else ():
         if model[text] in known:
             out[text] = known[model[text]]
-        elif calls < max_calls:
+        elif calls >= max_calls:
+            capped = True
+        else:
             calls += 1
             reply = _model_trigger(scribe, text, budget)  # type: ignore[arg-type]
             if reply is not None:
@@ -258,7 +289,7 @@ def _triggers(
         known[mech[text]] = new[mech[text]] = short
     out.update((text, known[mech[text]]) for text in rest)
     catalog.ledger_put(db, new)
-    return out, calls
+    return out, calls, capped
 
 
 def _trim_all(budget: int, texts: list[str]) -> list[str]:
@@ -348,36 +379,40 @@ def _overweight(tokens: int, budget: int, weight: dict[str, int]) -> str:
 
 
 def _store_cloth(
-    store: Store, settings: MapSettings, woven: Woven, *, stamp: str, scribe: str, index: Index
+    store: Store,
+    settings: MapSettings,
+    woven: Woven,
+    *,
+    stamp: str,
+    scribe: str,
+    index: tuple[Index, tuple[str, str]],
 ) -> tuple[Path | None, bool]:
-    """Write the cloth (only if it changed, keeping a few backups), its stamp, and the
-    sector map prefill falls back to over the hard limit (so it need not parse the index)."""
+    """Write the cloth (only if it changed, keeping a few backups), its stamp and digest,
+    and the sector map prefill falls back to over the hard limit (so it need not parse the
+    index). Raises OSError/StoreError when the state folder cannot be written."""
     path = _cloth_path(store, settings)
-    try:
-        with locked(store.root / STATE_DIR / "weave.lock"):
-            digest = hashlib.sha256(store.index_path.read_bytes()).hexdigest()
-            sectors = f"<!-- {digest} -->\n{sector_map(index)}"
-            if _read(store.root / STATE_DIR / SECTORS) != sectors:
-                write_atomic(store.root / STATE_DIR / SECTORS, sectors.encode("utf-8"))
-            old = path.read_text(encoding="utf-8") if path.exists() else None
-            changed = old != woven.text
-            if changed:
-                if old is not None:
-                    _keep_backup(path, old)
-                write_atomic(path, woven.text.encode("utf-8"))
-            summary = {
-                k: v
-                for k, v in woven.to_dict().items()
-                if k not in ("written", "parsed", "model_calls", "path")
-            }
-            meta = {
-                "fingerprint": stamp, "scribe": scribe, "cloth": str(path), "settings": settings.key(),
-                "index_stamp": index_stamp(store.index_path), "floor": _floor(store.name, settings, index),
-                **summary,
-            }  # fmt: skip
-            write_atomic(store.root / STATE_DIR / "map.json", json.dumps(meta, indent=1).encode())
-    except (OSError, StoreError):
-        return None, False  # a read-only store still weaves; it just cannot keep the cloth
+    parsed, (seen, digest) = index
+    state = store.root / STATE_DIR
+    with locked(state / "weave.lock"):
+        sectors = f"<!-- {digest} -->\n{sector_map(parsed)}"
+        if _read(state / SECTORS) != sectors:
+            write_atomic(state / SECTORS, sectors.encode("utf-8"))
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        changed = old != woven.text
+        if changed:
+            if old is not None:
+                _keep_backup(path, old)
+            write_atomic(path, woven.text.encode("utf-8"))
+        summary = {
+            k: v for k, v in woven.to_dict().items() if k not in ("written", "parsed", "model_calls", "path")
+        }
+        recorded = path.relative_to(store.root).as_posix() if path.is_relative_to(store.root) else str(path)
+        meta = {
+            "fingerprint": stamp, "scribe": scribe, "cloth": recorded, "settings": settings.key(),
+            "cloth_sha": hashlib.sha256(woven.text.encode("utf-8")).hexdigest(),
+            "index_stamp": seen, "floor": _floor(store.name, settings, parsed), **summary,
+        }  # fmt: skip
+        write_atomic(state / "map.json", json.dumps(meta, indent=1).encode())
     return path, changed
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -232,3 +233,83 @@ def test_a_dated_body_line_is_the_memorys_age(tmp_path: Path) -> None:
     got, index = lines_of(woven.text), lines_of((store.root / "MEMORY.md").read_text())
     assert got["m00"] == index["m00"]  # dated five days ago: fresh, kept in full
     assert got["m01"] != index["m01"]  # an event date in prose is not the memory's age
+
+
+def test_edits_in_progress_in_git_are_fresh_even_in_a_burst(tmp_path: Path) -> None:
+    store = make_store(
+        tmp_path / "s", [(f"m{i:02d}", "project", LONG.replace("archive", f"m{i}"), None) for i in range(12)]
+    )
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
+        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
+    }
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ):
+        subprocess.run(["git", *args], cwd=store.root, env=env, check=True)
+    for i in range(12):  # like `sed -i` over every file: one burst of real edits
+        path = store.root / f"m{i:02d}.md"
+        path.write_text(path.read_text() + "edited\n")
+    woven = weave(store, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers["fresh"] == 12
+
+
+def test_a_new_commit_makes_the_stored_map_stale(tmp_path: Path) -> None:
+    from kura.prefill import build
+
+    store = make_store(tmp_path / "s", [("a", "project", LONG, None)])
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
+        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
+    }
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ):
+        subprocess.run(["git", *args], cwd=store.root, env=env, check=True)
+    assert build(store.root, "s", MapSettings()).state == "rewoven"
+    assert build(store.root, "s", MapSettings()).state == "current"
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--amend", "-m", "y"],
+        cwd=store.root,
+        check=True,
+    )
+    assert build(store.root, "s", MapSettings()).state == "rewoven"  # the commit date moved to today
+
+
+def test_moving_a_folder_is_a_change(tmp_path: Path) -> None:
+    from kura.prefill import build
+
+    store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
+    (store.root / "sub").mkdir()
+    write_memory(store.root / "sub", "x", "project", LONG, date=OLD)
+    build(store.root, "s", MapSettings(), today=TODAY)
+    assert build(store.root, "s", MapSettings(), today=TODAY).state == "current"
+    (store.root / "sub").rename(store.root / "other")
+    assert build(store.root, "s", MapSettings(), today=TODAY).state == "rewoven"
+
+
+def test_a_shared_cloth_path_never_serves_another_stores_map(tmp_path: Path) -> None:
+    from kura.prefill import build
+
+    shared = MapSettings(cloth_path=str(tmp_path / "shared-map.md"))
+    a = make_store(tmp_path / "a", [("only-in-a", "user", "a's memory", OLD)])
+    b = make_store(tmp_path / "b", [("only-in-b", "user", "b's memory", OLD)])
+    weave(a, shared, today=TODAY)
+    weave(b, shared, today=TODAY)
+    block = build(a.root, "a", shared, today=TODAY)
+    assert "only-in-a" in block.text and "only-in-b" not in block.text and block.state == "rewoven"
+
+
+def test_a_store_whose_state_cannot_be_written_says_so(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
+    shutil.rmtree(store.root / ".kura", ignore_errors=True)
+    (store.root / ".kura").write_text("not a folder")  # as unwritable as a read-only mount
+    woven = weave(store, MapSettings(), today=TODAY)
+    assert woven is not None and not woven.written and woven.error.startswith("could not save the map")
+    assert "8 TB" in woven.text
