@@ -33,8 +33,8 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
         flag, _, inline = argv[i].partition("=")
-        if flag not in _GLOBAL:
-            return None
+        if flag not in _GLOBAL or (inline and not flag.startswith("--")):
+            return None  # click reads "-s=x" as the value "=x"; let it say so
         if inline:
             chosen[_GLOBAL[flag]] = inline
             i += 1

@@ -28,15 +28,19 @@ _STOP = frozenset(
     "while when where what how why can could should would will shall may might must do does did "
     "has have had and or but if because up down out off again further once here only own same too".split()
 )
-_NEGATION = frozenset(
-    "never not no none nothing don't doesn't didn't won't can't cannot without avoid".split()
+_NEGATION = frozenset("never not no none nothing nobody nowhere neither nor cannot without avoid".split())
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million billion dozen half twice double triple first second third".split()
 )
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _CLAUSE = re.compile(r"(?:;|—|–|→|=>|:\s)")
 _NUMBER = re.compile(r"\d")
 _PLAIN_NUMBER = re.compile(r"\(?[~≈<>]?\d+(?:[.,]\d+)*")
 _IDENT = re.compile(r"[_/`=@#]|\w[.\-:]\w|[a-z][A-Z]|^[A-Z0-9]{2,}\W*$")
 _WORD = re.compile(r"[\w'’]+", re.UNICODE)
-_UNIT = re.compile(r"\S*`[^`]*`\S*|\S+")
+_UNIT = re.compile(r"\S*\[[^\]]*\]\([^)]*\)\S*|\S*`[^`]*`\S*|\S+")  # links and code spans whole
 _CJK_CLAUSE = re.compile(r"[^。、，；：！？]+[。、，；：！？]*")
 
 
@@ -61,7 +65,7 @@ def mechanical(line: str, budget: int) -> str:
             narrow, wide = narrow + cost_narrow, wide + cost_wide
         elif not floor:
             floor = scores[i]  # finish this tier with shorter words, then stop
-    return _join(words, keep or {0})
+    return _join(words, keep or {0}) or text
 
 
 def _units(text: str) -> list[str]:
@@ -70,7 +74,7 @@ def _units(text: str) -> list[str]:
     units: list[str] = []
     for match in _UNIT.finditer(text):
         unit = match.group(0)
-        if unit.startswith("`") or len(unit) <= 12 or unit.isascii():
+        if "`" in unit or "](" in unit or len(unit) <= 12 or unit.isascii():
             units.append(unit)
         else:
             units.extend(part for part in _CJK_CLAUSE.findall(unit) if part)
@@ -78,19 +82,25 @@ def _units(text: str) -> list[str]:
 
 
 def grounded(trigger: str, source: str) -> str | None:
-    """None when ``trigger`` says nothing ``source`` does not; else what it added."""
+    """None when ``trigger`` says nothing ``source`` does not; else what it added: a
+    number (in digits or words), a name (any word with a capital letter), or a negation."""
     if not trigger.strip():
         return "the trigger is empty"
+    trigger, source = trigger.replace("’", "'"), source.replace("’", "'")
     source_words = {w.lower() for w in _WORD.findall(source)}
-    source_numbers = set(re.findall(r"\d+(?:[.,]\d+)*", source))
-    for number in re.findall(r"\d+(?:[.,]\d+)*", trigger):
+    source_numbers = set(_DIGITS.findall(source))
+    for number in _DIGITS.findall(trigger):
         if number not in source_numbers:
             return f"adds the number {number}"
     for word in _WORD.findall(trigger):
         lower = word.lower()
-        if lower in _NEGATION and lower not in source_words:
+        if lower in source_words:
+            continue
+        if lower in _NEGATION or lower.endswith("n't"):
             return f"adds the negation {word!r}"
-        if word[:1].isupper() and lower not in source_words:
+        if lower in _NUMBER_WORDS:
+            return f"adds the number {word!r}"
+        if any(char.isupper() for char in word):
             return f"adds the name {word!r}"
     return None
 
@@ -131,8 +141,20 @@ def _join(words: list[str], keep: set[int]) -> str:
 
 
 def _balance(text: str) -> str:
-    """Drop brackets left unpaired by the cut."""
-    for opener, closer in (("(", ")"), ("[", "]")):
-        if text.count(opener) != text.count(closer):
-            text = text.replace(opener, "").replace(closer, "")
-    return text
+    """Drop only the brackets the cut left unpaired (a whole ``[link](x.md)`` survives),
+    and the backticks too when an odd number would open a code span that never ends."""
+    drop: set[int] = set()
+    stack: list[tuple[str, int]] = []
+    pairs = {")": "(", "]": "["}
+    for i, char in enumerate(text):
+        if char in "([":
+            stack.append((char, i))
+        elif char in ")]":
+            if stack and stack[-1][0] == pairs[char]:
+                stack.pop()
+            else:
+                drop.add(i)
+    drop.update(i for _, i in stack)
+    if text.count("`") % 2:
+        drop.update(i for i, char in enumerate(text) if char == "`")
+    return "".join(char for i, char in enumerate(text) if i not in drop)

@@ -47,6 +47,17 @@ def relevant(root: Path, path: str) -> str | None:
     return rel if rel == INDEX_NAME or is_memory_name(rel) else None
 
 
+def relevant_folder(root: Path, path: str) -> str | None:
+    """A marker for a folder event inside the store that could move memories, else None."""
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        return None
+    if not parts or any(part[:1] in "._" for part in parts):
+        return None
+    return "/".join(parts) + "/"
+
+
 class Watcher:
     """Debounces memory-file events and calls ``rebuild`` once per settled change."""
 
@@ -65,9 +76,10 @@ class Watcher:
         self._stop = threading.Event()
         self._started = time.time()
 
-    def seen(self, path: str) -> None:
-        """Note an event on ``path`` (called from the observer thread)."""
-        rel = relevant(self.root, path)
+    def seen(self, path: str, *, folder: bool = False) -> None:
+        """Note an event on ``path`` (called from the observer thread). A folder that
+        appears, vanishes or moves may carry memories with it: that always rebuilds."""
+        rel = relevant_folder(self.root, path) if folder else relevant(self.root, path)
         if rel is None:
             return
         with self._lock:
@@ -114,6 +126,9 @@ class Watcher:
                 del self._pending[rel]
         changed = False
         for rel in settled:
+            if rel.endswith("/"):  # a folder moved: its files' bytes say nothing about that
+                changed = True
+                continue
             digest = _digest(self.root / rel)
             if self._hashes.get(rel, _UNKNOWN) != digest:
                 changed = True
@@ -132,11 +147,14 @@ def watch(root: Path, rebuild: Callable[[], Any], *, debounce: float = DEBOUNCE)
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
-            if event.is_directory or event.event_type not in _WRITE_EVENTS:
+            if event.event_type not in _WRITE_EVENTS:
                 return
-            watcher.seen(str(event.src_path))
+            folder = event.is_directory
+            if folder and event.event_type == "modified":
+                return  # a file inside changed; that file's own event says so
+            watcher.seen(str(event.src_path), folder=folder)
             if getattr(event, "dest_path", ""):
-                watcher.seen(str(event.dest_path))
+                watcher.seen(str(event.dest_path), folder=folder)
 
     observer = Observer()
     observer.schedule(Handler(), str(watcher.root), recursive=True)

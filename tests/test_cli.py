@@ -160,3 +160,13 @@ def test_a_path_selector_cannot_dodge_the_write_policy(cli: Cli, tmp_path: Path)
     cli("init", "arch", "--path", str(tmp_path / "arch"), "--write-policy", "frozen")
     refused = cli("-s", str(tmp_path / "arch"), "remember", "x", "t")
     assert refused.code == 1 and "is frozen" in refused.err
+
+
+def test_short_options_with_equals_mean_the_same_on_both_paths(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "MEMORY.md").write_text("# I\n")
+    fast = run_kura(f"-s={tmp_path / 's'}", "prefill")
+    slow = run_kura(f"-s={tmp_path / 's'}", "list")
+    assert fast.returncode == slow.returncode == 1
+    assert b"no store or mode named '=" in fast.stderr or b"MISSING" in fast.stdout
+    assert run_kura(f"--store={tmp_path / 's'}", "prefill").returncode == 0

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, Cli, make_store, write_memory
+from conftest import SAMPLE, Cli, ModelServer, make_store, write_memory
 
 from kura import prefill as pf
 from kura.errors import ConfigError
@@ -156,3 +156,37 @@ def test_far_over_the_limit_only_the_index_is_looked_at(
     monkeypatch.undo()
     third = build(root, "s", settings, today=TODAY)
     assert third.state == "sectors" and third.text != first.text
+
+
+@pytest.mark.parametrize("name", ["now", "standup-today", "monday"])
+def test_a_store_named_like_a_time_word_still_gets_its_map(tmp_path: Path, name: str) -> None:
+    store = make_store(tmp_path / name, [("a", "user", "fine", "2026-03-01")])
+    assert build(store.root, name, MapSettings(), today=TODAY).state == "rewoven"
+
+
+def test_a_stale_index_that_is_not_utf8_is_still_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = store_with(tmp_path)
+    (root / "MEMORY.md").write_bytes((root / "MEMORY.md").read_bytes() + b"- [caf\xe9](m0.md) \xe9\n")
+    monkeypatch.setattr(pf, "MAX_QUICK_PARSE", 0)
+    block = build(root, "s", MapSettings(), today=TODAY)
+    assert block.state == "stale" and "- [Mika](mika.md) — Mika leads" in block.text
+
+
+def test_a_partly_model_woven_map_is_current_for_prefill_not_for_weave(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    from kura.config import ModelConfig
+    from kura.store import Store
+    from kura.weave import weave
+
+    root = store_with(tmp_path)
+    scribe = ModelConfig(role="scribe", url=model_server.url, model="m")
+    model_server.replies = ["m0 on slow disk hdd0, 8 TB"]
+    assert build(root, "s", MapSettings(), today=TODAY, scribe=scribe).state == "rewoven"  # no model call
+    assert model_server.requests == []
+    assert build(root, "s", MapSettings(), today=TODAY, scribe=scribe).state == "current"
+    woven = weave(Store(root, name="s"), MapSettings(), today=TODAY, scribe=scribe)
+    assert woven is not None and woven.model_calls == 3  # weave finishes what prefill skipped
+    assert build(root, "s", MapSettings(), today=TODAY).state == "rewoven"  # scribe gone from the config

@@ -57,3 +57,30 @@ def test_grounding(trigger: str, verdict: str | None) -> None:
     assert (
         grounded(trigger, "the archive lives on the slow disk (8 TB); the fast one stays scratch") == verdict
     )
+
+
+@pytest.mark.parametrize(
+    "line", ["— " * 60, ", , ; : " * 10, "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((("]
+)
+def test_punctuation_only_lines_are_never_emptied(line: str) -> None:
+    assert mechanical(line, 4).strip()
+
+
+def test_a_link_in_a_trigger_survives_the_cut() -> None:
+    short = mechanical(
+        "see [the runbook](runbook.md) for the archive on the slow disk because NVMe wears out fast", 10
+    )
+    assert "](runbook.md)" in short and short.count("[") == short.count("]")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "verdict"),
+    [
+        ("archive isn't on the slow disk", 'adds the negation "isn\'t"'),
+        ("archive shouldn’t be on the slow disk", 'adds the negation "shouldn\'t"'),
+        ("archive on an iPhone", "adds the name 'iPhone'"),
+        ("archive on ten slow disks", "adds the number 'ten'"),
+    ],
+)
+def test_grounding_catches_quiet_additions(trigger: str, verdict: str) -> None:
+    assert grounded(trigger, "the archive lives on the slow disk (8 TB)") == verdict

@@ -121,3 +121,36 @@ def test_heartbeat_tells_doctor_the_watcher_is_alive(watched: tuple[Path, Counte
 )  # fmt: skip
 def test_what_counts_as_a_memory_event(tmp_path: Path, name: str, kept: str | None) -> None:
     assert relevant(tmp_path, str(tmp_path / name)) == kept
+
+
+def test_a_folder_of_memories_moved_in_is_one_rebuild(
+    watched: tuple[Path, Counted, Watcher], tmp_path: Path
+) -> None:
+    root, counted, _ = watched
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x.md").write_text("---\nname: x\ndescription: moved in\ntype: user\n---\n")
+    os.replace(outside, root / "team")
+    assert settle(counted, 1) == 1
+
+
+def test_a_failing_rebuild_does_not_stop_the_watcher(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", "first line", "2026-03-01")])
+    calls: list[int] = []
+
+    def flaky() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("bad date in a memory")
+
+    watcher, observer = watch(store.root, flaky, debounce=DEBOUNCE)
+    try:
+        time.sleep(0.1)
+        for text in ("one", "two"):
+            (store.root / "a.md").write_text((store.root / "a.md").read_text() + text)
+            end = time.monotonic() + 5
+            while len(calls) < (1 if text == "one" else 2) and time.monotonic() < end:
+                time.sleep(0.02)
+        assert len(calls) == 2 and watcher.errors == ["ValueError: bad date in a memory"]
+    finally:
+        stop_watching(watcher, observer)
