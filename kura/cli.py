@@ -229,10 +229,10 @@ def prefill(
 
     Exit 0 current map, 2 stale map served as written, 1 store missing (a block saying so
     is still printed)."""
-    from kura.prefill import build_for
+    from kura.entry import prefill_block
 
     g: Globals = ctx.obj
-    block = _run(lambda: build_for(g.config, g.store))
+    block = prefill_block(g.config, g.store)
     if as_json:
         _json(block.to_dict())
     else:

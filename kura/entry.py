@@ -11,7 +11,12 @@ re-woven — goes to the full CLI unchanged, which gives the same output the slo
 from __future__ import annotations
 
 import json
+import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kura.prefill import Block
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
 
@@ -59,10 +64,20 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
         return None
 
 
-def _prefill(chosen: dict[str, str], as_json: bool) -> int:
-    from kura.prefill import build_for
+def prefill_block(config: str | None, store: str | None) -> Block:
+    """The block to print, whatever happens: a hook must never get an empty string."""
+    from kura.prefill import build_for, missing
 
-    block = build_for(chosen.get("config"), chosen.get("store"))
+    try:
+        return build_for(config, store)
+    except Exception as err:
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        return missing(store or "default", f"unexpected error: {type(err).__name__}: {err}")
+
+
+def _prefill(chosen: dict[str, str], as_json: bool) -> int:
+    block = prefill_block(chosen.get("config"), chosen.get("store"))
     if as_json:
         sys.stdout.write(json.dumps(block.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
