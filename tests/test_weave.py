@@ -25,6 +25,21 @@ LONG = "the archive lives on the slow disk (hdd0, 8 TB) because the fast NVMe bu
 OLD = "2026-03-01"
 
 
+def commit_all(root: Path) -> None:
+    """A git repository of the store, everything committed on 2026-02-01."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
+        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
+    }
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+
+
 def lines_of(text: str) -> dict[str, str]:
     return {ln.slugs[0]: ln.text for ln in parse_index(text).lines if ln.kind == "entry"}
 
