@@ -76,17 +76,7 @@ def test_git_dates_and_the_edit_in_progress(tmp_path: Path) -> None:
     store = make_store(
         tmp_path / "s", [("a", "project", LONG, None), ("b", "project", LONG.replace("archive", "b"), None)]
     )
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
-        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
-    }
-    for args in (
-        ["init", "-q"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
-    ):
-        subprocess.run(["git", *args], cwd=store.root, env=env, check=True)
+    commit_all(store.root)
     woven = weave(store, MapSettings(), today=dt.date.today())
     assert woven is not None and woven.layers["trigger"] == 2  # committed in February: not fresh
     (store.root / "b.md").write_text((store.root / "b.md").read_text() + "edited\n")
@@ -254,17 +244,7 @@ def test_edits_in_progress_in_git_are_fresh_even_in_a_burst(tmp_path: Path) -> N
     store = make_store(
         tmp_path / "s", [(f"m{i:02d}", "project", LONG.replace("archive", f"m{i}"), None) for i in range(12)]
     )
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
-        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
-    }
-    for args in (
-        ["init", "-q"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
-    ):
-        subprocess.run(["git", *args], cwd=store.root, env=env, check=True)
+    commit_all(store.root)
     for i in range(12):  # like `sed -i` over every file: one burst of real edits
         path = store.root / f"m{i:02d}.md"
         path.write_text(path.read_text() + "edited\n")
@@ -276,17 +256,7 @@ def test_a_new_commit_makes_the_stored_map_stale(tmp_path: Path) -> None:
     from kura.prefill import build
 
     store = make_store(tmp_path / "s", [("a", "project", LONG, None)])
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_DATE": "2026-02-01T12:00:00",
-        "GIT_COMMITTER_DATE": "2026-02-01T12:00:00",
-    }
-    for args in (
-        ["init", "-q"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
-    ):
-        subprocess.run(["git", *args], cwd=store.root, env=env, check=True)
+    commit_all(store.root)
     assert build(store.root, "s", MapSettings()).state == "rewoven"
     assert build(store.root, "s", MapSettings()).state == "current"
     subprocess.run(
