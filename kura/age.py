@@ -86,6 +86,10 @@ def _trusted_mtimes(entries: dict[str, Entry], *, exclude: set[str]) -> set[str]
 
 def _git_dates(root: Path, db: sqlite3.Connection | None) -> _Git:
     """Last commit date per store-relative path, cached per HEAD; empty outside git."""
+    from kura.prefill import git_head
+
+    if not git_head(root):  # read from .git's files: no process to spawn outside git
+        return _Git({}, frozenset())
     head = _git(root, "rev-parse", "HEAD")
     if head is None:
         return _Git({}, frozenset())

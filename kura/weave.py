@@ -208,7 +208,7 @@ def _layer(
         return _Layered("pinned", line.text)
     short = triggers.get(line.trigger)
     folded = line.text
-    if short and short != line.trigger and not any(m in line.text + short for m in _MARKERS):
+    if short and short != line.trigger and not _marked(line.text) and not _marked(short):
         folded = line.text[: line.text.rfind(line.trigger)] + short
     return _Layered("trigger", line.text, folded, slug)
 
@@ -350,6 +350,10 @@ def _floor(name: str, settings: MapSettings, index: Index) -> int:
     return estimate_tokens(wrap(name, header_text(settings, name), "")) + sum(
         estimate_tokens(text) + 1 for text in lines
     )
+
+
+def _marked(text: str) -> bool:
+    return "<!--" in text or "-->" in text or "```" in text or "~~~" in text or "\r" in text
 
 
 def _same_entry(old: IndexLine, new: str) -> bool:
