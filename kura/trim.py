@@ -40,6 +40,7 @@ _NUMBER = re.compile(r"\d")
 _PLAIN_NUMBER = re.compile(r"\(?[~≈<>]?\d+(?:[.,]\d+)*")
 _IDENT = re.compile(r"[_/`=@#]|\w[.\-:]\w|[a-z][A-Z]|^[A-Z0-9]{2,}\W*$")
 _WORD = re.compile(r"[\w'’]+", re.UNICODE)
+_PLAIN_UNIT = re.compile(r"\S+")
 _UNIT = re.compile(r"\S*\[[^\]]*\]\([^)]*\)\S*|\S*`[^`]*`\S*|\S+")  # links and code spans whole
 _CJK_CLAUSE = re.compile(r"[^。、，；：！？]+[。、，；：！？]*")
 
@@ -72,7 +73,7 @@ def _units(text: str) -> list[str]:
     """Words, with a `code span` kept whole and long CJK runs split at their own
     punctuation (the only place such text can be cut without halving a word)."""
     units: list[str] = []
-    for match in _UNIT.finditer(text):
+    for match in (_UNIT if "](" in text or "`" in text else _PLAIN_UNIT).finditer(text):
         unit = match.group(0)
         if "`" in unit or "](" in unit or len(unit) <= 12 or unit.isascii():
             units.append(unit)
@@ -143,6 +144,9 @@ def _join(words: list[str], keep: set[int]) -> str:
 def _balance(text: str) -> str:
     """Drop only the brackets the cut left unpaired (a whole ``[link](x.md)`` survives),
     and the backticks too when an odd number would open a code span that never ends."""
+    odd_ticks = text.count("`") % 2
+    if not odd_ticks and text.count("(") == text.count(")") and text.count("[") == text.count("]"):
+        return text
     drop: set[int] = set()
     stack: list[tuple[str, int]] = []
     pairs = {")": "(", "]": "["}
@@ -155,6 +159,6 @@ def _balance(text: str) -> str:
             else:
                 drop.add(i)
     drop.update(i for _, i in stack)
-    if text.count("`") % 2:
+    if odd_ticks:
         drop.update(i for i, char in enumerate(text) if char == "`")
     return "".join(char for i, char in enumerate(text) if i not in drop)
