@@ -26,17 +26,16 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kura import catalog, trim
+from kura import catalog
 from kura.age import ages, fresh
 from kura.atomic import locked, write_atomic
 from kura.errors import StoreError
-from kura.index import Index, IndexLine, classify_line, parse_index
+from kura.index import classify_line, parse_index
+from kura.layers import Layered, Layering, layering, marked
 from kura.prefill import (
     SECTORS,
     MapSettings,
@@ -45,7 +44,6 @@ from kura.prefill import (
     header_text,
     index_stamp,
     scribe_id,
-    sector_map,
     stored_map,
     summary_line,
     wrap,
@@ -53,7 +51,6 @@ from kura.prefill import (
 from kura.slugs import STATE_DIR, file_stats, index_file, is_memory_name
 from kura.store import Store
 from kura.tokens import estimate_tokens
-from kura.workers import parallel_map
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
@@ -114,33 +111,36 @@ def weave(
         kept = _current(store, stamp, wanted)
         if kept is not None:
             return kept
-    index, index_seen = _read_index(store)
+    data, index_seen = _read_index(store)
     db = catalog.connect(store)
     try:
         scan = catalog.scan(store, db, max_parse=max_parse, stats=stats)
         if scan is None:
             return None
         age = ages(store.root, scan.entries, db)
-        triggers, calls, capped = _triggers(db, index, scan.entries, settings, scribe, max_model_calls)
+        woven_lines = layering(
+            store.root / STATE_DIR, db, data, scan.entries, settings,
+            scribe=scribe, max_calls=max_model_calls, force=force,
+        )  # fmt: skip
     finally:
         db.close()
-    layered = [_layer(line, scan.entries, triggers, settings) for line in index.lines]
+    layered = woven_lines.lines
     days, lines = _fit(layered, age, settings, today, base=estimate_tokens(wrap(store.name, header, "")))
-    text = _cloth(index, lines)
+    text = _cloth(layered, lines)
     tokens = estimate_tokens(wrap(store.name, header, text))
-    _postcondition(index, text)
+    _postcondition(layered, text)
     weight, layers = _weigh(lines)
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
     woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
-                  weight, layers, False, scan.parsed, calls, None, notes)  # fmt: skip
+                  weight, layers, False, scan.parsed, woven_lines.calls, None, notes)  # fmt: skip
     if not write:
         return woven
     # A scribe that was not asked about every line (the call cap) leaves a map prefill may
     # serve, but that `kura weave` with the scribe must finish.
-    recorded = f"partial:{wanted}" if capped else wanted
+    recorded = f"partial:{wanted}" if woven_lines.capped else wanted
     try:
         path, written = _store_cloth(
-            store, settings, woven, stamp=stamp, scribe=recorded, index=(index, index_seen)
+            store, settings, woven, stamp=stamp, scribe=recorded, index=(woven_lines, index_seen)
         )
     except (OSError, StoreError) as err:
         return replace(
@@ -150,18 +150,18 @@ def weave(
     return replace(woven, path=path, written=written)
 
 
-def _read_index(store: Store) -> tuple[Index, tuple[str, str]]:
-    """The index, and (stat stamp, sha256) of exactly the bytes that were parsed — the
-    stamp taken first, so an index saved meanwhile never matches what was woven."""
+def _read_index(store: Store) -> tuple[bytes, tuple[str, str]]:
+    """The index's bytes, and (stat stamp, sha256) of exactly those bytes — the stamp
+    taken first, so an index saved meanwhile never matches what was woven."""
     path = index_file(store.root)
     try:
         seen = index_stamp(path)
         data = path.read_bytes()
     except FileNotFoundError:
-        return parse_index(""), ("", hashlib.sha256(b"").hexdigest())
+        return b"", ("", hashlib.sha256(b"").hexdigest())
     except OSError as err:
         raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
-    return parse_index(data.decode("utf-8", errors="replace")), (seen, hashlib.sha256(data).hexdigest())
+    return data, (seen, hashlib.sha256(data).hexdigest())
 
 
 def describe(woven: Woven) -> str:
@@ -185,36 +185,8 @@ def _current(store: Store, stamp: str, scribe: str) -> Woven | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Layered:
-    """One index line, decided as far as it can be before the fresh window is known."""
-
-    layer: str  # pinned | trigger (fresh if young enough) | grouped | other
-    text: str
-    short: str = ""  # the trigger-layer text, when it differs
-    slug: str = ""
-
-
-def _layer(
-    line: IndexLine, entries: dict[str, catalog.Entry], triggers: dict[str, str], settings: MapSettings
-) -> _Layered:
-    if line.kind != "entry":
-        return _Layered("grouped" if line.kind == "group" else "other", line.text)
-    slug = line.slugs[0]
-    entry = entries.get(slug)
-    if entry is None:
-        return _Layered("other", line.text)
-    if entry.type in settings.pinned_types:
-        return _Layered("pinned", line.text)
-    short = triggers.get(line.trigger)
-    folded = line.text
-    if short and short != line.trigger and not _marked(line.text) and not _marked(short):
-        folded = line.text[: line.text.rfind(line.trigger)] + short
-    return _Layered("trigger", line.text, folded, slug)
-
-
 def _fit(
-    layered: list[_Layered], age: dict[str, Any], settings: MapSettings, today: dt.date, *, base: int
+    layered: list[Layered], age: dict[str, Any], settings: MapSettings, today: dt.date, *, base: int
 ) -> tuple[float, list[tuple[str, str]]]:
     """The widest fresh window (configured, 7, 3, 1, 0 days) whose map fits the budget,
     or the smallest map if none does. Lines are never dropped, only folded. A line's cost
@@ -241,7 +213,7 @@ def _fit(
     return days, [_pick(item, age, today, days) for item in layered]
 
 
-def _pick(layered: _Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:
+def _pick(layered: Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:
     """(layer, text) for one line under a fresh window of ``days``."""
     if layered.layer != "trigger":
         return layered.layer, layered.text
@@ -250,89 +222,22 @@ def _pick(layered: _Layered, age: dict[str, Any], today: dt.date, days: float) -
     return "trigger", layered.short
 
 
-def _triggers(
-    db: sqlite3.Connection,
-    index: Index,
-    entries: dict[str, catalog.Entry],
-    settings: MapSettings,
-    scribe: ModelConfig | None,
-    max_calls: int,
-) -> tuple[dict[str, str], int, bool]:
-    """Short form of every trigger that needs one: the scribe's (cached, grounded) where
-    there is a scribe, else the trimmer's (cached; a cold start trims on every core)."""
-    budget = settings.trigger_tokens
-    wanted = sorted({
-        ln.trigger for ln in index.lines
-        if ln.kind == "entry" and ln.slugs[0] in entries and estimate_tokens(ln.trigger) > budget
-        and entries[ln.slugs[0]].type not in settings.pinned_types
-    })  # fmt: skip
-    mech = {text: _ledger_key(text, budget, "mechanical") for text in wanted}
-    model = {text: _ledger_key(text, budget, f"model:{scribe.model}") for text in wanted} if scribe else {}
-    known = catalog.ledger_get(db, [*mech.values(), *model.values()])
-    out: dict[str, str] = {}
-    new: dict[str, str] = {}
-    calls = 0
-    capped = False
-    for text in wanted if scribe is not None else ():
-        if model[text] in known:
-            out[text] = known[model[text]]
-        elif calls >= max_calls:
-            capped = True
-        else:
-            calls += 1
-            reply = _model_trigger(scribe, text, budget)  # type: ignore[arg-type]
-            if reply is not None:
-                out[text] = new[model[text]] = reply
-    rest = [text for text in wanted if text not in out]
-    todo = [text for text in rest if mech[text] not in known]
-    for text, short in zip(todo, parallel_map(partial(_trim_all, budget), todo), strict=True):
-        known[mech[text]] = new[mech[text]] = short
-    out.update((text, known[mech[text]]) for text in rest)
-    catalog.ledger_put(db, new)
-    return out, calls, capped
-
-
-def _trim_all(budget: int, texts: list[str]) -> list[str]:
-    return [trim.mechanical(text, budget) for text in texts]
-
-
-def _model_trigger(scribe: ModelConfig, text: str, budget: int) -> str | None:
-    from kura.models import complete
-
-    prompt = (
-        f"Rewrite this memory index line as a recognition trigger of at most {budget} tokens. "
-        "Keep proper nouns, numbers with their units, identifiers, ⚠️ markers and the "
-        "conclusion. Add nothing the line does not say. Reply with the trigger only.\n\n"
-        f"{text}"
-    )
-    reply = complete(scribe, "You write short recognition triggers for a memory index.", prompt)
-    if reply is None:
-        return None
-    short = " ".join(reply.strip().strip('"').split())
-    return short if trim.grounded(short, text) is None else None
-
-
-def _ledger_key(text: str, budget: int, method: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return f"{digest}|{budget}|{trim.VERSION}|{method}"
-
-
-def _cloth(index: Index, lines: list[tuple[str, str]]) -> str:
+def _cloth(layered: list[Layered], lines: list[tuple[str, str]]) -> str:
     return "\n".join(text for _, text in lines) + ("\n" if lines else "")
 
 
-def _postcondition(index: Index, text: str) -> None:
+def _postcondition(layered: list[Layered], text: str) -> None:
     """The cloth must name exactly the index's memories, in order. Lines the weave did not
     change classify as they did in the index unless a comment or fence opened or closed
     differently, so when no changed line holds such a marker only the changed lines are
     read again; otherwise the whole cloth is."""
     woven = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-    if len(woven) == len(index.lines):
-        changed = [(old, new) for old, new in zip(index.lines, woven, strict=True) if old.text != new]
-        quiet = not any(m in line for old, new in changed for line in (old.text, new) for m in _MARKERS)
+    if len(woven) == len(layered):
+        changed = [(old, new) for old, new in zip(layered, woven, strict=True) if old.text != new]
+        quiet = not any(marked(old.text) or marked(new) for old, new in changed)
         if quiet and all(_same_entry(old, new) for old, new in changed):
             return
-    before = [slug for line in index.lines for slug in line.slugs]
+    before = [slug for line in layered for slug in line.slugs]
     after = [slug for line in parse_index(text).lines for slug in line.slugs]
     if before != after:
         lost = sorted(set(before) - set(after))
@@ -344,19 +249,15 @@ def _postcondition(index: Index, text: str) -> None:
         )
 
 
-def _floor(name: str, settings: MapSettings, index: Index) -> int:
+def _floor(name: str, settings: MapSettings, layered: list[Layered]) -> int:
     """The fewest tokens any map of this index can cost: every entry cut to its bare link."""
-    lines = (line.head if line.kind == "entry" and line.head else line.text for line in index.lines)
+    lines = (line.head if line.kind == "entry" and line.head else line.text for line in layered)
     return estimate_tokens(wrap(name, header_text(settings, name), "")) + sum(
         estimate_tokens(text) + 1 for text in lines
     )
 
 
-def _marked(text: str) -> bool:
-    return "<!--" in text or "-->" in text or "```" in text or "~~~" in text or "\r" in text
-
-
-def _same_entry(old: IndexLine, new: str) -> bool:
+def _same_entry(old: Layered, new: str) -> bool:
     """Whether ``new`` names what ``old`` named. A folded entry keeps the entry's head —
     indent, bullet, link and separator — so it matches the entry grammar at the same
     place; any other change is read again."""
@@ -389,16 +290,16 @@ def _store_cloth(
     *,
     stamp: str,
     scribe: str,
-    index: tuple[Index, tuple[str, str]],
+    index: tuple[Layering, tuple[str, str]],
 ) -> tuple[Path | None, bool]:
     """Write the cloth (only if it changed, keeping a few backups), its stamp and digest,
     and the sector map prefill falls back to over the hard limit (so it need not parse the
     index). Raises OSError/StoreError when the state folder cannot be written."""
     path = _cloth_path(store, settings)
-    parsed, (seen, digest) = index
+    woven_lines, (seen, digest) = index
     state = store.root / STATE_DIR
     with locked(state / "weave.lock"):
-        sectors = f"<!-- {digest} -->\n{sector_map(parsed)}"
+        sectors = f"<!-- {digest} -->\n{woven_lines.sectors}"
         if _read(state / SECTORS) != sectors:
             write_atomic(state / SECTORS, sectors.encode("utf-8"))
         old = path.read_text(encoding="utf-8") if path.exists() else None
@@ -414,7 +315,7 @@ def _store_cloth(
         meta = {
             "fingerprint": stamp, "scribe": scribe, "cloth": recorded, "settings": settings.key(),
             "cloth_sha": hashlib.sha256(woven.text.encode("utf-8")).hexdigest(),
-            "index_stamp": seen, "floor": _floor(store.name, settings, parsed), **summary,
+            "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines), **summary,
         }  # fmt: skip
         write_atomic(state / "map.json", json.dumps(meta, indent=1).encode())
     return path, changed

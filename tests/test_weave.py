@@ -298,3 +298,26 @@ def test_a_store_whose_state_cannot_be_written_says_so(tmp_path: Path) -> None:
     woven = weave(store, MapSettings(), today=TODAY)
     assert woven is not None and not woven.written and woven.error.startswith("could not save the map")
     assert "8 TB" in woven.text
+
+
+def test_the_layering_is_reused_until_the_index_or_a_pin_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kura.layers
+
+    store = make_store(
+        tmp_path / "s", [("a", "project", LONG, OLD), ("b", "project", LONG.replace("archive", "b"), OLD)]
+    )
+    first = weave(store, MapSettings(), today=TODAY)
+    real_parse = kura.layers.parse_index
+    monkeypatch.setattr(
+        kura.layers, "parse_index", lambda text: (_ for _ in ()).throw(AssertionError("re-parsed"))
+    )
+    write_memory(store.root, "a", "project", LONG, date="2026-11-29")  # now fresh; same type
+    second = weave(store, MapSettings(), today=TODAY)
+    assert first is not None and second is not None
+    assert lines_of(second.text)["a"] == lines_of((store.root / "MEMORY.md").read_text())["a"]
+    monkeypatch.setattr(kura.layers, "parse_index", real_parse)
+    write_memory(store.root, "b", "user", LONG.replace("archive", "b"), date=OLD)  # now pinned
+    third = weave(store, MapSettings(), today=TODAY)
+    assert third is not None and third.layers.get("pinned") == 1
