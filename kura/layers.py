@@ -42,6 +42,7 @@ class Layered(NamedTuple):
     kind: str  # the index line's kind, head and slugs, for the postcondition
     head: str
     slugs: tuple[str, ...]
+    cost: tuple[int, int, int]  # tokens in full, folded, and cut to the bare link
 
 
 class Layering(NamedTuple):
@@ -107,20 +108,24 @@ def _save(path: Path, key: str, layering: Layering) -> None:
 def _layer(
     line: IndexLine, entries: dict[str, catalog.Entry], triggers: dict[str, str], settings: MapSettings
 ) -> Layered:
-    base = (line.kind, line.head, line.slugs)
+    full = estimate_tokens(line.text)
+    bare = estimate_tokens(line.head) if line.kind == "entry" and line.head else full
     if line.kind != "entry":
-        return Layered("grouped" if line.kind == "group" else "other", line.text, line.text, "", *base)
+        layer = "grouped" if line.kind == "group" else "other"
+        return Layered(layer, line.text, line.text, "", line.kind, line.head, line.slugs, (full, full, bare))
     slug = line.slugs[0]
     entry = entries.get(slug)
-    if entry is None:
-        return Layered("other", line.text, line.text, slug, *base)
-    if entry.type in settings.pinned_types:
-        return Layered("pinned", line.text, line.text, slug, *base)
+    if entry is None or entry.type in settings.pinned_types:
+        layer = "other" if entry is None else "pinned"
+        return Layered(
+            layer, line.text, line.text, slug, line.kind, line.head, line.slugs, (full, full, bare)
+        )
     short = triggers.get(line.trigger)
     folded = line.text
     if short and short != line.trigger and not marked(line.text) and not marked(short):
         folded = line.text[: line.text.rfind(line.trigger)] + short
-    return Layered("trigger", line.text, folded, slug, *base)
+    cost = (full, estimate_tokens(folded), bare)
+    return Layered("trigger", line.text, folded, slug, line.kind, line.head, line.slugs, cost)
 
 
 def marked(text: str) -> bool:

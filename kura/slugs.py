@@ -28,6 +28,8 @@ _NEW_PART = re.compile(r"^[^\W_][\w.\-]*$")
 
 def is_memory_name(rel: Path | str) -> bool:
     """Whether a path relative to the store (``a/b.md``) names a memory."""
+    if isinstance(rel, str) and "/" not in rel:  # the common case, taken 20,000 times a weave
+        return rel.endswith(".md") and len(rel) > 3 and rel[:1] not in "._" and rel.lower() != "memory.md"
     parts = (rel.as_posix() if isinstance(rel, Path) else rel).split("/")
     return (
         parts[-1].endswith(".md")

@@ -129,7 +129,7 @@ def weave(
     text = _cloth(layered, lines)
     tokens = estimate_tokens(wrap(store.name, header, text))
     _postcondition(layered, text)
-    weight, layers = _weigh(lines)
+    weight, layers = _weigh(layered, lines)
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
     woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
                   weight, layers, False, scan.parsed, woven_lines.calls, None, notes)  # fmt: skip
@@ -195,11 +195,11 @@ def _fit(
     fixed = base
     foldable: list[tuple[float, int]] = []  # (age in days, what staying in full costs extra)
     for item in layered:
-        full = estimate_tokens(item.text) + 1
+        full = item.cost[0] + 1
         if item.layer != "trigger":
             fixed += full
             continue
-        short = estimate_tokens(item.short) + 1
+        short = item.cost[1] + 1
         fixed += short
         day = age[item.slug].day
         if day is not None and full > short:
@@ -251,9 +251,8 @@ def _postcondition(layered: list[Layered], text: str) -> None:
 
 def _floor(name: str, settings: MapSettings, layered: list[Layered]) -> int:
     """The fewest tokens any map of this index can cost: every entry cut to its bare link."""
-    lines = (line.head if line.kind == "entry" and line.head else line.text for line in layered)
     return estimate_tokens(wrap(name, header_text(settings, name), "")) + sum(
-        estimate_tokens(text) + 1 for text in lines
+        line.cost[2] + 1 for line in layered
     )
 
 
@@ -266,11 +265,11 @@ def _same_entry(old: Layered, new: str) -> bool:
     return classify_line(new).slugs == old.slugs
 
 
-def _weigh(lines: list[tuple[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
+def _weigh(layered: list[Layered], lines: list[tuple[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
     weight: dict[str, int] = {}
     layers: dict[str, int] = {}
-    for layer, text in lines:
-        weight[layer] = weight.get(layer, 0) + estimate_tokens(text)
+    for item, (layer, _) in zip(layered, lines, strict=True):
+        weight[layer] = weight.get(layer, 0) + item.cost[1 if layer == "trigger" else 0]
         layers[layer] = layers.get(layer, 0) + 1
     return weight, layers
 
