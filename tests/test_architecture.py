@@ -57,3 +57,23 @@ def test_every_core_module_explains_why() -> None:
         if p.name != "__init__.py" and not ast.get_docstring(ast.parse(p.read_text()))
     ]
     assert missing == []
+
+
+def test_a_current_prefill_imports_nothing_heavy(tmp_path: Path) -> None:
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(PACKAGE.parent / "sample-store", store, ignore=shutil.ignore_patterns(".kura"))
+    subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(store), "weave"], capture_output=True, check=False
+    )
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['kura', '-s', {str(store)!r}, 'prefill']\n"
+        "try:\n    runpy.run_module('kura', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "heavy = {'yaml', 'typer', 'sqlite3', 'frontmatter', 'filelock', 'httpx', 'watchdog', 'networkx'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.startswith("<<<KURA-MAP store=store>>>")
+    assert result.stderr.strip() == "[]"
