@@ -284,26 +284,36 @@ def doctor(
     ctx: typer.Context,
     all_stores: Annotated[bool, typer.Option("--all", help="Check every configured store.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too (for pre-commit).")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Repair index drift only: add missing lines, comment out orphans.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check store health: broken files, index drift, dead [[links]], the watcher.
 
     Exit 1 when anything is wrong (with --strict, warnings count too), else 0."""
+    from kura.doctor import fix_index
+
     g: Globals = ctx.obj
     config = _run(lambda: cfg.load_config(g.config))
     names = list(config.stores) if all_stores else [g.store]
+    for name in names if fix else []:
+        for change in _run(partial(lambda n: fix_index(config.open(n)), name)):
+            _warn(f"fixed: {change}")
     reports = [_run(partial(_diagnose, config, name)) for name in names]
     if as_json:
         _json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
     for report in [] if as_json else reports:
         kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
-        state = "healthy" if report.healthy else f"{len(report.findings)} finding(s)"
+        state = "healthy" if not report.problems else f"{report.problems} problem(s)"
         watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
         typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
+        if report.graph is not None:
+            typer.echo(f"  {_graph_line(report.graph)}")
         for check, finding in report.findings:
-            label = check if finding.severity != "warning" else f"{check}, warning"
+            label = check if finding.severity == "error" else f"{check}, {finding.severity}"
             typer.echo(f"  {finding}  [{label}]")
-    failing = sum(len(r.findings) if strict else r.errors for r in reports)
+    failing = sum(r.problems if strict else r.errors for r in reports)
     if failing:
         raise typer.Exit(1)
 
@@ -366,7 +376,17 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
 def _diagnose(config: cfg.Config, name: str | None) -> Any:
     from kura.doctor import diagnose
 
-    return diagnose(config.open(name))
+    store = config.store_config(name)
+    return diagnose(store.open(), config.map_settings(store))
+
+
+def _graph_line(graph: Any) -> str:
+    hubs = ", ".join(f"{slug} ({n})" for slug, n in graph.hubs[:3]) or "none"
+    largest = graph.clusters[0] if graph.clusters else 0
+    return (
+        f"links: {graph.resolved} resolved, {len(graph.dead)} dead; islands {len(graph.islands)}, "
+        f"dead ends {len(graph.dead_ends)}; {len(graph.clusters)} cluster(s), largest {largest}; hubs: {hubs}"
+    )
 
 
 def _store(ctx: typer.Context) -> Any:

@@ -1,11 +1,22 @@
 """Store health: what a person should fix, each with where it is and what to do.
 
 The store reads every file tolerantly and keeps going, which is only safe if what it
-tolerated is shown somewhere. Doctor is that place: broken frontmatter and YAML guesses
-(from the parser), symlinks that leave the store, index drift (a memory with no line in
-MEMORY.md, a line naming no memory, a memory with two lines of its own) and ``[[links]]``
-that name no memory. Each check is a small function from a snapshot of the store to
-findings, so more checks (the link graph's islands and dead ends) slot in beside them.
+tolerated is shown somewhere. Doctor is that place. Each check is a small function from a
+snapshot of the store to findings:
+
+* files — broken frontmatter and YAML guesses (path:line), unreadable folders, symlinks
+  that leave the store, hardlinks (an edit through the other name changes the memory);
+* index — a memory with no line in MEMORY.md, a line naming no memory, two lines for one;
+* links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved);
+* graph — islands (nothing links in or out) and dead ends (links nowhere), as warnings;
+* descriptions — two memories with the same description cannot both be recognised;
+* size — the index against the prefill budget.
+
+Errors make ``kura doctor`` exit 1; warnings do too under ``--strict`` (pre-commit);
+notes (islands, dead ends, an index over the map budget) are observations and never fail —
+a store written without links is not broken, only harder to walk.
+The snapshot comes from the catalog, so only files with problems are read again: a
+healthy store of 20,000 memories is checked without parsing 20,000 files.
 """
 
 from __future__ import annotations
@@ -13,23 +24,31 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kura.index import Index
+from kura import catalog
+from kura import index as ix
+from kura.graph import GraphReport, analyse
 from kura.note import Finding
 from kura.slugs import INDEX_NAME, STATE_DIR
-from kura.store import Memory, Store
+from kura.store import Store
+from kura.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from kura.prefill import MapSettings
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     store: Store
-    memories: tuple[Memory, ...]
-    index: Index
+    entries: dict[str, catalog.Entry]
+    index: ix.Index
+    graph: GraphReport
+    settings: MapSettings | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +58,21 @@ class Report:
     counts: dict[str, int]
     findings: tuple[tuple[str, Finding], ...]
     watcher: dict[str, Any] | None = None
+    graph: GraphReport | None = None
+    index_tokens: int = 0
 
     @property
     def healthy(self) -> bool:
-        return not self.findings
+        return not self.problems
 
     @property
     def errors(self) -> int:
-        return sum(1 for _, f in self.findings if f.severity != "warning")
+        return sum(1 for _, f in self.findings if f.severity == "error")
+
+    @property
+    def problems(self) -> int:
+        """Errors and warnings (what ``--strict`` fails on); notes are observations."""
+        return sum(1 for _, f in self.findings if f.severity != "note")
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -55,6 +81,8 @@ class Report:
             "types": self.counts,
             "healthy": self.healthy,
             "watcher": self.watcher,
+            "index_tokens": self.index_tokens,
+            "graph": self.graph.to_dict() if self.graph else None,
             "findings": [
                 {"check": check, "severity": f.severity, "path": f.path, "line": f.line, "message": f.message}
                 for check, f in self.findings
@@ -63,31 +91,34 @@ class Report:
 
 
 def check_files(snap: Snapshot) -> Iterator[Finding]:
-    for memory in snap.memories:
-        yield from memory.findings
+    for entry in snap.entries.values():
+        if entry.findings:
+            yield from snap.store.show(entry.slug).findings
     yield from snap.store.walk_findings()
+    for entry in snap.entries.values():
+        try:
+            names = os.stat(snap.store.root / entry.rel).st_nlink
+        except OSError:
+            continue
+        if names > 1:
+            why = "an edit through another name changes this memory too — make it a plain copy"
+            yield Finding(
+                f"{snap.store.name}/{entry.rel}", 1, f"hardlinked ({names} names): {why}", "warning"
+            )
 
 
 def check_index(snap: Snapshot) -> Iterator[Finding]:
-    slugs = {m.slug for m in snap.memories}
     named = set(snap.index.named())
-    for memory in snap.memories:
-        if memory.slug not in named:
-            yield Finding(
-                INDEX_NAME,
-                1,
-                f"{memory.slug}: no line in the index, so no agent will "
-                "see it — `kura remember` it again or add the line by hand",
-            )
+    for slug in snap.entries:
+        if slug not in named:
+            fix = "run kura doctor --fix, `kura remember` it again or add the line by hand"
+            yield Finding(INDEX_NAME, 1, f"{slug}: no line in the index, so no agent will see it — {fix}")
     own = Counter(line.slugs[0] for line in snap.index.entries())
     for number, line in enumerate(snap.index.lines, start=1):
         for slug in line.slugs:
-            if slug not in slugs:
-                yield Finding(
-                    INDEX_NAME,
-                    number,
-                    f"names {slug!r}, which is not a memory in this store — fix the link or remove the line",
-                )
+            if slug not in snap.entries:
+                yield Finding(INDEX_NAME, number, f"names {slug!r}, which is not a memory in this store "
+                              "— fix the link, remove the line or run kura doctor --fix")  # fmt: skip
         if line.kind == "entry" and own[line.slugs[0]] > 1:
             yield Finding(
                 INDEX_NAME, number, f"{line.slugs[0]}: has {own[line.slugs[0]]} lines of its own — keep one"
@@ -95,32 +126,112 @@ def check_index(snap: Snapshot) -> Iterator[Finding]:
 
 
 def check_links(snap: Snapshot) -> Iterator[Finding]:
-    slugs = {m.slug for m in snap.memories}
-    for memory in snap.memories:
-        for target in memory.note.links:
-            if target not in slugs:
-                line = _line_of(memory, f"[[{target}")
-                yield Finding(
-                    f"{snap.store.name}/{memory.slug}.md",
-                    line,
-                    f"[[{target}]] names no memory — fix the slug or write that memory",
-                )
+    for dead in snap.graph.dead:
+        entry = snap.entries[dead.source]
+        hint = (
+            f" — did you mean [[{dead.suggestion}]]?"
+            if dead.suggestion
+            else " — fix the slug or write that memory"
+        )
+        line = _line_of(snap.store.root / entry.rel, f"[[{dead.target}")
+        yield Finding(f"{snap.store.name}/{entry.rel}", line, f"[[{dead.target}]] names no memory{hint}")
+
+
+def check_graph(snap: Snapshot) -> Iterator[Finding]:
+    island = "an island: nothing links to it and it links nowhere — add [[links]] so recall can walk to it"
+    for slug in snap.graph.islands:
+        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, island, "note")
+    dead_end = "a dead end: it links nowhere — add [[links]] to related memories"
+    for slug in snap.graph.dead_ends:
+        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, dead_end, "note")
+
+
+def check_descriptions(snap: Snapshot) -> Iterator[Finding]:
+    same: dict[str, list[str]] = defaultdict(list)
+    for slug, entry in snap.entries.items():
+        if entry.description:
+            same[entry.description.casefold()].append(slug)
+    for slugs in same.values():
+        if len(slugs) > 1:
+            yield Finding(f"{snap.store.name}/{snap.entries[slugs[1]].rel}", 1, f"same description as "
+                          f"{', '.join(slugs[:1] + slugs[2:])}: an index line must tell memories apart — "
+                          "say what makes this one different", "warning")  # fmt: skip
+
+
+def check_size(snap: Snapshot) -> Iterator[Finding]:
+    if snap.settings is None:
+        return
+    tokens = _index_tokens(snap.index)
+    if tokens > snap.settings.budget:
+        over = f"the index is ~{tokens} tokens, over the map budget of {snap.settings.budget}"
+        yield Finding(
+            INDEX_NAME, 1, f"{over}; kura weave folds it to fit — run it to see what it keeps", "warning"
+        )
 
 
 CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
     "files": check_files,
     "index": check_index,
     "links": check_links,
+    "graph": check_graph,
+    "descriptions": check_descriptions,
+    "size": check_size,
 }
 
 
-def diagnose(store: Store) -> Report:
+def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     """Run every check over one store."""
-    memories = store.list()
-    snap = Snapshot(store, memories, store.index())
+    db = catalog.connect(store)
+    try:
+        scan = catalog.scan(store, db)
+    finally:
+        db.close()
+    assert scan is not None
+    entries = scan.entries
+    graph = analyse({slug: entry.links for slug, entry in entries.items()})
+    snap = Snapshot(store, entries, store.index(), graph, settings)
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
-    counts = dict(sorted(Counter(m.type or "untyped" for m in memories).items()))
-    return Report(store.name, len(memories), counts, findings, heartbeat(store.root))
+    counts = dict(sorted(Counter(e.type or "untyped" for e in entries.values()).items()))
+    return Report(
+        store.name, len(entries), counts, findings, heartbeat(store.root), graph, _index_tokens(snap.index)
+    )
+
+
+def fix_index(store: Store) -> list[str]:
+    """Repair index drift only: add a line for each memory the index does not name, and
+    comment out each entry line that names no memory (kept, so nothing is lost).
+    Returns what changed, one line each."""
+    db = catalog.connect(store)
+    try:
+        scan = catalog.scan(store, db)
+    finally:
+        db.close()
+    assert scan is not None
+    entries = scan.entries
+    changes: list[str] = []
+
+    def repair(index: ix.Index) -> ix.Index:
+        changes.clear()
+        named = set(index.named())
+        for slug, entry in entries.items():
+            if slug not in named:
+                added = ix.entry_text(
+                    slug, ix.title_for(entry.name, entry.description, slug), entry.description
+                )
+                index = ix.upsert(index, slug, added)
+                changes.append(f"added {added}")
+        lines = list(index.lines)
+        for position, line in enumerate(lines):
+            if line.kind == "entry" and line.slugs[0] not in entries:
+                text = line.text.replace("--", "- -")
+                lines[position] = ix.IndexLine(
+                    f"<!-- kura doctor --fix: no memory {line.slugs[0]!r}: {text} -->", "comment"
+                )
+                changes.append(f"commented out {line.text}")
+        return ix.Index(tuple(lines), index.newline, index.bom, index.final_newline) if changes else index
+
+    store.edit_index(repair)
+    return list(changes)
 
 
 def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | None:
@@ -135,7 +246,14 @@ def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | Non
     return data if recent and isinstance(data, dict) else None
 
 
-def _line_of(memory: Memory, needle: str) -> int:
-    text = memory.note.raw or ""
+def _index_tokens(index: ix.Index) -> int:
+    return sum(estimate_tokens(line.text) + 1 for line in index.lines)
+
+
+def _line_of(path: Path, needle: str) -> int:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 1
     offset = text.find(needle)
     return text[:offset].count("\n") + 1 if offset >= 0 else 1

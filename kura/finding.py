@@ -17,7 +17,7 @@ class Finding:
     path: str
     line: int
     message: str
-    severity: str = "error"  # "warning": the file reads fine but may confuse other tools
+    severity: str = "error"  # "warning": reads fine but may mislead; "note": an observation
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"

@@ -212,6 +212,13 @@ class Store:
             write_atomic(path, data)
             return WriteResult(slug, path, created, True, False)
 
+    def edit_index(self, change: Callable[[ix.Index], ix.Index], *, actor: str = "direct") -> bool:
+        """Apply ``change`` to MEMORY.md under the store lock (policy checked); True if it
+        changed anything. ``change`` may run more than once if an editor saves meanwhile."""
+        self.check_write(actor)
+        with self._lock():
+            return self._update_index(change)
+
     def check_write(self, actor: str = "direct") -> None:
         """Refuse a write the store's policy does not allow (PolicyRefused)."""
         policy.check_write(self.write_policy, actor, store=self.name, where=str(self.root))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import SAMPLE, Cli
 
-from kura.doctor import diagnose
+from kura.doctor import diagnose, fix_index
 from kura.store import Store
 
 
@@ -46,7 +46,10 @@ def test_every_kind_of_problem_is_named(store: Store, tmp_path: Path) -> None:
         ("index", "MEMORY.md:7: names 'gone', which is not a memory in this store"),
         ("index", "MEMORY.md:8: good: has 2 lines of its own"),
         ("links", "test/good.md:7: [[ghost]] names no memory"),
+        ("graph", "test/broken.md:1: an island: nothing links to it and it links nowhere"),
+        ("graph", "test/unindexed.md:1: an island: nothing links to it and it links nowhere"),
     ]
+    assert report.errors == 8 and report.problems == 8  # the two islands are notes
 
 
 def test_doctor_cli_exit_codes_and_json(cli: Cli, tmp_path: Path) -> None:
@@ -54,6 +57,8 @@ def test_doctor_cli_exit_codes_and_json(cli: Cli, tmp_path: Path) -> None:
     assert healthy.code == 0
     assert (
         healthy.out == "sample-store: 40 memories (feedback 10, project 14, reference 8, user 8) — healthy\n"
+        "  links: 108 resolved, 0 dead; islands 0, dead ends 0; 1 cluster(s), largest 40; "
+        "hubs: backup-schedule (5), ci-workflow (5), deploy-topology (5)\n"
     )
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "x.md").write_text("no frontmatter here\n")
@@ -61,7 +66,66 @@ def test_doctor_cli_exit_codes_and_json(cli: Cli, tmp_path: Path) -> None:
     assert sick.code == 1
     data = json.loads(sick.out)
     assert data["healthy"] is False
-    assert [(f["check"], f["path"], f["line"]) for f in data["findings"]] == [
-        ("files", "s/x.md", 1),
-        ("index", "MEMORY.md", 1),
+    assert [(f["check"], f["severity"], f["path"], f["line"]) for f in data["findings"]] == [
+        ("files", "error", "s/x.md", 1),
+        ("index", "error", "MEMORY.md", 1),
+        ("graph", "note", "s/x.md", 1),
     ]
+
+
+def test_planted_defects_in_a_fixture_store(store: Store, tmp_path: Path) -> None:
+    store.remember(
+        "deploy-day", "deploys go out Tuesday", "See [[deploy-comands]] and [[oncall]].", type="project"
+    )
+    store.remember(
+        "deploy-commands", "make deploy runs the playbook", "Back to [[deploy-day]].", type="reference"
+    )
+    store.remember("oncall", "Tomasz is on call in odd weeks", "See [[deploy-day]].", type="user")
+    store.remember("twin", "Tomasz is on call in odd weeks", "A copy. [[oncall]]", type="user")
+    os.link(store.root / "oncall.md", tmp_path / "elsewhere.md")
+    report = diagnose(store)
+    messages = [(check, f.severity, str(f).split(" — ")[0]) for check, f in report.findings]
+    assert ("links", "error", "test/deploy-day.md:7: [[deploy-comands]] names no memory") in messages
+    assert "did you mean [[deploy-commands]]?" in str(
+        report.findings[[m[0] for m in messages].index("links")][1]
+    )
+    assert (
+        "files",
+        "warning",
+        "test/oncall.md:1: hardlinked (2 names): an edit through another name changes this memory too",
+    ) in messages
+    assert (
+        "descriptions",
+        "warning",
+        "test/twin.md:1: same description as oncall: an index line must tell memories apart",
+    ) in messages
+    assert report.graph is not None and report.graph.hubs[0] == ("deploy-day", 2)
+
+
+def test_fix_repairs_only_index_drift(store: Store) -> None:
+    store.remember("a", "first", "[[b]]", type="user")
+    store.remember("b", "second", "[[a]]", type="user")
+    (store.root / "c.md").write_text(
+        "---\nname: c\ndescription: third -- hand made\ntype: user\n---\n[[a]]\n"
+    )
+    index = store.root / "MEMORY.md"
+    index.write_text(index.read_text() + "- [Gone](gone.md) — deleted -- by hand\n")
+    changes = fix_index(store)
+    assert changes == [
+        "added - [c](c.md) — third -- hand made",
+        "commented out - [Gone](gone.md) — deleted -- by hand",
+    ]
+    text = index.read_text()
+    assert "<!-- kura doctor --fix: no memory 'gone': - [Gone](gone.md) — deleted - - by hand -->" in text
+    assert diagnose(store).errors == 0
+    assert fix_index(store) == []
+
+
+def test_doctor_fix_from_the_command_line(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "a.md").write_text("---\nname: a\ndescription: alpha\ntype: user\n---\nbody\n")
+    before = cli("-s", str(tmp_path / "s"), "doctor")
+    assert before.code == 1
+    fixed = cli("-s", str(tmp_path / "s"), "doctor", "--fix")
+    assert fixed.code == 0 and fixed.err == "kura: fixed: added - [a](a.md) — alpha\n"
+    assert (tmp_path / "s" / "MEMORY.md").read_text() == "- [a](a.md) — alpha\n"
