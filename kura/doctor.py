@@ -165,7 +165,7 @@ def check_size(snap: Snapshot) -> Iterator[Finding]:
     if tokens > snap.settings.budget:
         over = f"the index is ~{tokens} tokens, over the map budget of {snap.settings.budget}"
         yield Finding(
-            INDEX_NAME, 1, f"{over}; kura weave folds it to fit — run it to see what it keeps", "warning"
+            INDEX_NAME, 1, f"{over}; kura weave folds it to fit — run it to see what it keeps", "note"
         )
 
 
