@@ -221,6 +221,42 @@ def weave_(
 
 
 @app.command()
+def recall(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="What you want to know, in your own words.")],
+    top: Annotated[int, typer.Option(help="At most this many memories picked.")] = 3,
+    hops: Annotated[int, typer.Option(help="Follow [[links]] this many steps from each pick.")] = 1,
+    chars: Annotated[int, typer.Option(help="Character budget for the memories' text.")] = 6000,
+    explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the memories that bear on a question, by meaning, and walk their links.
+
+    Works offline (a small embedded model); exit 2 when nothing in the store bears on it."""
+    from kura.recall import recall as run_recall
+
+    store = _store(ctx)
+    found = _run(lambda: run_recall(store, question, top=top, hops=hops, chars=chars, explain=explain))
+    if as_json:
+        _json(found.to_dict())
+    else:
+        how = found.how if not found.reason else f"{found.how} — ⚠ degraded: {found.reason}"
+        picks = ", ".join(f"{h.slug} {h.score:.2f}" for h in found.picked) or "nothing bears on this"
+        walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
+        _say(f"recall ({how}): {picks}{walked}")
+        for row in found.explain:
+            cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
+            mark = "*" if row["picked"] else " "
+            scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
+            _say(f" {mark} {row['slug']:<36} {scores}")
+        if found.context:
+            _say("")
+            _say(found.context)
+    if not found.picked:
+        raise typer.Exit(2)
+
+
+@app.command()
 def prefill(
     ctx: typer.Context,
     as_json: JsonOpt = False,

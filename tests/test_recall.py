@@ -1,0 +1,73 @@
+"""Recall on a real store: picks by meaning, walks links, fits the budget, says how."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE, Cli, write_memory
+
+from kura.embed import Unavailable
+from kura.recall import _shorten, recall
+from kura.search import SearchIndex
+from kura.store import Store
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = tmp_path_factory.mktemp("recall") / "store"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+    return Store(root)
+
+
+def test_picks_walks_and_fits(sample: Store) -> None:
+    found = recall(sample, "who is on call this week", top=1, hops=1, chars=3000)
+    assert found.how == "embedded" and [h.slug for h in found.picked] == ["tomasz-backend-oncall"]
+    links = sample.show("tomasz-backend-oncall").note.links
+    assert list(found.walked) == [slug for slug in links if slug != "tomasz-backend-oncall"]
+    assert found.context.startswith("=== tomasz-backend-oncall ===\n---\nname:")
+    assert len(found.context) <= 3000 + 200
+
+
+def test_an_unknown_subject_is_refused(sample: Store) -> None:
+    found = recall(sample, "what is our cryptocurrency policy", hops=1)
+    assert (found.picked, found.walked, found.context) == ((), (), "")
+
+
+def test_without_the_embedder_recall_is_lexical_and_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    root.mkdir()
+    write_memory(root, "a", "project", "releases are tagged pre-release first", body="Tag pre-release. [[b]]")
+    write_memory(root, "b", "user", "Mika reviews everything before it ships")
+    store = Store(root)
+    index = SearchIndex(store, embedder=Unavailable("onnxruntime is not installed"))
+    found = recall(store, "pre-release tagging", index=index)
+    assert (found.how, found.reason) == ("lexical", "onnxruntime is not installed")
+    assert [h.slug for h in found.picked] == ["a"] and found.walked == ("b",)
+
+
+def test_long_memories_keep_their_head_and_the_closest_paragraphs() -> None:
+    text = "---\nname: x\ndescription: d\n---\n\n" + "\n\n".join(
+        [
+            "The backup runs nightly at 02:30.",
+            "Unrelated " * 40,
+            "Restore by copying the dump back.",
+            "More filler " * 40,
+        ]
+    )
+    short = _shorten(text, "when does the backup run and how do I restore", 200)
+    assert short.startswith("---\nname: x\ndescription: d\n---")
+    assert "The backup runs nightly at 02:30." in short and "Restore by copying the dump back." in short
+    assert "[…]" in short and "Unrelated" not in short
+
+
+def test_recall_cli_json_and_exit_codes(cli: Cli, sample: Store) -> None:
+    result = cli("-s", str(sample.root), "recall", "can I ship on Friday evening", "--json", "--top", "1")
+    data = json.loads(result.out)
+    assert result.code == 0 and data["how"] == "embedded"
+    assert data["picked"][0]["slug"] == "no-friday-afternoon-deploys"
+    assert set(data) >= {"store", "question", "how", "picked", "walked", "context", "chars", "elapsed"}
+    none = cli("-s", str(sample.root), "recall", "what is our cryptocurrency policy")
+    assert none.code == 2 and none.out.startswith("recall (embedded): nothing bears on this")
