@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kura.errors import KuraError
 from kura.search import Hit, SearchIndex, query_words
 from kura.store import Store
 
@@ -103,7 +104,7 @@ def _walk(store: Store, start: list[str], hops: int) -> list[str]:
         for slug in frontier:
             try:
                 links = store.show(slug).note.links
-            except Exception:  # noqa: BLE001 - a link to nowhere is doctor's business, not recall's
+            except KuraError:  # a memory gone since the search: doctor's business, not recall's
                 continue
             for target in links:
                 if target not in seen and target in known:
