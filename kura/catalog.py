@@ -127,6 +127,17 @@ def scan(
     return Scan(dict(sorted(entries.items())), len(fresh))
 
 
+def entries(store: Store) -> dict[str, Entry]:
+    """Every memory's entry, brought up to date (a scan with its own connection)."""
+    db = connect(store)
+    try:
+        found = scan(store, db)
+    finally:
+        db.close()
+    assert found is not None  # no max_parse: a scan always completes
+    return found.entries
+
+
 def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
     wanted = list(keys)
     found: dict[str, str] = {}

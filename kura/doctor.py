@@ -181,13 +181,7 @@ CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
 
 def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     """Run every check over one store."""
-    db = catalog.connect(store)
-    try:
-        scan = catalog.scan(store, db)
-    finally:
-        db.close()
-    assert scan is not None
-    entries = scan.entries
+    entries = catalog.entries(store)
     graph = analyse({slug: entry.links for slug, entry in entries.items()})
     snap = Snapshot(store, entries, store.index(), graph, settings)
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
@@ -201,13 +195,7 @@ def fix_index(store: Store) -> list[str]:
     """Repair index drift only: add a line for each memory the index does not name, and
     comment out each entry line that names no memory (kept, so nothing is lost).
     Returns what changed, one line each."""
-    db = catalog.connect(store)
-    try:
-        scan = catalog.scan(store, db)
-    finally:
-        db.close()
-    assert scan is not None
-    entries = scan.entries
+    entries = catalog.entries(store)
     changes: list[str] = []
 
     def repair(index: ix.Index) -> ix.Index:

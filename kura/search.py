@@ -85,15 +85,10 @@ class SearchIndex:
 
     def update(self, *, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-index memories whose content changed (and drop vanished ones); how many."""
-        state = catalog.connect(self.store)
-        try:
-            scan = catalog.scan(self.store, state)
-        finally:
-            state.close()
-        assert scan is not None
+        current = catalog.entries(self.store)
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
-        changed = [e for slug, e in scan.entries.items() if known.get(slug) != e.sha]
-        gone = [slug for slug in known if slug not in scan.entries]
+        changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
+        gone = [slug for slug in known if slug not in current]
         with self.db:
             for slug in gone:
                 self.db.execute("DELETE FROM docs WHERE slug = ?", (slug,))
