@@ -95,6 +95,7 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
     from kura.config import load_config
     from kura.errors import KuraError, StoreError
     from kura.prefill import fingerprint, header_text, scribe_id, stored_map, summary_line
+    from kura.slugs import file_stats
 
     try:
         config = load_config(chosen.get("config"))
@@ -102,14 +103,15 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
         settings = config.map_settings(store)
         header_text(settings, store.name)
         scribe = None if chosen.get("no_model") else config.scribe_for(store)
-        stamp = fingerprint(store.path, settings, today=dt.date.today())
+        stats = file_stats(store.path)  # one walk, shared with the weave if one is needed
+        stamp = fingerprint(store.path, settings, today=dt.date.today(), stats=stats)
         found = None if force or as_json else stored_map(store.path, stamp, scribes=(scribe_id(scribe),))
         if found is not None:
             summary, written, notes = found[0], False, list(found[0].get("notes", []))
         else:
             from kura.weave import weave
 
-            woven = weave(store.open(), settings, scribe=scribe, force=force)
+            woven = weave(store.open(), settings, scribe=scribe, force=force, stats=stats)
             assert woven is not None
             if woven.error:
                 raise StoreError(woven.error)

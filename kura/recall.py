@@ -121,7 +121,7 @@ def _fit(store: Store, slugs: list[str], question: str, chars: int) -> str:
     share = max(chars // len(slugs), 200)
     parts = []
     for slug in slugs:
-        text = store.show(slug).path.read_text(encoding="utf-8", errors="replace")
+        text = store.resolve(slug).read_text(encoding="utf-8", errors="replace")
         parts.append(f"=== {slug} ===\n{_shorten(text, question, share)}")
     return "\n\n".join(parts)
 

@@ -48,7 +48,7 @@ from kura.prefill import (
     summary_line,
     wrap,
 )
-from kura.slugs import STATE_DIR, file_stats, index_file, is_memory_name
+from kura.slugs import STATE_DIR, Stats, file_stats, index_file, is_memory_name
 from kura.store import Store
 from kura.tokens import estimate_tokens
 
@@ -97,15 +97,17 @@ def weave(
     max_model_calls: int = 64,
     max_parse: int | None = None,
     force: bool = False,
+    stats: Stats | None = None,
 ) -> Woven | None:
     """Weave one store's map (None when ``max_parse`` was exceeded). When nothing it
-    depends on changed since the last weave, the stored map is returned as it is."""
+    depends on changed since the last weave, the stored map is returned as it is. ``stats``
+    (from ``slugs.file_stats``, taken before anything was read) saves a caller's second walk."""
     today = today or dt.date.today()
     header = header_text(settings, store.name)
     wanted = scribe_id(scribe)
     # Taken before reading anything: a file that changes during the weave leaves a stamp
     # that no longer matches, so the next prefill re-weaves instead of serving stale.
-    stats = file_stats(store.root)
+    stats = file_stats(store.root) if stats is None else stats
     stamp = fingerprint(store.root, settings, today=today, stats=stats)
     if write and not force:
         kept = _current(store, stamp, wanted)
