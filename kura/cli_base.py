@@ -1,0 +1,115 @@
+"""What every ``kura`` command shares: the typer app, global options, and the one way a
+core call becomes output and an exit code.
+
+Exit codes are part of the interface, because schedulers and shell hooks read them:
+0 did work (or printed what was asked), 2 nothing to do or nothing found, 1 failure or
+refusal. Every ``KuraError`` becomes one line on stderr that says what, where and what
+next; ``KURA_DEBUG=1`` re-raises it with the traceback instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from kura import config as cfg
+from kura.errors import KuraError, NotFound, UnknownStore
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="kura",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="kura: a filesystem-native markdown memory for AI agents.\n\n"
+    "A store is a folder of one-fact markdown files plus a MEMORY.md index. "
+    "Global options go before the command: kura --config k.toml -s maker list",
+)
+import_app = typer.Typer(no_args_is_help=True, help="Bring an existing memory folder into a store.")
+app.add_typer(import_app, name="import")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+@dataclass(frozen=True, slots=True)
+class Globals:
+    config: str | None
+    store: str | None
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, ~/.config/kura/kura.toml).",
+        ),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", "-s", help="Store or mode name (or a folder path) to work on.")
+    ] = None,
+) -> None:
+    ctx.obj = Globals(config, store)
+
+
+def store_from(ctx: typer.Context) -> Any:
+    g: Globals = ctx.obj
+    return core(lambda: cfg.load_config(g.config).open(g.store))
+
+
+def core(call: Callable[[], T]) -> T:
+    """Call into the core; turn a KuraError into a message and an exit code."""
+    try:
+        return call()
+    except KuraError as err:
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        warn(f"error: {err}")
+        code = 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
+        raise typer.Exit(code) from None
+
+
+def fail(message: str) -> NoReturn:
+    warn(f"error: {message}")
+    raise typer.Exit(1)
+
+
+def say(message: str) -> None:
+    typer.echo(message)
+
+
+def warn(message: str) -> None:
+    typer.echo(f"kura: {message}", err=True)
+
+
+def print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def click_exception() -> type[Exception]:
+    """Usage errors' base class (typer vendors click from 0.20 on; older typer uses click)."""
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            found: type[Exception] = importlib.import_module(module).ClickException
+        except (ImportError, AttributeError):
+            continue
+        return found
+    return RuntimeError
+
+
+def stdin_text() -> str:
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as err:
+        fail(f"standard input is not UTF-8 (byte {err.start}); nothing was written — re-encode it")

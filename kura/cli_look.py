@@ -1,0 +1,102 @@
+"""``kura recall``, ``kura doctor`` and ``kura graph``: the commands that look at a store."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated, Any
+
+import typer
+
+from kura import config as cfg
+from kura.cli_base import Globals, JsonOpt, app, core, print_json, say, store_from, warn
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="What you want to know, in your own words.")],
+    top: Annotated[int, typer.Option(help="At most this many memories picked.")] = 3,
+    hops: Annotated[int, typer.Option(help="Follow [[links]] this many steps from each pick.")] = 1,
+    chars: Annotated[int, typer.Option(help="Character budget for the memories' text.")] = 6000,
+    explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the memories that bear on a question, by meaning, and walk their links.
+
+    Works offline (a small embedded model); exit 2 when nothing in the store bears on it."""
+    from kura.recall import recall as run_recall
+
+    store = store_from(ctx)
+    found = core(lambda: run_recall(store, question, top=top, hops=hops, chars=chars, explain=explain))
+    if as_json:
+        print_json(found.to_dict())
+    else:
+        how = found.how if not found.reason else f"{found.how} — ⚠ degraded: {found.reason}"
+        picks = ", ".join(f"{h.slug} {h.score:.2f}" for h in found.picked) or "nothing bears on this"
+        walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
+        say(f"recall ({how}): {picks}{walked}")
+        for row in found.explain:
+            cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
+            mark = "*" if row["picked"] else " "
+            scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
+            say(f" {mark} {row['slug']:<36} {scores}")
+        if found.context:
+            say("")
+            say(found.context)
+    if not found.picked:
+        raise typer.Exit(2)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    all_stores: Annotated[bool, typer.Option("--all", help="Check every configured store.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too (for pre-commit).")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Repair index drift only: add missing lines, comment out orphans.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check store health: broken files, index drift, dead [[links]], the watcher.
+
+    Exit 1 when anything is wrong (with --strict, warnings count too), else 0."""
+    from kura.doctor import fix_index
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    names = list(config.stores) if all_stores else [g.store]
+    for name in names if fix else []:
+        for change in core(partial(lambda n: fix_index(config.open(n)), name)):
+            warn(f"fixed: {change}")
+    reports = [core(partial(_diagnose, config, name)) for name in names]
+    if as_json:
+        print_json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
+    for report in [] if as_json else reports:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
+        state = "healthy" if not report.problems else f"{report.problems} problem(s)"
+        watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
+        typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
+        if report.graph is not None:
+            typer.echo(f"  {_graph_line(report.graph)}")
+        for check, finding in report.findings:
+            label = check if finding.severity == "error" else f"{check}, {finding.severity}"
+            typer.echo(f"  {finding}  [{label}]")
+    failing = sum(r.problems if strict else r.errors for r in reports)
+    if failing:
+        raise typer.Exit(1)
+
+
+def _diagnose(config: cfg.Config, name: str | None) -> Any:
+    from kura.doctor import diagnose
+
+    store = config.store_config(name)
+    return diagnose(store.open(), config.map_settings(store))
+
+
+def _graph_line(graph: Any) -> str:
+    hubs = ", ".join(f"{slug} ({n})" for slug, n in graph.hubs[:3]) or "none"
+    largest = graph.clusters[0] if graph.clusters else 0
+    return (
+        f"links: {graph.resolved} resolved, {len(graph.dead)} dead; islands {len(graph.islands)}, "
+        f"dead ends {len(graph.dead_ends)}; {len(graph.clusters)} cluster(s), largest {largest}; hubs: {hubs}"
+    )
