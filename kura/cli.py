@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 import typer
 
-from kura import cli_look  # noqa: F401 - registers recall, doctor and graph
 from kura import config as cfg
 from kura.cli_base import (
     Globals,
@@ -297,6 +296,9 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
         raise typer.Exit(1)
     if not report.did_work:
         raise typer.Exit(2)
+
+
+from kura import cli_look  # noqa: E402,F401 - registers recall, doctor and graph after the rest
 
 
 def run() -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from kura import config as cfg
-from kura.cli_base import Globals, JsonOpt, app, core, print_json, say, store_from, warn
+from kura.cli_base import Globals, JsonOpt, app, core, print_json, say, warn
 
 
 @app.command()
@@ -19,25 +19,41 @@ def recall(
     hops: Annotated[int, typer.Option(help="Follow [[links]] this many steps from each pick.")] = 1,
     chars: Annotated[int, typer.Option(help="Character budget for the memories' text.")] = 6000,
     explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores.")] = False,
+    no_model: Annotated[
+        bool, typer.Option("--no-model", help="Do not ask the thinker model; use the offline index.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that bear on a question, by meaning, and walk their links.
 
-    Works offline (a small embedded model); exit 2 when nothing in the store bears on it."""
+    With [models.thinker] configured the thinker picks (how: meaning); without one, or when
+    it does not answer, a small embedded model does (how: embedded), offline. Exit 2 when
+    nothing in the store bears on the question."""
     from kura.recall import recall as run_recall
 
-    store = store_from(ctx)
-    found = core(lambda: run_recall(store, question, top=top, hops=hops, chars=chars, explain=explain))
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    sc = core(lambda: config.store_config(g.store))
+    store = sc.open()
+    thinker = None if no_model else config.thinker_for(sc)
+    found = core(
+        lambda: run_recall(store, question, top=top, hops=hops, chars=chars, explain=explain, thinker=thinker)
+    )
     if as_json:
         print_json(found.to_dict())
     else:
-        how = found.how if not found.reason else f"{found.how} — ⚠ degraded: {found.reason}"
-        picks = ", ".join(f"{h.slug} {h.score:.2f}" for h in found.picked) or "nothing bears on this"
+        how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
+        picks = ", ".join(p.slug if p.score is None else f"{p.slug} {p.score:.2f}" for p in found.picked)
         walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
-        say(f"recall ({how}): {picks}{walked}")
+        say(f"recall ({how}): {picks or 'nothing bears on this'}{walked}")
+        if found.reason and not found.degraded:
+            warn(found.reason)
         for row in found.explain:
-            cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
             mark = "*" if row["picked"] else " "
+            if row.get("by") == "thinker":
+                say(f" {mark} {row['slug']:<36} picked by the thinker")
+                continue
+            cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
             scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
             say(f" {mark} {row['slug']:<36} {scores}")
         if found.context:

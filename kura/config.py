@@ -76,6 +76,7 @@ _MODEL = {
     "thinking": bool,
     "dialect": str,
     "extra": dict,
+    "budget": int,
 }
 _PREFILL = {
     "window_tokens": int,
@@ -119,6 +120,7 @@ class ModelConfig:
     effort: str = ""
     dialect: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    budget: int = 0  # tokens of prompt this role may be sent (0: the caller's default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,8 +195,13 @@ class Config:
         return MapSettings.from_tables(self.prefill, store.prefill)
 
     def scribe_for(self, store: StoreConfig) -> ModelConfig | None:
-        roles = self.model_profiles[store.model_profile] if store.model_profile else self.models
-        return roles.get("scribe")
+        return self.roles_for(store).get("scribe")
+
+    def thinker_for(self, store: StoreConfig) -> ModelConfig | None:
+        return self.roles_for(store).get("thinker")
+
+    def roles_for(self, store: StoreConfig) -> dict[str, ModelConfig | None]:
+        return self.model_profiles[store.model_profile] if store.model_profile else self.models
 
     def models_for(self, store: str) -> dict[str, ModelConfig | None]:
         """The role → model map a store uses: its own profile if it names one."""
@@ -369,7 +376,14 @@ def _model(where: str, role: str, table: Any) -> ModelConfig:
         effort=table.get("effort", ""),
         dialect=table.get("dialect", ""),
         extra=dict(table.get("extra", {})),
+        budget=_positive(where, "budget", table.get("budget", 0)),
     )
+
+
+def _positive(where: str, key: str, value: int) -> int:
+    if value < 0:
+        raise ConfigError(f"[{where}] {key} must be a positive number of tokens, got {value}")
+    return value
 
 
 def _table(where: str, value: Any, types: dict[str, Any] | None = None) -> dict[str, Any]:

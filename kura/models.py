@@ -2,7 +2,8 @@
 
 Every endpoint is OpenAI-compatible ``/chat/completions`` over httpx. A model makes kura
 better and its absence must never make kura fail, so a call that times out, is refused
-or answers nonsense comes back as ``None`` — the caller falls back to its mechanical path
+or answers nonsense comes back as ``None`` (a refused or dropped call is tried
+once more; a timeout is not) — the caller falls back to its mechanical path
 and says so — rather than as an exception in the middle of a weave. The API key is read
 from the environment variable the config names, at call time, and never stored.
 
@@ -52,6 +53,8 @@ def complete(model: ModelConfig, system: str, user: str, *, max_tokens: int = 25
                 continue
             response.raise_for_status()
             content = response.json()["choices"][0]["message"]["content"]
+        except httpx.TimeoutException:
+            return None  # a model that ran out of time once will again; the caller has a fallback
         except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
             continue
         return content if isinstance(content, str) and content.strip() else None

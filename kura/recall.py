@@ -1,30 +1,37 @@
 """Recall: the memories that bear on a question, their neighbours, and room to read them.
 
-1. Pick: the search index ranks every memory by meaning (``kura.search``); those above a
-   relevance floor are picked, the best ``top``. A question about something the store does
-   not hold picks nothing — an honest empty answer (exit 2) beats a confident wrong one.
+1. Pick. With a thinker model configured, by recognition (``kura.think``): the whole menu
+   of memories in one prompt when it fits the thinker's budget, else a shortlist from the
+   search index. Without one — or when it does not answer or answers nonsense — the
+   search index ranks every memory by meaning (``kura.search``), and those above a
+   relevance floor are picked, the best ``top``. A question about something the store
+   does not hold picks nothing: an honest empty answer (exit 2) beats a confident wrong one.
 2. Walk: from each pick, ``[[links]]`` are followed ``hops`` steps; memories reached that
    way are offered as neighbours, marked as walked rather than picked.
 3. Fit: each memory gets a share of the character budget. A memory that fits is given
    whole; one that does not keeps its frontmatter head and the paragraphs that share the
    most words with the question, in their own order, with ``[…]`` where text was left out
    — never a line cut in the middle without a marker.
-4. Say how: ``embedded`` (dense + lexical), or ``lexical`` with the reason the dense half
-   was unavailable.
-
-The thinker model path (the whole index in one prompt) comes later; this is the offline
-path every machine has.
+4. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
+   ``lexical`` (the dense half unavailable); ``degraded`` with the reason whenever a
+   better method was configured or expected and did not answer.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kura import catalog
 from kura.errors import KuraError
-from kura.search import Hit, SearchIndex, query_words
+from kura.search import SearchIndex, query_words
 from kura.store import Store
+from kura.think import SHORTLIST, Picked, Unheard, ask, fits
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+    from kura.search import Hit
 
 FLOOR = 0.25  # fused score below which a memory does not bear on the question
 RELATIVE = 0.6  # and picks must be within this share of the best one
@@ -32,21 +39,30 @@ DEFAULT_CHARS = 6000
 
 
 @dataclass(frozen=True, slots=True)
+class Pick:
+    slug: str
+    score: float | None  # None when a model picked it (a judgement, not a score)
+
+
+@dataclass(frozen=True, slots=True)
 class Recall:
     store: str
     question: str
-    how: str
-    picked: tuple[Hit, ...]
+    how: str  # meaning | embedded | lexical
+    picked: tuple[Pick, ...]
     walked: tuple[str, ...]
     context: str
     elapsed: float
-    reason: str = ""
+    reason: str = ""  # why a better method did not answer
+    degraded: bool = False
     explain: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "store": self.store, "question": self.question, "how": self.how, "reason": self.reason,
-            "picked": [{"slug": h.slug, "score": round(h.score, 4)} for h in self.picked],
+            "store": self.store, "question": self.question, "how": self.how,
+            "degraded": self.degraded, "reason": self.reason,
+            "picked": [{"slug": p.slug, "score": None if p.score is None else round(p.score, 4)}
+                       for p in self.picked],
             "walked": list(self.walked), "context": self.context, "chars": len(self.context),
             "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
         }  # fmt: skip
@@ -61,37 +77,113 @@ def recall(
     chars: int = DEFAULT_CHARS,
     explain: bool = False,
     index: SearchIndex | None = None,
+    thinker: ModelConfig | None = None,
 ) -> Recall:
     """What the store remembers about ``question``."""
     started = time.perf_counter()
     own = index is None
-    index = index or SearchIndex(store)
+    searching = _Search(store, index)
     try:
-        index.update()
-        results = index.search(question, k=max(top * 4, 10))
+        how, reason = "", ""
+        picked: tuple[Pick, ...] = ()
+        details: list[dict[str, Any]] = []
+        if thinker is not None:
+            heard = _think(store, question, top, thinker, searching)
+            if isinstance(heard, Picked):
+                how, picked = "meaning", tuple(Pick(slug, None) for slug in heard.slugs)
+                details = [{"slug": slug, "picked": slug in heard.slugs, "by": "thinker"}
+                           for slug in heard.slugs]  # fmt: skip
+                if heard.unknown:
+                    reason = "the thinker also named " + ", ".join(heard.unknown[:5]) + " (not memories here)"
+            else:
+                reason = heard.reason
+        if not how:
+            results = searching.index().search(question, k=max(top * 4, 10))
+            how, picked = results.how, _pick(results.hits, results.how, top)
+            reason = "; ".join(r for r in (reason, results.reason) if r)
+            chosen = {p.slug for p in picked}
+            details = [
+                {"slug": h.slug, "score": h.score, "cosine": h.cosine, "lexical": h.lexical,
+                 "picked": h.slug in chosen}
+                for h in results.hits
+            ]  # fmt: skip
     finally:
         if own:
-            index.close()
-    picked = _pick(results.hits, results.how, top)
-    walked = _walk(store, [hit.slug for hit in picked], hops)
-    context = _fit(store, [h.slug for h in picked] + walked, question, chars)
-    details = [
-        {"slug": h.slug, "score": h.score, "cosine": h.cosine, "lexical": h.lexical, "picked": h in picked}
-        for h in results.hits
-    ] if explain else []  # fmt: skip
-    return Recall(store.name, question, results.how, picked, tuple(walked), context,
-                  time.perf_counter() - started, results.reason, details)  # fmt: skip
+            searching.close()
+    walked = _walk(store, [p.slug for p in picked], hops)
+    context = _fit(store, [p.slug for p in picked] + walked, question, chars)
+    degraded = how == "lexical" or (thinker is not None and how != "meaning")
+    return Recall(store.name, question, how, picked, tuple(walked), context,
+                  time.perf_counter() - started, reason, degraded, details if explain else [])  # fmt: skip
 
 
-def _pick(hits: tuple[Hit, ...], how: str, top: int) -> tuple[Hit, ...]:
+class _Search:
+    """The search index, opened (and brought up to date) only if something needs it."""
+
+    def __init__(self, store: Store, given: SearchIndex | None) -> None:
+        self.store = store
+        self._index = given
+        self._fresh = False
+
+    def index(self) -> SearchIndex:
+        if self._index is None:
+            self._index = SearchIndex(self.store)
+        if not self._fresh:
+            self._index.update()
+            self._fresh = True
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+
+
+def _think(
+    store: Store, question: str, top: int, thinker: ModelConfig, searching: _Search
+) -> Picked | Unheard:
+    triggers = _triggers(store)
+    if not triggers:
+        return Picked((), (), False)
+    if fits(triggers, thinker):
+        return ask(thinker, question, triggers, top=top, charter=store.charter)
+    hits = searching.index().search(question, k=SHORTLIST).hits
+    shortlist: dict[str, str] = {}
+    for hit in hits:  # the best candidates, as many as fit the budget (at least ``top``)
+        if hit.slug in triggers:
+            shortlist[hit.slug] = triggers[hit.slug]
+            if len(shortlist) > top and not fits(shortlist, thinker):
+                del shortlist[hit.slug]
+                break
+    return ask(thinker, question, shortlist, top=top, charter=store.charter, shortlist=True)
+
+
+def _triggers(store: Store) -> dict[str, str]:
+    """slug → recognition trigger, in the index's order: the line in MEMORY.md when there is
+    one, else the memory's description (a memory missing from the index is still findable)."""
+    entries = catalog.entries(store)
+    try:
+        lines = store.index().entries()
+    except (KuraError, OSError):  # an unreadable index is doctor's business; the files still count
+        lines = ()
+    triggers: dict[str, str] = {}
+    for line in lines:
+        for slug in line.slugs:
+            if slug in entries and slug not in triggers:
+                triggers[slug] = line.trigger or entries[slug].description
+    for slug in sorted(entries):
+        triggers.setdefault(slug, entries[slug].description or entries[slug].name)
+    return triggers
+
+
+def _pick(hits: tuple[Hit, ...], how: str, top: int) -> tuple[Pick, ...]:
     if not hits:
         return ()
     if how == "lexical":  # BM25 scores have no absolute scale; a match is a match
-        return hits[:top]
+        return tuple(Pick(h.slug, h.score) for h in hits[:top])
     best = hits[0].score
     if best < FLOOR:
         return ()
-    return tuple(h for h in hits[:top] if h.score >= max(FLOOR, best * RELATIVE))
+    return tuple(Pick(h.slug, h.score) for h in hits[:top] if h.score >= max(FLOOR, best * RELATIVE))
 
 
 def _walk(store: Store, start: list[str], hops: int) -> list[str]:

@@ -6,7 +6,8 @@ import http.server
 import json
 import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -92,22 +93,33 @@ def make_store(
 
 class ModelServer:
     """A scripted OpenAI-compatible endpoint on 127.0.0.1: replies are taken in order
-    (the last one repeats), every request body is kept."""
+    (the last one repeats), every request body is kept. ``delay`` makes it slow, ``status``
+    makes it fail; ``/embeddings`` answers with ``embed(text)`` for each input."""
 
     def __init__(self) -> None:
         self.replies: list[str] = ["ok"]
         self.requests: list[dict[str, object]] = []
+        self.delay = 0.0
+        self.status = 200
+        self.embed: Callable[[str], list[float]] = lambda text: [float(len(text)), 1.0]
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                server.requests.append(json.loads(self.rfile.read(length)))
-                reply = server.replies.pop(0) if len(server.replies) > 1 else server.replies[0]
-                data = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
-                ).encode()
-                self.send_response(200)
+                body = json.loads(self.rfile.read(length))
+                server.requests.append(body)
+                time.sleep(server.delay)
+                if self.path.endswith("/embeddings"):
+                    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    rows = [{"index": i, "embedding": server.embed(text)} for i, text in enumerate(inputs)]
+                    data = json.dumps({"data": rows[::-1], "model": body.get("model")}).encode()
+                else:
+                    reply = server.replies.pop(0) if len(server.replies) > 1 else server.replies[0]
+                    data = json.dumps(
+                        {"choices": [{"message": {"role": "assistant", "content": reply}}]}
+                    ).encode()
+                self.send_response(server.status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
