@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from kura import config as cfg
-from kura.cli_base import Globals, JsonOpt, app, core, print_json, say, warn
+from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
 
 
 @app.command()
@@ -116,3 +117,46 @@ def _graph_line(graph: Any) -> str:
         f"links: {graph.resolved} resolved, {len(graph.dead)} dead; islands {len(graph.islands)}, "
         f"dead ends {len(graph.dead_ends)}; {len(graph.clusters)} cluster(s), largest {largest}; hubs: {hubs}"
     )
+
+
+@app.command()
+def graph(
+    ctx: typer.Context,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", metavar="dot|mermaid|json|html", help="Graphviz, Mermaid, JSON or an HTML page."
+        ),
+    ] = "dot",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here (atomically) instead of to stdout."),
+    ] = None,
+) -> None:
+    """Draw the [[link]] graph, for people who would rather look than read: islands
+    dashed, dead links red (with "did you mean"), dead ends orange.
+
+    \b
+      kura graph | dot -Tsvg > graph.svg       # needs Graphviz
+      kura graph --format html -o graph.html   # any browser, works offline
+      kura graph --format mermaid              # for markdown that renders Mermaid
+      kura graph --format json                 # nodes, edges and doctor's summary
+
+    Exit 2 when the store has no memories."""
+    from kura.picture import FORMATS, of_store, render, save
+
+    if format not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, not {format!r}")
+    store = store_from(ctx)
+    picture = core(lambda: of_store(store))
+    if not picture.nodes:
+        warn(f"store '{store.name}' has no memories, so there is no graph to draw — kura remember one first")
+        raise typer.Exit(2)
+    text = render(picture, format)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    core(lambda: save(store, text, output))
+    report = picture.report
+    say(f"wrote the {format} graph of {store.name} ({report.memories} memories, {report.resolved} links, "
+        f"{len(report.dead)} dead, {len(report.islands)} islands) to {output}")  # fmt: skip
