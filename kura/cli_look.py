@@ -30,37 +30,47 @@ def recall(
     With [models.thinker] configured the thinker picks (how: meaning); without one, or when
     it does not answer, a small embedded model does (how: embedded), offline. Exit 2 when
     nothing in the store bears on the question."""
-    from kura.recall import recall as run_recall
+    from kura.cli_recall import recall_command
 
     g: Globals = ctx.obj
-    config = core(lambda: cfg.load_config(g.config))
-    sc = core(lambda: config.store_config(g.store))
-    store = sc.open()
-    thinker = None if no_model else config.thinker_for(sc)
-    found = core(
-        lambda: run_recall(store, question, top=top, hops=hops, chars=chars, explain=explain, thinker=thinker)
-    )
+    chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
+    options = {"top": top, "hops": hops, "chars": chars, "explain": explain, "no_model": no_model}
+    raise typer.Exit(recall_command(chosen, question, as_json=as_json, **options))  # type: ignore[arg-type]
+
+
+@app.command("index")
+def index_(
+    ctx: typer.Context,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Drop the search index and build it anew.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build or refresh the search index recall uses (.kura/search.db), with a progress bar.
+
+    Recall keeps it fresh by itself; run this ahead of time on a big store, after a bulk
+    import, or from a hook. Only memories whose bytes changed are embedded again. Exit 0
+    when something was indexed, 2 when it was already current."""
+    from kura.cli_recall import ProgressLine
+    from kura.search import SearchIndex, drop_index
+
+    store = store_from(ctx)
+    if rebuild:
+        core(lambda: drop_index(store))
+    bar = ProgressLine(least=1)
+    index = SearchIndex(store)
+    try:
+        changed = core(lambda: index.update(progress=bar))
+        status = index.status()
+    finally:
+        bar.close()
+        index.close()
     if as_json:
-        print_json(found.to_dict())
+        print_json({"store": store.name, "changed": changed, **status})
     else:
-        how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
-        picks = ", ".join(p.slug if p.score is None else f"{p.slug} {p.score:.2f}" for p in found.picked)
-        walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
-        say(f"recall ({how}): {picks or 'nothing bears on this'}{walked}")
-        if found.reason and not found.degraded:
-            warn(found.reason)
-        for row in found.explain:
-            mark = "*" if row["picked"] else " "
-            if row.get("by") == "thinker":
-                say(f" {mark} {row['slug']:<36} picked by the thinker")
-                continue
-            cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
-            scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
-            say(f" {mark} {row['slug']:<36} {scores}")
-        if found.context:
-            say("")
-            say(found.context)
-    if not found.picked:
+        dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
+        say(f"{store.name}: {changed} memories indexed; {status['memories']} in the index, search {dense}")
+    if not changed:
         raise typer.Exit(2)
 
 

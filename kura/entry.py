@@ -1,7 +1,9 @@
 """The ``kura`` executable's front door.
 
-Shell hooks run ``kura prefill`` before every prompt and schedulers run ``kura weave``
-often, so both must cost little more than the interpreter's own start. The full command
+Shell hooks run ``kura prefill`` before every prompt, schedulers run ``kura weave``
+often and agents run ``kura recall`` on every question, so these must cost little more
+than their own work. ``recall`` with plain options goes straight to
+``kura.cli_recall`` (the same function the typer command calls). The full command
 line (typer, YAML) costs about 0.15 s to import; so when these two are called with plain
 arguments, and the answer needs no weaving, they are answered here. Anything else — any
 other command, any option this parser does not know, ``--help``, a map that must be
@@ -13,16 +15,24 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kura.prefill import Block
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
+_RECALL_NUMBERS = ("--top", "--hops", "--chars")
+_RECALL_FLAGS = {"--explain": "explain", "--no-model": "no_model", "--json": "as_json"}
 
 
 def main() -> None:
-    hot = _parse(sys.argv[1:])
+    argv = sys.argv[1:]
+    asked = _recall_args(argv)
+    if asked is not None:
+        from kura.cli_recall import recall_command
+
+        sys.exit(recall_command(asked[0], asked[1], **asked[2]))
+    hot = _parse(argv)
     if hot is not None:
         code = _answer(*hot)
         if code is not None:
@@ -32,8 +42,8 @@ def main() -> None:
     run()
 
 
-def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
-    """(command, global options, --json) for the two hot commands, else None."""
+def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
+    """The global options and what follows them; None for anything unusual."""
     chosen: dict[str, str] = {}
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
@@ -48,7 +58,48 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
             i += 2
         else:
             return None
-    rest = argv[i:]
+    return chosen, argv[i:]
+
+
+def _recall_args(argv: list[str]) -> tuple[dict[str, str], str, dict[str, Any]] | None:
+    """``kura [globals] recall QUESTION [options]`` with plain, valid options, else None
+    (typer then parses it and explains any mistake)."""
+    parsed = _globals(argv)
+    if parsed is None or not parsed[1] or parsed[1][0] != "recall":
+        return None
+    chosen, rest = parsed[0], parsed[1][1:]
+    options: dict[str, Any] = {}
+    question: str | None = None
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        flag, eq, inline = word.partition("=")
+        if word == "--":
+            if question is not None or len(rest) != i + 2:
+                return None
+            question, i = rest[i + 1], i + 2
+        elif flag in _RECALL_NUMBERS:
+            value = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
+            if not value.isdigit():
+                return None
+            options[flag[2:]] = int(value)
+            i += 1 if eq else 2
+        elif word in _RECALL_FLAGS:
+            options[_RECALL_FLAGS[word]] = True
+            i += 1
+        elif word.startswith("-") or question is not None:
+            return None
+        else:
+            question, i = word, i + 1
+    return None if question is None else (chosen, question, options)
+
+
+def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
+    """(command, global options, --json) for the two hot map commands, else None."""
+    parsed = _globals(argv)
+    if parsed is None:
+        return None
+    chosen, rest = parsed
     if rest in (["prefill"], ["prefill", "--json"]):
         return "prefill", chosen, "--json" in rest
     if rest in (["weave"], ["weave", "--no-model"]):

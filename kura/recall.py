@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura.errors import KuraError
-from kura.search import SearchIndex, query_words
+from kura.search import Progress, SearchIndex, query_words
 from kura.store import Store
 from kura.think import SHORTLIST, Picked, Unheard, ask, fits
 
@@ -78,11 +78,18 @@ def recall(
     explain: bool = False,
     index: SearchIndex | None = None,
     thinker: ModelConfig | None = None,
+    progress: Progress | None = None,
+    quick: bool = False,
 ) -> Recall:
-    """What the store remembers about ``question``."""
+    """What the store remembers about ``question``.
+
+    Without ``index`` recall opens the store's search index and brings it up to date first
+    (``progress`` hears about a long first build); a given index is the caller's to keep
+    fresh — a long-running process updates it when files change, not on every question.
+    ``quick``: this process asks one question and exits (a faster-loading embedder)."""
     started = time.perf_counter()
     own = index is None
-    searching = _Search(store, index)
+    searching = _Search(store, index, progress, quick)
     try:
         how, reason = "", ""
         picked: tuple[Pick, ...] = ()
@@ -120,17 +127,18 @@ def recall(
 class _Search:
     """The search index, opened (and brought up to date) only if something needs it."""
 
-    def __init__(self, store: Store, given: SearchIndex | None) -> None:
+    def __init__(
+        self, store: Store, given: SearchIndex | None, progress: Progress | None, quick: bool
+    ) -> None:
         self.store = store
+        self._quick = quick
         self._index = given
-        self._fresh = False
+        self._progress = progress
 
     def index(self) -> SearchIndex:
         if self._index is None:
-            self._index = SearchIndex(self.store)
-        if not self._fresh:
-            self._index.update()
-            self._fresh = True
+            self._index = SearchIndex(self.store, quick=self._quick)
+            self._index.update(progress=self._progress)
         return self._index
 
     def close(self) -> None:
@@ -190,7 +198,6 @@ def _walk(store: Store, start: list[str], hops: int) -> list[str]:
     seen = set(start)
     frontier = list(start)
     walked: list[str] = []
-    known = set(store.slugs()) if hops > 0 else set()
     for _ in range(max(hops, 0)):
         reached: list[str] = []
         for slug in frontier:
@@ -199,12 +206,19 @@ def _walk(store: Store, start: list[str], hops: int) -> list[str]:
             except KuraError:  # a memory gone since the search: doctor's business, not recall's
                 continue
             for target in links:
-                if target not in seen and target in known:
+                if target not in seen and _exists(store, target):
                     seen.add(target)
                     reached.append(target)
         walked.extend(reached)
         frontier = reached
     return walked
+
+
+def _exists(store: Store, slug: str) -> bool:
+    try:
+        return store.resolve(slug).is_file()
+    except KuraError:  # not a memory of this store (or not a name at all)
+        return False
 
 
 def _fit(store: Store, slugs: list[str], question: str, chars: int) -> str:

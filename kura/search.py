@@ -17,21 +17,26 @@ or ``NOT this`` are words, never query syntax. Without the embedder the search i
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from kura import catalog
-from kura.embed import Embedder, Unavailable, load_embedder
-from kura.slugs import STATE_DIR
+from kura import catalog, vectors
+from kura.embed import DIM, Embedder, Unavailable, load_embedder, preload
+from kura.errors import KuraError
+from kura.slugs import STATE_DIR, stamp_files
 from kura.store import Store
 
 if TYPE_CHECKING:
     import numpy as np
 
+Progress = Callable[[str, int, int], None]  # stage, done, total
+QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 LEXICAL_WEIGHT = 0.2
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -41,10 +46,14 @@ _STOP = frozenset(
     "this that these those there here can could should would will shall may might must "
     "about from into than then so if any all some".split()
 )
+SCHEMA_VERSION = 2
+_ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
+_OLD = "DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS kv;"
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(slug UNINDEXED, name, description, body,
     tokenize = 'porter unicode61');
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS vectors (sha TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL,
     PRIMARY KEY (sha, model));
 """
@@ -66,11 +75,19 @@ class Results:
 
 
 class SearchIndex:
-    """The store's search index; ``update`` before ``search`` to see recent edits."""
+    """The store's search index. ``update`` brings it up to date with the files (cheaply when
+    nothing changed); ``refresh`` re-reads named memories (what a watcher calls); ``search``
+    answers from what is indexed."""
 
-    def __init__(self, store: Store, *, embedder: Embedder | Unavailable | None = None) -> None:
+    def __init__(
+        self, store: Store, *, embedder: Embedder | Unavailable | None = None, quick: bool = False
+    ) -> None:
+        """``quick``: a process that asks a question or two and exits (``load_embedder``)."""
         self.store = store
-        self.embedder = embedder if embedder is not None else load_embedder()
+        self._embedder = embedder
+        self._quick = quick
+        if embedder is None:
+            preload(quick=quick)
         path = store.root / STATE_DIR / "search.db"
         try:
             path.parent.mkdir(exist_ok=True)
@@ -78,106 +95,196 @@ class SearchIndex:
             self.db.execute("PRAGMA journal_mode=WAL")
         except (OSError, sqlite3.Error):
             self.db = sqlite3.connect(":memory:")
+        if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            # derived state from an older kura: rebuilt, except the vectors (same format, costly)
+            self.db.executescript(_OLD)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self.db.executescript(_SCHEMA)
+        self._matrix: vectors.Matrix | None = None
+
+    @property
+    def embedder(self) -> Embedder | Unavailable:
+        if self._embedder is None:
+            self._embedder = load_embedder(quick=self._quick)
+        return self._embedder
 
     def close(self) -> None:
         self.db.close()
 
-    def update(self, *, progress: Callable[[int, int], None] | None = None) -> int:
-        """Re-index memories whose content changed (and drop vanished ones); how many."""
+    def update(self, *, progress: Progress | None = None) -> int:
+        """Re-index memories whose content changed (and drop vanished ones); how many.
+        ``progress(stage, done, total)`` is called as files are read and embedded.
+
+        When no memory file changed identity since the last update (one walk and a stat per
+        file, compared as a checksum), nothing else is read."""
+        stamp = stamp_files(self.store.root)
+        if stamp == self._kv("stamp") and self._kv("model") == self._model_id():
+            return 0
         current = catalog.entries(self.store)
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
         changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
         gone = [slug for slug in known if slug not in current]
         with self.db:
-            for slug in gone:
-                self.db.execute("DELETE FROM docs WHERE slug = ?", (slug,))
-                self.db.execute("DELETE FROM docs_fts WHERE slug = ?", (slug,))
-            texts = self._reindex(changed, progress)
-            self._embed(texts)
+            self._drop(gone)
+            self._embed(self._reindex(changed, progress), progress)
+            self._set_kv("stamp", stamp)
+            self._set_kv("model", self._model_id())
+        if changed or gone:
+            self._forget_matrix()
         return len(changed) + len(gone)
+
+    def refresh(self, slugs: Iterable[str]) -> int:
+        """Re-read just these memories (a watcher saw them change); gone ones are dropped.
+        Leaves the stamp alone, so the next ``update`` still checks every file."""
+        wanted = sorted(set(slugs))
+        present: list[catalog.Entry] = []
+        gone: list[str] = []
+        for slug in wanted:
+            try:
+                path = self.store.resolve(slug)
+            except KuraError:
+                gone.append(slug)
+                continue
+            data = path.read_bytes() if path.is_file() else None
+            if data is None:
+                gone.append(slug)
+                continue
+            sha = hashlib.sha256(data).hexdigest()
+            row = self.db.execute("SELECT sha FROM docs WHERE slug = ?", (slug,)).fetchone()
+            if row is None or row[0] != sha:
+                present.append(catalog.Entry(f"{slug}.md", slug, 0, 0, 0, 0, None, "", "", "", "", 0, sha))
+        with self.db:
+            self._drop(gone)
+            self._embed(self._reindex(present, None), None)
+        if present or gone:
+            matrix = self._matrix
+            self._forget_matrix()
+            if matrix is not None:  # patch the rows in memory; the saved copy is rebuilt lazily
+                self._matrix = matrix.patch(self._rows_of([e.slug for e in present]), set(gone))
+        return len(present) + len(gone)
+
+    def _rows_of(self, slugs: list[str]) -> dict[str, tuple[int, bytes]]:
+        found: dict[str, tuple[int, bytes]] = {}
+        for slug in slugs:
+            row = self.db.execute(
+                "SELECT docs.fts, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
+                "AND vectors.model = ? WHERE docs.slug = ?",
+                (self._model_id(), slug),
+            ).fetchone()
+            if row is not None:
+                found[slug] = (row[0], row[1])
+        return found
+
+    def status(self) -> dict[str, Any]:
+        """What the index holds and how it will search."""
+        memories = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+        if isinstance(self.embedder, Unavailable):
+            return {"memories": memories, "vectors": 0, "how": "lexical", "reason": self.embedder.reason}
+        vectors = self.db.execute(
+            "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ?",
+            (self.embedder.model_id,),
+        ).fetchone()[0]
+        return {"memories": memories, "vectors": vectors, "how": "embedded", "reason": ""}
 
     def search(self, question: str, *, k: int = 10) -> Results:
         """The ``k`` best memories for ``question``, best first."""
+        import numpy as np
+
         words = query_words(question)
-        lexical = self._lexical_fraction(words)
         if isinstance(self.embedder, Unavailable):
             return Results(self._bm25(words, k), "lexical", self.embedder.reason)
-        slugs, matrix = self._vectors()
-        if not slugs:
+        matrix = self._vectors()
+        if not matrix.slugs:
             return Results((), "embedded")
-        cosines = matrix @ self.embedder.embed([question])[0]
-        scored = [
-            Hit(
-                slug, float(cos) + LEXICAL_WEIGHT * lexical.get(slug, 0.0), float(cos), lexical.get(slug, 0.0)
-            )
-            for slug, cos in zip(slugs, cosines, strict=True)
-        ]
-        scored.sort(key=lambda hit: (-hit.score, hit.slug))
-        return Results(tuple(scored[:k]), "embedded")
+        cosines = matrix.cosines(self.embedder.embed([question])[0])
+        bonus = self._lexical_share(words, matrix)
+        scores = cosines + LEXICAL_WEIGHT * bonus
+        count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
+        best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
+        slugs = matrix.slugs
+        hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i])) for i in best]
+        hits.sort(key=lambda hit: (-hit.score, hit.slug))
+        return Results(tuple(hits[:k]), "embedded")
 
-    def _reindex(
-        self, changed: list[catalog.Entry], progress: Callable[[int, int], None] | None
-    ) -> dict[str, str]:
+    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None) -> dict[str, str]:
         texts: dict[str, str] = {}
         for done, entry in enumerate(changed, start=1):
             memory = self.store.show(entry.slug)
-            self.db.execute("DELETE FROM docs_fts WHERE slug = ?", (entry.slug,))
-            self.db.execute(
+            self._drop([entry.slug])
+            cursor = self.db.execute(
                 "INSERT INTO docs_fts (slug, name, description, body) VALUES (?, ?, ?, ?)",
                 (entry.slug, memory.name, memory.description, memory.note.body),
             )
-            self.db.execute("INSERT OR REPLACE INTO docs VALUES (?, ?)", (entry.slug, entry.sha))
+            self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
             texts[entry.sha] = f"{memory.name}. {memory.description}. {memory.note.body}"
-            if progress is not None:
-                progress(done, len(changed))
+            if progress is not None and (done % 100 == 0 or done == len(changed)):
+                progress("reading", done, len(changed))
         return texts
 
-    def _embed(self, texts: dict[str, str]) -> None:
+    def _embed(self, texts: dict[str, str], progress: Progress | None) -> None:
         if isinstance(self.embedder, Unavailable) or not texts:
             return
         model = self.embedder.model_id
-        have = {row[0] for row in self.db.execute("SELECT sha FROM vectors WHERE model = ?", (model,))}
+        have: set[str] = set()
+        shas = list(texts)
+        for start in range(0, len(shas), 500):  # only the hashes asked about: a one-file update stays small
+            chunk = shas[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT sha FROM vectors WHERE model = ? AND sha IN ({marks})"
+            have.update(row[0] for row in self.db.execute(query, (model, *chunk)))
         todo = [(sha, text) for sha, text in texts.items() if sha not in have]
         if not todo:
             return
-        vectors = self.embedder.embed([text for _, text in todo]).astype("float16")
+        report = None if progress is None else partial(progress, "embedding")
+        embedder = self.embedder.full() if len(todo) > QUICK_LIMIT else self.embedder
+        vectors = embedder.embed([text for _, text in todo], report).astype("float16")
         self.db.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
             [(sha, model, vector.tobytes()) for (sha, _), vector in zip(todo, vectors, strict=True)],
         )
 
-    def _vectors(self) -> tuple[list[str], np.ndarray]:
+    def _vectors(self) -> vectors.Matrix:
+        """Every memory's vector as one matrix, kept until the index changes."""
+        if self._matrix is None:
+            self._matrix = vectors.load(self.db, self._model_id(), DIM)
+        return self._matrix
+
+    def _forget_matrix(self) -> None:
+        self._matrix = None
+        vectors.changed(self.db)
+
+    def _model_id(self) -> str:
+        return "lexical" if isinstance(self.embedder, Unavailable) else self.embedder.model_id
+
+    def _kv(self, key: str) -> Any:
+        row = self.db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _set_kv(self, key: str, value: Any) -> None:
+        self.db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, value))
+
+    def _drop(self, gone: Iterable[str]) -> None:
+        for slug in gone:
+            row = self.db.execute("SELECT fts FROM docs WHERE slug = ?", (slug,)).fetchone()
+            if row is not None:
+                self.db.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
+                self.db.execute("DELETE FROM docs WHERE slug = ?", (slug,))
+
+    def _lexical_share(self, words: list[str], matrix: vectors.Matrix) -> np.ndarray:
+        """Per matrix row: the IDF-weighted share of the question's words the memory contains."""
         import numpy as np
 
-        assert not isinstance(self.embedder, Unavailable)
-        rows = self.db.execute(
-            "SELECT docs.slug, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
-            "AND vectors.model = ? ORDER BY docs.slug",
-            (self.embedder.model_id,),
-        ).fetchall()
-        if not rows:
-            return [], np.zeros((0, 384), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16).reshape(len(rows), -1)
-        return [row[0] for row in rows], matrix.astype(np.float32)
-
-    def _lexical_fraction(self, words: list[str]) -> dict[str, float]:
-        """Per memory: the IDF-weighted share of the question's words it contains."""
-        total = self.db.execute("SELECT count(*) FROM docs").fetchone()[0] or 1
-        weights: dict[str, float] = {}
-        found: dict[str, set[str]] = {}
-        for word in words:
-            slugs = {
-                row[0]
-                for row in self.db.execute("SELECT slug FROM docs_fts WHERE docs_fts MATCH ?", (quote(word),))
-            }
-            weights[word] = math.log((total + 1) / (len(slugs) + 0.5))
-            found[word] = slugs
-        whole = sum(w for w in weights.values() if w > 0) or 1.0
-        share: dict[str, float] = {}
-        for word, slugs in found.items():
-            for slug in slugs:
-                share[slug] = share.get(slug, 0.0) + max(weights[word], 0.0) / whole
+        total = len(matrix.slugs)
+        share = np.zeros(total, dtype=np.float32)
+        found: list[tuple[float, np.ndarray]] = []
+        for word in words:  # row ids as one string: SQLite and numpy do the per-row work
+            (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
+            ids = np.fromstring(joined or "", sep=",", dtype=np.int64)
+            found.append((max(math.log((total + 1) / (len(ids) + 0.5)), 0.0), ids))
+        whole = sum(weight for weight, _ in found) or 1.0
+        for weight, ids in found:
+            if weight > 0 and len(ids):
+                share[matrix.rows(ids)] += weight / whole
         return share
 
     def _bm25(self, words: list[str], k: int) -> tuple[Hit, ...]:
@@ -204,6 +311,12 @@ def query_words(question: str) -> list[str]:
 def quote(word: str) -> str:
     """A word as an FTS5 string literal: never operators, never syntax errors."""
     return '"' + word.replace('"', '""') + '"'
+
+
+def drop_index(store: Store) -> None:
+    """Remove the derived search index; the next update rebuilds it from the markdown."""
+    for suffix in ("", "-wal", "-shm"):
+        (store.root / STATE_DIR / f"search.db{suffix}").unlink(missing_ok=True)
 
 
 def open_index(store: Store, **options: Any) -> SearchIndex:

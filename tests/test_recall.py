@@ -43,6 +43,7 @@ def test_without_the_embedder_recall_is_lexical_and_says_so(tmp_path: Path) -> N
     write_memory(root, "b", "user", "Mika reviews everything before it ships")
     store = Store(root)
     index = SearchIndex(store, embedder=Unavailable("onnxruntime is not installed"))
+    index.update()
     found = recall(store, "pre-release tagging", index=index)
     assert (found.how, found.reason) == ("lexical", "onnxruntime is not installed")
     assert [h.slug for h in found.picked] == ["a"] and found.walked == ("b",)

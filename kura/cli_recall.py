@@ -1,0 +1,97 @@
+"""``kura recall`` without typer: the command agents and hooks call on every question.
+
+typer's argument parsing imports pydantic, about 0.13 s, which is a quarter of the time a
+cold recall may take; so ``kura.entry`` hands plain recall command lines straight to
+``recall_command`` and the typer command (``kura.cli_look``) calls the same function for
+everything else — one implementation, the same output either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+class ProgressLine:
+    """``stage [####  ] done/total`` redrawn in place on stderr, only when stderr is a
+    terminal and the work is big enough to wait for; scripts and logs see nothing."""
+
+    def __init__(self, *, least: int = 200) -> None:
+        self.least = least
+        self.live = sys.stderr.isatty()
+        self.drawn = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.live or total < self.least:
+            return
+        width = 30
+        bar = "#" * (width * done // max(total, 1))
+        sys.stderr.write(f"\rkura: {stage:<9} [{bar:<{width}}] {done}/{total}")
+        self.drawn = done < total
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+            self.drawn = False
+
+
+def recall_command(
+    chosen: dict[str, str],
+    question: str,
+    *,
+    top: int = 3,
+    hops: int = 1,
+    chars: int = 6000,
+    explain: bool = False,
+    no_model: bool = False,
+    as_json: bool = False,
+) -> int:
+    """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
+    from kura.config import load_config
+    from kura.errors import KuraError, NotFound, UnknownStore
+
+    bar = ProgressLine()
+    try:
+        config = load_config(chosen.get("config"))
+        store = config.store_config(chosen.get("store"))
+        thinker = None if no_model else config.thinker_for(store)
+        if thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
+            from kura.embed import preload
+
+            preload(quick=True)
+        from kura.recall import recall
+
+        options = {"top": top, "hops": hops, "chars": chars, "explain": explain}
+        found = recall(store.open(), question, thinker=thinker, progress=bar, quick=True, **options)  # type: ignore[arg-type]
+    except KuraError as err:
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        bar.close()
+        sys.stderr.write(f"kura: error: {err}\n")
+        return 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
+    bar.close()
+    out = sys.stdout.write
+    if as_json:
+        out(json.dumps(found.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
+        return 0 if found.picked else 2
+    how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
+    picks = ", ".join(p.slug if p.score is None else f"{p.slug} {p.score:.2f}" for p in found.picked)
+    walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
+    out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
+    if found.reason and not found.degraded:
+        sys.stderr.write(f"kura: {found.reason}\n")
+    for row in found.explain:
+        mark = "*" if row["picked"] else " "
+        if row.get("by") == "thinker":
+            out(f" {mark} {row['slug']:<36} picked by the thinker\n")
+            continue
+        cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
+        scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
+        out(f" {mark} {row['slug']:<36} {scores}\n")
+    if found.context:
+        out(f"\n{found.context}\n")
+    return 0 if found.picked else 2

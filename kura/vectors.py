@@ -1,0 +1,124 @@
+"""Every memory's vector as one matrix, and the one dot product that answers a question.
+
+A question is answered by comparing it with every memory, so the vectors are kept as one
+float16 matrix in the search database (a single row: a one-question process reads it in
+one go instead of 20,000 rows), next to each row's slug and full-text row id. The first
+question converts it chunk by chunk, which is as fast as converting it whole and touches
+less memory; a process that asks again converts it once and keeps it, so later questions
+cost one matrix-vector product.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+CHUNK = 2048
+_KEYS = "('matrix', 'matrix_rows', 'matrix_model', 'matrix_generation', 'generation')"
+
+
+@dataclass(slots=True)
+class Matrix:
+    slugs: list[str]
+    fts: np.ndarray  # the full-text row id of each row
+    half: np.ndarray  # (rows, dim) float16
+    full: np.ndarray | None = None  # float32, made on the second question
+    asked: int = 0
+    _row_of_fts: np.ndarray | None = field(default=None, repr=False)
+
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        self.asked += 1
+        if self.full is None and self.asked > 1:
+            self.full = self.half.astype(np.float32)
+        if self.full is not None:
+            out: np.ndarray = self.full @ query
+            return out
+        out = np.empty(len(self.slugs), dtype=np.float32)
+        for start in range(0, len(self.slugs), CHUNK):
+            out[start : start + CHUNK] = self.half[start : start + CHUNK].astype(np.float32) @ query
+        return out
+
+    def rows(self, fts_ids: np.ndarray) -> np.ndarray:
+        """Matrix rows of these full-text row ids (ids without a vector are left out)."""
+        import numpy as np
+
+        if self._row_of_fts is None:
+            top = int(self.fts.max()) + 1 if len(self.fts) else 1
+            self._row_of_fts = np.full(top, -1, dtype=np.int64)
+            self._row_of_fts[self.fts] = np.arange(len(self.fts))
+        ids = fts_ids[fts_ids < len(self._row_of_fts)]
+        found: np.ndarray = self._row_of_fts[ids]
+        return found[found >= 0]
+
+    def patch(self, changed: dict[str, tuple[int, bytes]], gone: set[str]) -> Matrix:
+        """This matrix with ``changed`` slugs' rows (full-text id, float16 bytes) replaced or
+        added and ``gone`` ones removed — what a watcher's one-file update costs."""
+        import numpy as np
+
+        position = {slug: i for i, slug in enumerate(self.slugs)}
+        if not gone and all(slug in position for slug in changed):  # edits only: rows in place
+            half = self.half if self.half.flags.writeable else self.half.copy()
+            fts = self.fts.copy()
+            for slug, (rowid, blob) in changed.items():
+                i = position[slug]
+                half[i] = np.frombuffer(blob, dtype=np.float16)
+                fts[i] = rowid
+                if self.full is not None:
+                    self.full[i] = half[i].astype(np.float32)
+            return Matrix(self.slugs, fts, half, self.full, self.asked)
+        keep = np.ones(len(self.slugs), dtype=bool)
+        for slug in (*gone, *changed):
+            if slug in position:
+                keep[position[slug]] = False
+        new = sorted(changed)
+        slugs = [slug for slug, kept in zip(self.slugs, keep, strict=True) if kept] + new
+        fts = np.concatenate([self.fts[keep], np.asarray([changed[s][0] for s in new], dtype=np.int64)])
+        rows = [np.frombuffer(changed[s][1], dtype=np.float16) for s in new]
+        half = np.vstack([self.half[keep], *rows]) if rows else self.half[keep]
+        return Matrix(slugs, fts, half.reshape(len(slugs), self.half.shape[1]))
+
+
+def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
+    """The saved matrix for ``model``, or one built from the vectors table (and saved)."""
+    import numpy as np
+
+    saved = dict(db.execute(f"SELECT key, value FROM kv WHERE key IN {_KEYS}"))
+    current = saved.get("matrix_model") == model and saved.get("matrix_generation") == saved.get("generation")
+    if current and saved.get("matrix_rows") is not None:
+        slugs, fts = json.loads(saved["matrix_rows"])
+        half = np.frombuffer(saved["matrix"], dtype=np.float16).reshape(len(slugs), dim)
+        return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
+    rows = db.execute(
+        "SELECT docs.slug, docs.fts, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
+        "AND vectors.model = ? ORDER BY docs.slug",
+        (model,),
+    ).fetchall()
+    slugs = [row[0] for row in rows]
+    fts = [row[1] for row in rows]
+    blob = b"".join(row[2] for row in rows)
+    with db:
+        db.executemany(
+            "INSERT OR REPLACE INTO kv VALUES (?, ?)",
+            [
+                ("matrix", blob),
+                ("matrix_rows", json.dumps([slugs, fts])),
+                ("matrix_model", model),
+                ("matrix_generation", saved.get("generation")),
+            ],
+        )
+    half = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), dim)
+    return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
+
+
+def changed(db: sqlite3.Connection) -> None:
+    """The index changed: the saved matrix is out of date (a counter moves; the 15 MB blob is
+    not rewritten or deleted until the next process that needs it rebuilds it)."""
+    with db:
+        db.execute("INSERT INTO kv VALUES ('generation', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1")

@@ -1,0 +1,125 @@
+"""The search index as derived state: cheap when nothing changed, patched per file, rebuilt
+when its format changes, shared between processes through one saved matrix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import SAMPLE, Cli, write_memory
+
+from kura import catalog
+from kura.embed import Embedder, load_embedder
+from kura.search import SCHEMA_VERSION, SearchIndex
+from kura.store import Store
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Store:
+    root = tmp_path / "store"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+    return Store(root)
+
+
+def test_an_unchanged_store_is_not_read_again(sample: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = SearchIndex(sample)
+    assert index.update() == 40
+    monkeypatch.setattr(catalog, "entries", lambda store: pytest.fail("read the catalog"))
+    assert index.update() == 0
+    monkeypatch.undo()
+    write_memory(sample.root, "tomasz-backend-oncall", "user", "Tomasz now owns the billing pager")
+    assert index.update() == 1
+
+
+def test_refresh_patches_one_memory_without_a_full_scan(sample: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = SearchIndex(sample)
+    index.update()
+    before = index.search("who looks after the aquarium in the office", k=1).hits[0]
+    assert before.slug != "aiko-frontend-design"
+    monkeypatch.setattr(catalog, "entries", lambda store: pytest.fail("read the catalog"))
+    write_memory(sample.root, "aiko-frontend-design", "user", "Aiko feeds the office fish tank every morning")
+    write_memory(sample.root, "zz-plants", "user", "Sam waters the office plants on Mondays")
+    (sample.root / "deploy-commands.md").unlink()
+    assert index.refresh(["aiko-frontend-design", "zz-plants", "deploy-commands", "../escape"]) == 4
+    assert index.search("who looks after the aquarium in the office", k=1).hits[0].slug == "aiko-frontend-design"
+    assert index.search("who waters the office plants", k=1).hits[0].slug == "zz-plants"
+    assert "deploy-commands" not in {h.slug for h in index.search("how do I deploy to prod", k=40).hits}
+    assert index.refresh(["aiko-frontend-design"]) == 0  # same bytes: nothing to do
+
+
+def test_a_second_process_reads_the_saved_matrix_and_sees_changes(sample: Store) -> None:
+    first = SearchIndex(sample)
+    first.update()
+    first.search("deploys on friday")  # builds and saves the matrix
+    write_memory(sample.root, "zz-bees", "project", "the rooftop beehive is inspected each spring")
+    first.refresh(["zz-bees"])
+    second = SearchIndex(sample)  # no update: what is saved must already include the refresh
+    assert second.search("honey and hives on the roof", k=1).hits[0].slug == "zz-bees"
+    third = SearchIndex(sample)
+    assert third.search("honey and hives on the roof", k=1).hits[0].slug == "zz-bees"
+
+
+def test_an_index_from_an_older_kura_is_rebuilt_keeping_vectors(sample: Store) -> None:
+    state = sample.root / ".kura"
+    state.mkdir()
+    db = sqlite3.connect(state / "search.db")
+    db.executescript(
+        "CREATE TABLE docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL);"
+        "CREATE TABLE vectors (sha TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (sha, model));"
+        "INSERT INTO docs VALUES ('ghost', 'x'); INSERT INTO vectors VALUES ('keep-me', 'm', x'00');"
+    )
+    db.commit()
+    db.close()
+    index = SearchIndex(sample)
+    assert index.update() == 40
+    version = index.db.execute("PRAGMA user_version").fetchone()[0]
+    kept = index.db.execute("SELECT count(*) FROM vectors WHERE sha = 'keep-me'").fetchone()[0]
+    assert (version, kept) == (SCHEMA_VERSION, 1)
+    assert "ghost" not in {h.slug for h in index.search("ghost", k=50).hits}
+
+
+def test_the_quick_embedder_agrees_with_the_full_one() -> None:
+    quick, full = load_embedder(quick=True), load_embedder()
+    assert isinstance(quick, Embedder) and isinstance(full, Embedder) and quick is not full
+    texts = ["the archive lives on the slow disk", "Mika reviews every pull request"]
+    assert np.abs(quick.embed(texts) - full.embed(texts)).max() < 1e-3
+    assert quick.full() is full and full.full() is full
+
+
+def test_kura_index_builds_then_has_nothing_to_do(cli: Cli, sample: Store) -> None:
+    first = cli("-s", str(sample.root), "index", "--json")
+    assert first.code == 0, first.err
+    data = json.loads(first.out)
+    assert (data["changed"], data["memories"], data["vectors"], data["how"]) == (40, 40, 40, "embedded")
+    again = cli("-s", str(sample.root), "index")
+    assert again.code == 2 and "0 memories indexed" in again.out
+    rebuilt = cli("-s", str(sample.root), "index", "--rebuild")
+    assert rebuilt.code == 0 and rebuilt.out.startswith(f"{sample.root.name}: 40 memories indexed")
+
+
+def kura(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kura", *args], capture_output=True, text=True, check=False)
+
+
+def test_the_fast_recall_path_answers_like_the_full_cli(sample: Store) -> None:
+    root = str(sample.root)
+    fast = kura("-s", root, "recall", "--top=1", "can I ship on Friday evening", "--hops", "0", "--json")
+    slow = kura("-s", root, "recall", "can I ship on Friday evening", "--top", "1", "--hops", "0", "--json", "-x")
+    assert slow.returncode == 1 and "No such option: -x" in slow.stderr  # odd input goes to typer
+    typer_path = kura("-s", root, "recall", "can I ship on Friday evening", "--top", "1", "--hops", "0", "--json")
+    for result in (fast, typer_path):
+        assert result.returncode == 0, result.stderr
+    strip = {"elapsed"}
+    a, b = json.loads(fast.stdout), json.loads(typer_path.stdout)
+    assert {k: v for k, v in a.items() if k not in strip} == {k: v for k, v in b.items() if k not in strip}
+    assert a["picked"][0]["slug"] == "no-friday-afternoon-deploys"
+    nothing = kura("-s", root, "recall", "what is our cryptocurrency policy")
+    assert nothing.returncode == 2 and nothing.stdout.startswith("recall (embedded): nothing bears on this")
+    assert kura("-s", root, "recall", "--top", "many", "x").returncode == 1  # typer explains
+    assert kura("-s", str(sample.root / "nope"), "recall", "x").returncode == 1
