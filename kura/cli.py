@@ -214,8 +214,14 @@ def watch_(
     ctx: typer.Context,
     debounce: Annotated[float, typer.Option(help="Seconds a file must stay quiet to count as saved.")] = 0.1,
     no_model: Annotated[bool, typer.Option("--no-model", help="Trim mechanically; call no model.")] = False,
+    no_index: Annotated[
+        bool, typer.Option("--no-index", help="Leave the search index alone (recall updates it itself).")
+    ] = False,
 ) -> None:
-    """Re-weave the map whenever a memory or MEMORY.md changes; runs until Ctrl-C."""
+    """Re-weave the map whenever a memory or MEMORY.md changes; runs until Ctrl-C.
+
+    When the store has a search index (kura index, or any recall), it is kept up to date
+    too, so a recall never waits for a re-index."""
     import time
 
     from kura.watch import stop_watching, watch
@@ -237,13 +243,34 @@ def watch_(
             say(describe(woven))
 
     rebuild()
-    watcher, observer = core(lambda: watch(store.root, rebuild, debounce=debounce))
+    index = None if no_index else _search_index(store)
+    watcher, observer = core(lambda: watch(store.root, rebuild, debounce=debounce, after=index))
     say(f"watching {store.root} (Ctrl-C to stop)")
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         stop_watching(watcher, observer)
+
+
+def _search_index(store: Any) -> Any:
+    """An ``after`` hook that keeps an existing search index fresh, or None without one."""
+    from kura.search import SearchIndex, has_index
+
+    if not has_index(store):
+        return None
+
+    def update(changed: set[str]) -> None:
+        if changed <= {"MEMORY.md"}:  # the index file is not searched; memories are
+            return
+        index = SearchIndex(store)
+        try:
+            index.update()
+            index.prepare()
+        finally:
+            index.close()
+
+    return update
 
 
 @import_app.command("claude-code")

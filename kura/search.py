@@ -175,6 +175,12 @@ class SearchIndex:
                 found[slug] = (row[0], row[1])
         return found
 
+    def prepare(self) -> None:
+        """Have the saved matrix current, so the next one-question process reads one row
+        (what a watcher does after an update, while nobody is waiting)."""
+        if not isinstance(self.embedder, Unavailable):
+            self._vectors()
+
     def status(self) -> dict[str, Any]:
         """What the index holds and how it will search."""
         memories = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
@@ -311,6 +317,10 @@ def query_words(question: str) -> list[str]:
 def quote(word: str) -> str:
     """A word as an FTS5 string literal: never operators, never syntax errors."""
     return '"' + word.replace('"', '""') + '"'
+
+
+def has_index(store: Store) -> bool:
+    return (store.root / STATE_DIR / "search.db").is_file()
 
 
 def drop_index(store: Store) -> None:

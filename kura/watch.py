@@ -9,7 +9,8 @@ index is ignored (swap files, ``~`` backups, ``4913``, dot- and underscore-files
 own state folder and temporary files, and plain reads), and a path must stay quiet for a
 short debounce before it counts as saved. A settled path whose bytes hash the same as
 before (a touch, an editor re-saving unchanged text) is dropped; anything else triggers
-exactly one re-weave for the whole burst. The watcher never writes into a memory file.
+exactly one re-weave for the whole burst, then (``after``) one update of the search index
+when the store has one. The watcher never writes into a memory file.
 
 A heartbeat in the state folder (``watch.json``: pid, last beat, re-weaves) lets
 ``kura doctor`` say whether a watcher is alive.
@@ -23,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +64,19 @@ class Watcher:
     """Debounces memory-file events and calls ``rebuild`` once per settled change."""
 
     def __init__(
-        self, root: Path, rebuild: Callable[[], Any], *, debounce: float = DEBOUNCE, state: Path | None = None
+        self,
+        root: Path,
+        rebuild: Callable[[], Any],
+        *,
+        debounce: float = DEBOUNCE,
+        state: Path | None = None,
+        after: Callable[[set[str]], Any] | None = None,
     ) -> None:
+        """``after(changed)`` runs after each rebuild with the settled paths that changed
+        (store-relative; a folder ends in ``/``) — e.g. to bring the search index up to date."""
         self.root = root.resolve()
         self.rebuild = rebuild
+        self.after = after
         self.debounce = debounce
         self.state = state if state is not None else root / STATE_DIR
         self.rebuilds = 0
@@ -96,11 +107,15 @@ class Watcher:
         """Loop until ``stop()``: settle paths, rebuild when content changed, beat."""
         last_beat = 0.0
         while not self._stop.wait(max(0.01, min(self.debounce / 3, 0.05))):
-            if self._settled_changes():
-                try:
-                    self.rebuild()
-                except Exception as err:  # noqa: BLE001 - the watcher must outlive one bad rebuild
-                    self.errors.append(f"{type(err).__name__}: {err}")
+            changed = self._settled_changes()
+            if changed:
+                for step in (self.rebuild, None if self.after is None else partial(self.after, changed)):
+                    if step is None:
+                        continue
+                    try:
+                        step()
+                    except Exception as err:  # noqa: BLE001 - the watcher must outlive one bad rebuild
+                        self.errors.append(f"{type(err).__name__}: {err}")
                 self.rebuilds += 1
                 last_beat = 0.0
             if time.monotonic() - last_beat >= HEARTBEAT:
@@ -118,31 +133,37 @@ class Watcher:
         except OSError:
             pass  # a read-only store can still be watched; it just cannot say so
 
-    def _settled_changes(self) -> bool:
+    def _settled_changes(self) -> set[str]:
         now = time.monotonic()
         with self._lock:
             settled = [rel for rel, at in self._pending.items() if now - at >= self.debounce]
             for rel in settled:
                 del self._pending[rel]
-        changed = False
+        changed: set[str] = set()
         for rel in settled:
             if rel.endswith("/"):  # a folder moved: its files' bytes say nothing about that
-                changed = True
+                changed.add(rel)
                 continue
             digest = _digest(self.root / rel)
             if self._hashes.get(rel, _UNKNOWN) != digest:
-                changed = True
+                changed.add(rel)
             self._hashes[rel] = digest
         return changed
 
 
-def watch(root: Path, rebuild: Callable[[], Any], *, debounce: float = DEBOUNCE) -> tuple[Watcher, Any]:
+def watch(
+    root: Path,
+    rebuild: Callable[[], Any],
+    *,
+    debounce: float = DEBOUNCE,
+    after: Callable[[set[str]], Any] | None = None,
+) -> tuple[Watcher, Any]:
     """Start watching ``root`` (a watchdog observer thread plus a settling thread).
     Returns the watcher and the observer; call ``stop_watching`` to end both."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
-    watcher = Watcher(root, rebuild, debounce=debounce)
+    watcher = Watcher(root, rebuild, debounce=debounce, after=after)
     watcher.remember_hashes()
 
     class Handler(FileSystemEventHandler):

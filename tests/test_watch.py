@@ -154,3 +154,36 @@ def test_a_failing_rebuild_does_not_stop_the_watcher(tmp_path: Path) -> None:
         assert len(calls) == 2 and watcher.errors == ["ValueError: bad date in a memory"]
     finally:
         stop_watching(watcher, observer)
+
+
+def test_after_each_rebuild_the_search_index_is_brought_up_to_date(tmp_path: Path) -> None:
+    from kura.search import SearchIndex
+    from kura.slugs import stamp_files
+    from kura.store import Store
+
+    store = make_store(tmp_path / "s", [("a", "project", "the archive lives on the slow disk", None)])
+    SearchIndex(Store(store.root)).update()
+    seen: list[set[str]] = []
+
+    def after(changed: set[str]) -> None:
+        index = SearchIndex(Store(store.root))
+        index.update()
+        index.prepare()
+        index.close()
+        seen.append(changed)
+
+    counted = Counted()
+    watcher, observer = watch(store.root, counted, debounce=DEBOUNCE, after=after)
+    time.sleep(0.1)
+    try:
+        (store.root / "b.md").write_text("---\nname: b\ndescription: Ingrid waters the ferns\ntype: user\n---\n")
+        assert settle(counted, 1) == 1
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop_watching(watcher, observer)
+    assert seen == [{"b.md"}] and watcher.errors == []
+    fresh = SearchIndex(Store(store.root))
+    assert fresh.db.execute("SELECT value FROM kv WHERE key = 'stamp'").fetchone()[0] == stamp_files(store.root)
+    assert fresh.search("who looks after the plants", k=1).hits[0].slug == "b"
