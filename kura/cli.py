@@ -243,7 +243,7 @@ def watch_(
             say(describe(woven))
 
     rebuild()
-    index = None if no_index else _search_index(store)
+    index = None if no_index else _search_index(store, config.embedder_for(sc))
     watcher, observer = core(lambda: watch(store.root, rebuild, debounce=debounce, after=index))
     say(f"watching {store.root} (Ctrl-C to stop)")
     try:
@@ -253,9 +253,9 @@ def watch_(
         stop_watching(watcher, observer)
 
 
-def _search_index(store: Any) -> Any:
+def _search_index(store: Any, remote: Any) -> Any:
     """An ``after`` hook that keeps an existing search index fresh, or None without one."""
-    from kura.search import SearchIndex, has_index
+    from kura.search import SearchIndex, has_index, remote_embedder
 
     if not has_index(store):
         return None
@@ -263,7 +263,7 @@ def _search_index(store: Any) -> Any:
     def update(changed: set[str]) -> None:
         if changed <= {"MEMORY.md"}:  # the index file is not searched; memories are
             return
-        index = SearchIndex(store)
+        index = SearchIndex(store, embedder=remote_embedder(remote))
         try:
             index.update()
             index.prepare()

@@ -52,13 +52,16 @@ def index_(
     import, or from a hook. Only memories whose bytes changed are embedded again. Exit 0
     when something was indexed, 2 when it was already current."""
     from kura.cli_recall import ProgressLine
-    from kura.search import SearchIndex, drop_index
+    from kura.search import SearchIndex, drop_index, remote_embedder
 
-    store = store_from(ctx)
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    sc = core(lambda: config.store_config(g.store))
+    store = sc.open()
     if rebuild:
         core(lambda: drop_index(store))
     bar = ProgressLine(least=1)
-    index = SearchIndex(store)
+    index = SearchIndex(store, embedder=remote_embedder(config.embedder_for(sc)))
     try:
         changed = core(lambda: index.update(progress=bar))
         status = index.status()

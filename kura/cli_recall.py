@@ -59,14 +59,22 @@ def recall_command(
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))
         thinker = None if no_model else config.thinker_for(store)
-        if thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
+        remote = config.embedder_for(store)
+        embedder = None
+        if remote is not None:
+            from kura.remote_embed import RemoteEmbedder
+
+            embedder = RemoteEmbedder(remote)
+        elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
             from kura.embed import preload
 
             preload(quick=True)
         from kura.recall import recall
 
-        options = {"top": top, "hops": hops, "chars": chars, "explain": explain}
-        found = recall(store.open(), question, thinker=thinker, progress=bar, quick=True, **options)  # type: ignore[arg-type]
+        found = recall(
+            store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
+            thinker=thinker, progress=bar, quick=True, embedder=embedder,
+        )  # fmt: skip
     except KuraError as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise

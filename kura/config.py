@@ -14,7 +14,8 @@ store named ``main`` lives at ``$KURA_DIR`` or ``./memory``.
 
 Models: roles thinker, brain, scribe. A role that is not declared is the role above it
 (brain is the thinker, scribe is the brain) — whole, never merged key by key, so a key
-meant for one endpoint is never sent to another.
+meant for one endpoint is never sent to another. ``[models.embedder]`` optionally names an
+OpenAI-compatible ``/embeddings`` endpoint for recall; it inherits nothing.
 """
 
 from __future__ import annotations
@@ -200,6 +201,10 @@ class Config:
     def thinker_for(self, store: StoreConfig) -> ModelConfig | None:
         return self.roles_for(store).get("thinker")
 
+    def embedder_for(self, store: StoreConfig) -> ModelConfig | None:
+        """An OpenAI-compatible /embeddings endpoint, when one is configured."""
+        return self.roles_for(store).get("embedder")
+
     def roles_for(self, store: StoreConfig) -> dict[str, ModelConfig | None]:
         return self.model_profiles[store.model_profile] if store.model_profile else self.models
 
@@ -344,8 +349,8 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
 
 
 def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
-    table = _table(where, table, dict.fromkeys(ROLES, dict))
-    if table and "thinker" not in table:
+    table = _table(where, table, {**dict.fromkeys(ROLES, dict), "embedder": dict})
+    if set(table) - {"embedder"} and "thinker" not in table:
         raise ConfigError(
             f"[{where}] declares {', '.join(sorted(table))} but no thinker; every other "
             f"role inherits from [{where}.thinker], so declare it"
@@ -356,6 +361,10 @@ def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
         if role in table:
             above = _model(f"{where}.{role}", role, table[role])
         out[role] = above
+    # the embedder is no chat role: it inherits nothing and nothing inherits from it
+    out["embedder"] = (
+        _model(f"{where}.embedder", "embedder", table["embedder"]) if "embedder" in table else None
+    )
     return out
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura.errors import KuraError
-from kura.search import Progress, SearchIndex, query_words
+from kura.search import AnyEmbedder, Progress, SearchIndex, query_words
 from kura.store import Store
 from kura.think import SHORTLIST, Picked, Unheard, ask, fits
 
@@ -80,16 +80,18 @@ def recall(
     thinker: ModelConfig | None = None,
     progress: Progress | None = None,
     quick: bool = False,
+    embedder: AnyEmbedder | None = None,
 ) -> Recall:
     """What the store remembers about ``question``.
 
     Without ``index`` recall opens the store's search index and brings it up to date first
     (``progress`` hears about a long first build); a given index is the caller's to keep
     fresh — a long-running process updates it when files change, not on every question.
-    ``quick``: this process asks one question and exits (a faster-loading embedder)."""
+    ``quick``: this process asks one question and exits (a faster-loading embedder);
+    ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint)."""
     started = time.perf_counter()
     own = index is None
-    searching = _Search(store, index, progress, quick)
+    searching = _Search(store, index, progress, quick, embedder)
     try:
         how, reason = "", ""
         picked: tuple[Pick, ...] = ()
@@ -128,16 +130,22 @@ class _Search:
     """The search index, opened (and brought up to date) only if something needs it."""
 
     def __init__(
-        self, store: Store, given: SearchIndex | None, progress: Progress | None, quick: bool
+        self,
+        store: Store,
+        given: SearchIndex | None,
+        progress: Progress | None,
+        quick: bool,
+        embedder: AnyEmbedder | None,
     ) -> None:
         self.store = store
         self._quick = quick
+        self._embedder = embedder
         self._index = given
         self._progress = progress
 
     def index(self) -> SearchIndex:
         if self._index is None:
-            self._index = SearchIndex(self.store, quick=self._quick)
+            self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
             self._index.update(progress=self._progress)
         return self._index
 

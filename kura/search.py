@@ -29,13 +29,17 @@ from typing import TYPE_CHECKING, Any
 from kura import catalog, vectors
 from kura.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.errors import KuraError
+from kura.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.slugs import STATE_DIR, stamp_files
 from kura.store import Store
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from kura.config import ModelConfig
+
 Progress = Callable[[str, int, int], None]  # stage, done, total
+AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 LEXICAL_WEIGHT = 0.2
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
@@ -79,9 +83,7 @@ class SearchIndex:
     nothing changed); ``refresh`` re-reads named memories (what a watcher calls); ``search``
     answers from what is indexed."""
 
-    def __init__(
-        self, store: Store, *, embedder: Embedder | Unavailable | None = None, quick: bool = False
-    ) -> None:
+    def __init__(self, store: Store, *, embedder: AnyEmbedder | None = None, quick: bool = False) -> None:
         """``quick``: a process that asks a question or two and exits (``load_embedder``)."""
         self.store = store
         self._embedder = embedder
@@ -101,9 +103,10 @@ class SearchIndex:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self.db.executescript(_SCHEMA)
         self._matrix: vectors.Matrix | None = None
+        self._failed: str | None = None  # why the embedding endpoint failed in this process
 
     @property
-    def embedder(self) -> Embedder | Unavailable:
+    def embedder(self) -> AnyEmbedder:
         if self._embedder is None:
             self._embedder = load_embedder(quick=self._quick)
         return self._embedder
@@ -199,10 +202,15 @@ class SearchIndex:
         words = query_words(question)
         if isinstance(self.embedder, Unavailable):
             return Results(self._bm25(words, k), "lexical", self.embedder.reason)
-        matrix = self._vectors()
-        if not matrix.slugs:
-            return Results((), "embedded")
-        cosines = matrix.cosines(self.embedder.embed([question])[0])
+        try:
+            if self._matrix is None or self._failed is not None:
+                self._heal()  # only when the matrix is (re)loaded: a warm question stays one product
+            matrix = self._vectors()
+            if not matrix.slugs:
+                return Results((), "embedded")
+            cosines = matrix.cosines(self.embedder.embed([question])[0])
+        except EmbedFailed as err:
+            return Results(self._bm25(words, k), "lexical", str(err))
         bonus = self._lexical_share(words, matrix)
         scores = cosines + LEXICAL_WEIGHT * bonus
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
@@ -211,6 +219,30 @@ class SearchIndex:
         hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i])) for i in best]
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
         return Results(tuple(hits[:k]), "embedded")
+
+    def _heal(self) -> None:
+        """Embed memories indexed without a vector (an embedding endpoint was down when they
+        changed); EmbedFailed if it still is."""
+        if self._failed is None:
+            missing = self.db.execute(
+                "SELECT docs.slug, docs.sha FROM docs LEFT JOIN vectors ON vectors.sha = docs.sha "
+                "AND vectors.model = ? WHERE vectors.sha IS NULL",
+                (self._model_id(),),
+            ).fetchall()
+            if not missing:
+                return
+            texts = {}
+            for slug, sha in missing:
+                try:
+                    memory = self.store.show(slug)
+                except KuraError:
+                    continue
+                texts[sha] = _text(memory.name, memory.description, memory.note.body)
+            with self.db:
+                self._embed(texts, None)
+            self._forget_matrix()
+        if self._failed is not None:
+            raise EmbedFailed(self._failed)
 
     def _reindex(self, changed: list[catalog.Entry], progress: Progress | None) -> dict[str, str]:
         texts: dict[str, str] = {}
@@ -222,7 +254,7 @@ class SearchIndex:
                 (entry.slug, memory.name, memory.description, memory.note.body),
             )
             self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
-            texts[entry.sha] = f"{memory.name}. {memory.description}. {memory.note.body}"
+            texts[entry.sha] = _text(memory.name, memory.description, memory.note.body)
             if progress is not None and (done % 100 == 0 or done == len(changed)):
                 progress("reading", done, len(changed))
         return texts
@@ -243,7 +275,11 @@ class SearchIndex:
             return
         report = None if progress is None else partial(progress, "embedding")
         embedder = self.embedder.full() if len(todo) > QUICK_LIMIT else self.embedder
-        vectors = embedder.embed([text for _, text in todo], report).astype("float16")
+        try:
+            vectors = embedder.embed([text for _, text in todo], report).astype("float16")
+        except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
+            self._failed = str(err)
+            return
         self.db.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
             [(sha, model, vector.tobytes()) for (sha, _), vector in zip(todo, vectors, strict=True)],
@@ -317,6 +353,16 @@ def query_words(question: str) -> list[str]:
 def quote(word: str) -> str:
     """A word as an FTS5 string literal: never operators, never syntax errors."""
     return '"' + word.replace('"', '""') + '"'
+
+
+def _text(name: str, description: str, body: str) -> str:
+    """What is embedded for a memory."""
+    return f"{name}. {description}. {body}"
+
+
+def remote_embedder(model: ModelConfig | None) -> RemoteEmbedder | None:
+    """The configured ``/embeddings`` endpoint as an embedder (None: the built-in model)."""
+    return None if model is None else RemoteEmbedder(model)
 
 
 def has_index(store: Store) -> bool:

@@ -86,6 +86,7 @@ class Matrix:
 
 
 def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
+    """(``dim`` is used for an empty matrix; otherwise the saved rows say it.)"""
     """The saved matrix for ``model``, or one built from the vectors table (and saved)."""
     import numpy as np
 
@@ -93,7 +94,7 @@ def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
     current = saved.get("matrix_model") == model and saved.get("matrix_generation") == saved.get("generation")
     if current and saved.get("matrix_rows") is not None:
         slugs, fts = json.loads(saved["matrix_rows"])
-        half = np.frombuffer(saved["matrix"], dtype=np.float16).reshape(len(slugs), dim)
+        half = np.frombuffer(saved["matrix"], dtype=np.float16).reshape(len(slugs), -1 if slugs else dim)
         return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
     rows = db.execute(
         "SELECT docs.slug, docs.fts, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
@@ -113,7 +114,7 @@ def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
                 ("matrix_generation", saved.get("generation")),
             ],
         )
-    half = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), dim)
+    half = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1 if rows else dim)
     return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
 
 
