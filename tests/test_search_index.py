@@ -37,7 +37,9 @@ def test_an_unchanged_store_is_not_read_again(sample: Store, monkeypatch: pytest
     assert index.update() == 1
 
 
-def test_refresh_patches_one_memory_without_a_full_scan(sample: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refresh_patches_one_memory_without_a_full_scan(
+    sample: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = SearchIndex(sample)
     index.update()
     before = index.search("who looks after the aquarium in the office", k=1).hits[0]
@@ -47,7 +49,9 @@ def test_refresh_patches_one_memory_without_a_full_scan(sample: Store, monkeypat
     write_memory(sample.root, "zz-plants", "user", "Sam waters the office plants on Mondays")
     (sample.root / "deploy-commands.md").unlink()
     assert index.refresh(["aiko-frontend-design", "zz-plants", "deploy-commands", "../escape"]) == 4
-    assert index.search("who looks after the aquarium in the office", k=1).hits[0].slug == "aiko-frontend-design"
+    assert (
+        index.search("who looks after the aquarium in the office", k=1).hits[0].slug == "aiko-frontend-design"
+    )
     assert index.search("who waters the office plants", k=1).hits[0].slug == "zz-plants"
     assert "deploy-commands" not in {h.slug for h in index.search("how do I deploy to prod", k=40).hits}
     assert index.refresh(["aiko-frontend-design"]) == 0  # same bytes: nothing to do
@@ -110,9 +114,13 @@ def kura(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_fast_recall_path_answers_like_the_full_cli(sample: Store) -> None:
     root = str(sample.root)
     fast = kura("-s", root, "recall", "--top=1", "can I ship on Friday evening", "--hops", "0", "--json")
-    slow = kura("-s", root, "recall", "can I ship on Friday evening", "--top", "1", "--hops", "0", "--json", "-x")
+    slow = kura(
+        "-s", root, "recall", "can I ship on Friday evening", "--top", "1", "--hops", "0", "--json", "-x"
+    )
     assert slow.returncode == 1 and "No such option: -x" in slow.stderr  # odd input goes to typer
-    typer_path = kura("-s", root, "recall", "can I ship on Friday evening", "--top", "1", "--hops", "0", "--json")
+    typer_path = kura(
+        "-s", root, "recall", "can I ship on Friday evening", "--top", "1", "--hops", "0", "--json"
+    )
     for result in (fast, typer_path):
         assert result.returncode == 0, result.stderr
     strip = {"elapsed"}

@@ -176,7 +176,9 @@ def test_after_each_rebuild_the_search_index_is_brought_up_to_date(tmp_path: Pat
     watcher, observer = watch(store.root, counted, debounce=DEBOUNCE, after=after)
     time.sleep(0.1)
     try:
-        (store.root / "b.md").write_text("---\nname: b\ndescription: Ingrid waters the ferns\ntype: user\n---\n")
+        (store.root / "b.md").write_text(
+            "---\nname: b\ndescription: Ingrid waters the ferns\ntype: user\n---\n"
+        )
         assert settle(counted, 1) == 1
         deadline = time.monotonic() + 5
         while not seen and time.monotonic() < deadline:
@@ -185,5 +187,7 @@ def test_after_each_rebuild_the_search_index_is_brought_up_to_date(tmp_path: Pat
         stop_watching(watcher, observer)
     assert seen == [{"b.md"}] and watcher.errors == []
     fresh = SearchIndex(Store(store.root))
-    assert fresh.db.execute("SELECT value FROM kv WHERE key = 'stamp'").fetchone()[0] == stamp_files(store.root)
+    assert fresh.db.execute("SELECT value FROM kv WHERE key = 'stamp'").fetchone()[0] == stamp_files(
+        store.root
+    )
     assert fresh.search("who looks after the plants", k=1).hits[0].slug == "b"
