@@ -95,9 +95,10 @@ def check_files(snap: Snapshot) -> Iterator[Finding]:
         if entry.findings:
             yield from snap.store.show(entry.slug).findings
     yield from snap.store.walk_findings()
+    root = os.fspath(snap.store.root)
     for entry in snap.entries.values():
         try:
-            names = os.stat(snap.store.root / entry.rel).st_nlink
+            names = os.stat(f"{root}/{entry.rel}").st_nlink  # a str path: 20,000 of these per run
         except OSError:
             continue
         if names > 1:
