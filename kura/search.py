@@ -83,8 +83,11 @@ class SearchIndex:
     nothing changed); ``refresh`` re-reads named memories (what a watcher calls); ``search``
     answers from what is indexed."""
 
-    def __init__(self, store: Store, *, embedder: AnyEmbedder | None = None, quick: bool = False) -> None:
-        """``quick``: a process that asks a question or two and exits (``load_embedder``)."""
+    def __init__(
+        self, store: Store, *, embedder: AnyEmbedder | None = None, quick: bool = False, shared: bool = False
+    ) -> None:
+        """``quick``: a process that asks a question or two and exits (``load_embedder``);
+        ``shared``: used from several threads, one at a time (the caller holds a lock)."""
         self.store = store
         self._embedder = embedder
         self._quick = quick
@@ -93,7 +96,7 @@ class SearchIndex:
         path = store.root / STATE_DIR / "search.db"
         try:
             path.parent.mkdir(exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30)
+            self.db = sqlite3.connect(path, timeout=30, check_same_thread=not shared)
             self.db.execute("PRAGMA journal_mode=WAL")
         except (OSError, sqlite3.Error):
             self.db = sqlite3.connect(":memory:")

@@ -1,0 +1,237 @@
+"""One process serving several stores: what the HTTP service and the MCP server both call.
+
+A host switches what its agent remembers by switching mode, so every call names a store
+(or a mode that maps to one) or gets the default. Only configured stores are served — a
+selector is a name, never a folder path, so a client cannot point the service at an
+arbitrary directory. The service keeps what is expensive warm between calls: each store's
+search index (and with it the embedding model and the vector matrix) stays open, behind a
+lock per store, because requests arrive on many threads.
+
+Freshness without a walk per request: a write through the service refreshes the index for
+that memory at once; edits from elsewhere (an editor, the CLI, git) are noticed by the
+stamp check, run at most every ``FRESH_SECONDS``, or at once when the edge's file watcher
+calls ``changed``. Write policies are enforced by the store itself, and ``readonly``
+refuses every write here before the store is asked.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kura.errors import KuraError, PolicyRefused, UnknownStore
+from kura.store import Store
+
+if TYPE_CHECKING:
+    from kura.config import Config, StoreConfig
+    from kura.prefill import Block
+    from kura.search import SearchIndex
+
+FRESH_SECONDS = 1.0
+MAX_TOP = 50
+MAX_HOPS = 5
+MAX_CHARS = 200_000
+
+
+class InvalidRequest(KuraError):
+    """A request whose values cannot be served (out of range, wrong kind)."""
+
+
+@dataclass
+class _Served:
+    config: StoreConfig
+    store: Store
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    index: SearchIndex | None = None
+    checked: float = 0.0  # when the index was last compared with the files
+
+
+class Service:
+    """The configured stores, served. ``readonly`` refuses writes whatever the policy."""
+
+    def __init__(self, config: Config, *, readonly: bool = False, bound: str | None = None) -> None:
+        self.config = config
+        self.readonly = readonly
+        self.bound = self._name(bound) if bound else None
+        self._served: dict[str, _Served] = {}
+        self._lock = threading.Lock()
+        self.started = time.time()
+
+    # -- choosing a store --------------------------------------------------------------
+
+    def _name(self, selector: str | None) -> str:
+        key = selector or self.config.default_store
+        if key in self.config.stores:
+            return key
+        if key in self.config.modes:
+            return self.config.modes[key]
+        stores = ", ".join(sorted(self.config.stores)) or "none"
+        modes = ", ".join(sorted(self.config.modes)) or "none"
+        raise UnknownStore(f"no store or mode named {key!r} (stores: {stores}; modes: {modes})")
+
+    def name(self, selector: str | None = None) -> str:
+        """The store a selector names; a bound service serves only its own store."""
+        if self.bound is not None:
+            if selector and self._name(selector) != self.bound:
+                raise UnknownStore(
+                    f"this service is bound to store {self.bound!r}; {selector!r} is not served"
+                )
+            return self.bound
+        return self._name(selector)
+
+    def served(self, selector: str | None = None) -> _Served:
+        name = self.name(selector)
+        with self._lock:
+            if name not in self._served:
+                config = self.config.stores[name]
+                self._served[name] = _Served(config, config.open())
+            return self._served[name]
+
+    # -- reading -----------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        return {"ok": True, "stores": len(self.config.stores), "uptime": round(time.time() - self.started, 1)}
+
+    def stores(self) -> list[dict[str, Any]]:
+        names = [self.bound] if self.bound else sorted(self.config.stores)
+        return [
+            {
+                "name": name,
+                "label": self.config.stores[name].label,
+                "write_policy": self.config.stores[name].write_policy,
+                "writable": self.writable(name),
+                "modes": sorted(m for m, s in self.config.modes.items() if s == name),
+                "default": name == self.config.default_store,
+            }
+            for name in names
+        ]
+
+    def writable(self, selector: str | None = None) -> bool:
+        return not self.readonly and self.config.stores[self.name(selector)].write_policy == "direct-allowed"
+
+    def index_text(self, selector: str | None = None) -> str:
+        store = self.served(selector).store
+        path = store.index_path
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+    def prefill(self, selector: str | None = None) -> Block:
+        from kura.prefill import build
+
+        served = self.served(selector)
+        settings = self.config.map_settings(served.config)
+        with served.lock:
+            return build(served.store.root, served.store.name, settings, scribe=None)
+
+    def profile(self, selector: str | None = None) -> dict[str, Any]:
+        config = self.served(selector).config
+        return {
+            "store": config.name,
+            "label": config.label,
+            "charter": config.charter,
+            "persona": config.persona,
+        }
+
+    def memory(self, slug: str, selector: str | None = None) -> dict[str, Any]:
+        memory = self.served(selector).store.show(slug)
+        return {
+            **memory.to_dict(),
+            "path": memory.path.name,
+            "text": memory.path.read_text("utf-8", "replace"),
+        }
+
+    def memories(self, type: str | None = None, selector: str | None = None) -> list[dict[str, Any]]:
+        from kura.note import TYPES
+
+        if type is not None and type not in TYPES:
+            raise InvalidRequest(f"type {type!r} is not one of {', '.join(TYPES)}")
+        return [
+            {"slug": m.slug, "name": m.name, "description": m.description, "type": m.type}
+            for m in self.served(selector).store.list(type)
+        ]
+
+    def doctor(self, selector: str | None = None) -> dict[str, Any]:
+        from kura.doctor import diagnose
+
+        served = self.served(selector)
+        with served.lock:
+            report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
+            return report
+
+    def recall(
+        self, question: str, *, top: int = 3, hops: int = 1, chars: int = 6000, selector: str | None = None
+    ) -> dict[str, Any]:
+        from kura.recall import recall
+
+        if not question.strip():
+            raise InvalidRequest("the question is empty; ask about something")
+        _check_range("top", top, 1, MAX_TOP)
+        _check_range("hops", hops, 0, MAX_HOPS)
+        _check_range("chars", chars, 200, MAX_CHARS)
+        served = self.served(selector)
+        with served.lock:
+            index = self._fresh_index(served)
+            thinker = self.config.thinker_for(served.config)
+            found = recall(
+                served.store, question, top=top, hops=hops, chars=chars, index=index, thinker=thinker
+            )
+        return found.to_dict()
+
+    # -- writing -----------------------------------------------------------------------
+
+    def remember(
+        self,
+        slug: str,
+        description: str,
+        body: str | None = None,
+        *,
+        type: str | None = None,
+        title: str | None = None,
+        selector: str | None = None,
+    ) -> dict[str, Any]:
+        served = self.served(selector)
+        if self.readonly:
+            raise PolicyRefused(f"this service is read-only; store '{served.store.name}' is not written here")
+        result = served.store.remember(slug, description, body, type=type, title=title)
+        with served.lock:
+            if served.index is not None:
+                served.index.refresh([result.slug])
+        return {
+            "store": served.store.name, "slug": result.slug, "path": result.path.name,
+            "created": result.created, "changed": result.changed, "index_changed": result.index_changed,
+        }  # fmt: skip
+
+    def changed(self, rels: set[str], selector: str | None = None) -> None:
+        """Files changed on disk (the edge's watcher says which): refresh what is warm."""
+        served = self.served(selector)
+        with served.lock:
+            if served.index is not None:
+                slugs = [rel[:-3] for rel in rels if rel.endswith(".md") and rel != "MEMORY.md"]
+                if any(rel.endswith("/") for rel in rels):
+                    served.checked = 0.0  # a folder moved: let the next call compare everything
+                elif slugs:
+                    served.index.refresh(slugs)
+
+    def close(self) -> None:
+        with self._lock:
+            for served in self._served.values():
+                if served.index is not None:
+                    served.index.close()
+            self._served.clear()
+
+    def _fresh_index(self, served: _Served) -> SearchIndex:
+        from kura.search import SearchIndex, remote_embedder
+
+        if served.index is None:
+            embedder = remote_embedder(self.config.embedder_for(served.config))
+            served.index = SearchIndex(served.store, embedder=embedder, shared=True)
+        if time.monotonic() - served.checked >= FRESH_SECONDS:
+            served.index.update()
+            served.checked = time.monotonic()
+        return served.index
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise InvalidRequest(f"{name} must be between {low} and {high}, got {value}")

@@ -1,0 +1,93 @@
+"""The service both servers call: store selection, warm recall, writes and their limits."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE, write_memory
+
+from kura.config import parse_config
+from kura.errors import NotFound, PolicyRefused, UnknownStore
+from kura.service import InvalidRequest, Service
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    shutil.copytree(SAMPLE, tmp_path / "team", ignore=shutil.ignore_patterns(".kura"))
+    (tmp_path / "vault").mkdir()
+    write_memory(tmp_path / "vault", "archive-disk", "project", "the archive lives on the slow disk")
+    (tmp_path / "vault" / "MEMORY.md").write_text("# I\n\n- [Archive](archive-disk.md) — slow disk\n")
+    config = parse_config(
+        {
+            "stores": {
+                "team": {"path": str(tmp_path / "team"), "label": "the team"},
+                "vault": {"path": str(tmp_path / "vault"), "write_policy": "frozen", "charter": "Be terse."},
+            },
+            "modes": {"build": "team", "archive": "vault"},
+        }
+    )
+    served = Service(config)
+    yield served
+    served.close()
+
+
+def test_selectors_name_a_store_or_a_mode_never_a_path(service: Service, tmp_path: Path) -> None:
+    assert service.name() == "team" and service.name("build") == "team" and service.name("archive") == "vault"
+    with pytest.raises(UnknownStore, match=r"stores: team, vault; modes: archive, build"):
+        service.name("nope")
+    with pytest.raises(UnknownStore):
+        service.name(str(tmp_path / "team"))  # the CLI takes folders; a server never does
+
+
+def test_a_bound_service_serves_its_store_only(service: Service) -> None:
+    bound = Service(service.config, bound="archive")
+    assert bound.name() == "vault" and [s["name"] for s in bound.stores()] == ["vault"]
+    with pytest.raises(UnknownStore, match="bound to store 'vault'"):
+        bound.name("team")
+    assert bound.name("vault") == "vault"
+
+
+def test_warm_recall_sees_its_own_writes_and_hand_edits(service: Service, tmp_path: Path) -> None:
+    first = service.recall("who is on call this week", top=1, hops=0)
+    assert first["how"] == "embedded" and first["picked"]
+    service.remember("ping-pong", "Sam and Aiko play table tennis at lunch", "Fridays.", type="user")
+    assert service.recall("lunchtime ping pong matches", top=1, hops=0)["picked"][0]["slug"] == "ping-pong"
+    write_memory(tmp_path / "team", "espresso", "user", "the espresso machine is descaled every Monday")
+    service.changed({"espresso.md"})  # what the edge's watcher reports
+    assert service.recall("coffee maker maintenance", top=1, hops=0)["picked"][0]["slug"] == "espresso"
+
+
+def test_writes_respect_policy_and_readonly(service: Service) -> None:
+    with pytest.raises(PolicyRefused, match="frozen"):
+        service.remember("x", "anything", selector="vault")
+    readonly = Service(service.config, readonly=True)
+    assert [s["writable"] for s in readonly.stores()] == [False, False]
+    with pytest.raises(PolicyRefused, match="read-only"):
+        readonly.remember("x", "anything")
+    assert not (Path(service.config.stores["team"].path) / "x.md").exists()
+
+
+def test_bad_values_are_refused_before_work(service: Service) -> None:
+    for kwargs in ({"top": 0}, {"top": 10_000}, {"hops": -1}, {"chars": 10}):
+        with pytest.raises(InvalidRequest):
+            service.recall("deploys", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequest):
+        service.recall("   ")
+    with pytest.raises(InvalidRequest):
+        service.memories(type="secrets")
+    with pytest.raises(NotFound):
+        service.memory("../team/MEMORY")
+
+
+def test_reading_routes(service: Service) -> None:
+    assert service.profile("archive") == {"store": "vault", "label": "", "charter": "Be terse.", "persona": ""}
+    assert service.index_text("vault").startswith("# I")
+    assert [m["slug"] for m in service.memories(selector="vault")] == ["archive-disk"]
+    memory = service.memory("archive-disk", "vault")
+    assert memory["path"] == "archive-disk.md" and memory["text"].startswith("---\n")
+    block = service.prefill("team")
+    assert block.state in ("current", "rewoven") and "<<<KURA-MAP" in block.text
+    assert service.doctor("team")["healthy"] is True
