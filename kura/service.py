@@ -43,7 +43,8 @@ class InvalidRequest(KuraError):
 class _Served:
     config: StoreConfig
     store: Store
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the search index's
+    map_lock: threading.Lock = field(default_factory=threading.Lock)  # one map build at a time
     index: SearchIndex | None = None
     checked: float = 0.0  # when the index was last compared with the files
 
@@ -121,8 +122,10 @@ class Service:
 
         served = self.served(selector)
         settings = self.config.map_settings(served.config)
-        with served.lock:
-            return build(served.store.root, served.store.name, settings, scribe=None)
+        with served.map_lock:  # not the index's lock: a slow recall must not hold up the map
+            return build(
+                served.store.root, served.store.name, settings, scribe=self.config.scribe_for(served.config)
+            )
 
     def profile(self, selector: str | None = None) -> dict[str, Any]:
         config = self.served(selector).config
@@ -155,9 +158,8 @@ class Service:
         from kura.doctor import diagnose
 
         served = self.served(selector)
-        with served.lock:
-            report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
-            return report
+        report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
+        return report
 
     def recall(
         self, question: str, *, top: int = 3, hops: int = 1, chars: int = 6000, selector: str | None = None

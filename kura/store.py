@@ -180,6 +180,7 @@ class Store:
     ) -> WriteResult:
         """Create or update one memory and its own index line."""
         self.check_write(actor)
+        refuse_secrets(f"store '{self.name}', the slug", slug)  # a name is written too (never echoed)
         slug = new_slug(slug)
         description = " ".join(description.split())
         if not description:

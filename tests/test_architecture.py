@@ -8,7 +8,19 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kura"
-EDGES = {"cli", "cli_base", "cli_look", "cli_recall", "cli_serve", "cli_mcp", "mcp_server", "server", "mcp", "watch", "__main__"}
+EDGES = {
+    "cli",
+    "cli_base",
+    "cli_look",
+    "cli_recall",
+    "cli_serve",
+    "cli_mcp",
+    "mcp_server",
+    "server",
+    "mcp",
+    "watch",
+    "__main__",
+}
 EDGE_ONLY = {"typer", "fastapi", "uvicorn", "mcp", "watchdog", "starlette"}
 HEAVY = {"networkx", "onnxruntime", "numpy", "fastapi", "uvicorn", "mcp", "watchdog", "httpx"}
 

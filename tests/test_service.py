@@ -83,7 +83,12 @@ def test_bad_values_are_refused_before_work(service: Service) -> None:
 
 
 def test_reading_routes(service: Service) -> None:
-    assert service.profile("archive") == {"store": "vault", "label": "", "charter": "Be terse.", "persona": ""}
+    assert service.profile("archive") == {
+        "store": "vault",
+        "label": "",
+        "charter": "Be terse.",
+        "persona": "",
+    }
     assert service.index_text("vault").startswith("# I")
     assert [m["slug"] for m in service.memories(selector="vault")] == ["archive-disk"]
     memory = service.memory("archive-disk", "vault")

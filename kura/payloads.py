@@ -1,0 +1,155 @@
+"""The JSON the HTTP service reads and writes, as pydantic models.
+
+FastAPI checks request bodies against these and writes the OpenAPI schema from them, so the
+schema a client reads is the check the server applies. Request bodies are strict (a ``"3"``
+where a number belongs is refused with 422, not quietly turned into 3) and closed (a
+misspelled field is refused instead of dropped, so ``"tpye": "user"`` never writes a
+project memory); the ranges are the service's own limits. Responses allow extra keys: the
+core may say more than the schema promises, never less.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kura.service import MAX_CHARS, MAX_HOPS, MAX_TOP
+
+MemoryType = Literal[
+    "user", "feedback", "project", "reference"
+]  # kura.note.TYPES, spelled out for the schema
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    store: str | None = Field(None, description="Store name (or a mode); default store if omitted.")
+    mode: str | None = Field(None, description="Mode name (or a store); an alternative to store.")
+
+
+class RecallIn(_In):
+    question: str = Field(min_length=1, description="What you want to know, in your own words.")
+    hops: int = Field(1, ge=0, le=MAX_HOPS, description="Follow [[links]] this many steps.")
+    top: int = Field(3, ge=1, le=MAX_TOP, description="At most this many memories picked.")
+    chars: int = Field(6000, ge=200, le=MAX_CHARS, description="Character budget for the context.")
+
+
+class RememberIn(_In):
+    slug: str = Field(min_length=1, max_length=200, description="File name without .md, e.g. deploy-day.")
+    description: str = Field(min_length=1, description="One line: the recognition trigger.")
+    body: str | None = Field(None, description="The memory's text (new memories default to the description).")
+    type: MemoryType | None = Field(None, description="New memories default to project.")
+    title: str | None = Field(None, description="Short title for the index line.")
+
+
+class Health(_Out):
+    ok: bool
+    stores: int
+    uptime: float
+
+
+class StoreInfo(_Out):
+    name: str
+    label: str
+    write_policy: str
+    writable: bool
+    modes: list[str]
+    default: bool
+
+
+class Finding(_Out):
+    check: str
+    severity: str
+    path: str
+    line: int | None
+    message: str
+
+
+class Doctor(_Out):
+    store: str
+    memories: int
+    types: dict[str, int]
+    healthy: bool
+    findings: list[Finding]
+
+
+class Prefill(_Out):
+    store: str
+    state: str
+    etag: str
+    tokens: int
+    budget: int
+    hard_limit: int
+    warning: str
+    text: str
+
+
+class Profile(_Out):
+    store: str
+    label: str
+    charter: str
+    persona: str = Field(description="Where the persona file is; it is never rendered here.")
+
+
+class MemoryItem(_Out):
+    slug: str
+    name: str
+    description: str
+    type: str | None
+
+
+class MemoryOut(MemoryItem):
+    path: str
+    meta: dict[str, Any]
+    body: str
+    links: list[str]
+    findings: list[str]
+    text: str = Field(description="The file exactly as it is on disk.")
+
+
+class Pick(_Out):
+    slug: str
+    score: float | None
+
+
+class RecallOut(_Out):
+    store: str
+    question: str
+    how: str
+    degraded: bool
+    reason: str
+    picked: list[Pick]
+    walked: list[str]
+    context: str
+    chars: int
+    elapsed: float
+
+
+class Remembered(_Out):
+    store: str
+    slug: str
+    path: str
+    created: bool
+    changed: bool
+    index_changed: bool
+
+
+class ErrorDetail(_Out):
+    status: int
+    message: str
+    stores: list[str] | None = Field(None, description="With 404 for an unknown store: what is served.")
+    details: list[dict[str, Any]] | None = Field(None, description="With 422: each field that failed.")
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: these statuses answer with the error shape."""
+    return {code: {"model": ErrorOut} for code in codes}
