@@ -1,0 +1,3 @@
+"""``kura distill …``: the distiller's commands."""
+
+from __future__ import annotations

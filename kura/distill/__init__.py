@@ -1,0 +1,1 @@
+"""The distiller: reading agent transcripts without believing them (journals, the gate)."""
