@@ -15,6 +15,7 @@ EDGES = {
     "cli_recall",
     "cli_serve",
     "cli_mcp",
+    "cli_distill",
     "mcp_server",
     "server",
     "mcp",
