@@ -30,7 +30,7 @@ from kura import catalog, vectors
 from kura.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.errors import KuraError
 from kura.remote_embed import EmbedFailed, RemoteEmbedder
-from kura.slugs import STATE_DIR, stamp_files
+from kura.slugs import STATE_DIR, file_stats, identity
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
+PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 LEXICAL_WEIGHT = 0.2
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
@@ -123,13 +124,26 @@ class SearchIndex:
 
         When no memory file changed identity since the last update (one walk and a stat per
         file, compared as a checksum), nothing else is read."""
-        stamp = stamp_files(self.store.root)
+        stats = file_stats(self.store.root)  # one walk: the stamp and, if needed, the catalog's
+        stamp = identity(stats)
         if stamp == self._kv("stamp") and self._kv("model") == self._model_id():
             return 0
-        current = catalog.entries(self.store)
+        state = catalog.connect(self.store)
+        try:
+            scanned = catalog.scan(self.store, state, stats=stats)
+        finally:
+            state.close()
+        assert scanned is not None  # no max_parse: a scan always completes
+        current = scanned.entries
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
         changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
         gone = [slug for slug in known if slug not in current]
+        dense = not isinstance(self.embedder, Unavailable)
+        before = (
+            vectors.saved(self.db, self._model_id(), DIM)
+            if dense and 0 < len(changed) + len(gone) <= PATCH
+            else None
+        )
         with self.db:
             self._drop(gone)
             self._embed(self._reindex(changed, progress), progress)
@@ -137,6 +151,10 @@ class SearchIndex:
             self._set_kv("model", self._model_id())
         if changed or gone:
             self._forget_matrix()
+        if before is not None:  # a few files changed: patch the saved matrix, don't rebuild it
+            rows = self._rows_of([e.slug for e in changed])
+            self._matrix = before.patch(rows, set(gone) | ({e.slug for e in changed} - set(rows)))
+            vectors.save(self.db, self._matrix, self._model_id())
         return len(changed) + len(gone)
 
     def refresh(self, slugs: Iterable[str]) -> int:

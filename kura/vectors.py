@@ -85,37 +85,54 @@ class Matrix:
         return Matrix(slugs, fts, half.reshape(len(slugs), self.half.shape[1]))
 
 
+def saved(db: sqlite3.Connection, model: str, dim: int) -> Matrix | None:
+    """The saved matrix for ``model`` if it is current, else None. (``dim`` shapes an empty
+    matrix; otherwise the saved rows say it.)"""
+    import numpy as np
+
+    kept = dict(db.execute(f"SELECT key, value FROM kv WHERE key IN {_KEYS}"))
+    current = kept.get("matrix_model") == model and kept.get("matrix_generation") == kept.get("generation")
+    if not current or kept.get("matrix_rows") is None:
+        return None
+    slugs, fts = json.loads(kept["matrix_rows"])
+    half = np.frombuffer(kept["matrix"], dtype=np.float16).reshape(len(slugs), -1 if slugs else dim)
+    return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
+
+
+def save(db: sqlite3.Connection, matrix: Matrix, model: str) -> None:
+    """Save ``matrix`` as current for ``model`` (the next process reads it in one go)."""
+    (generation,) = db.execute("SELECT value FROM kv WHERE key = 'generation'").fetchone() or (None,)
+    with db:
+        db.executemany(
+            "INSERT OR REPLACE INTO kv VALUES (?, ?)",
+            [
+                ("matrix", matrix.half.tobytes()),
+                ("matrix_rows", json.dumps([matrix.slugs, [int(i) for i in matrix.fts]])),
+                ("matrix_model", model),
+                ("matrix_generation", generation),
+            ],
+        )
+
+
 def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
-    """(``dim`` is used for an empty matrix; otherwise the saved rows say it.)"""
     """The saved matrix for ``model``, or one built from the vectors table (and saved)."""
     import numpy as np
 
-    saved = dict(db.execute(f"SELECT key, value FROM kv WHERE key IN {_KEYS}"))
-    current = saved.get("matrix_model") == model and saved.get("matrix_generation") == saved.get("generation")
-    if current and saved.get("matrix_rows") is not None:
-        slugs, fts = json.loads(saved["matrix_rows"])
-        half = np.frombuffer(saved["matrix"], dtype=np.float16).reshape(len(slugs), -1 if slugs else dim)
-        return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
+    found = saved(db, model, dim)
+    if found is not None:
+        return found
     rows = db.execute(
         "SELECT docs.slug, docs.fts, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
         "AND vectors.model = ? ORDER BY docs.slug",
         (model,),
     ).fetchall()
     slugs = [row[0] for row in rows]
-    fts = [row[1] for row in rows]
-    blob = b"".join(row[2] for row in rows)
-    with db:
-        db.executemany(
-            "INSERT OR REPLACE INTO kv VALUES (?, ?)",
-            [
-                ("matrix", blob),
-                ("matrix_rows", json.dumps([slugs, fts])),
-                ("matrix_model", model),
-                ("matrix_generation", saved.get("generation")),
-            ],
-        )
-    half = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1 if rows else dim)
-    return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
+    half = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float16).reshape(
+        len(rows), -1 if rows else dim
+    )
+    matrix = Matrix(slugs, np.asarray([row[1] for row in rows], dtype=np.int64), half)
+    save(db, matrix, model)
+    return matrix
 
 
 def changed(db: sqlite3.Connection) -> None:

@@ -131,3 +131,21 @@ def test_the_fast_recall_path_answers_like_the_full_cli(sample: Store) -> None:
     assert nothing.returncode == 2 and nothing.stdout.startswith("recall (embedded): nothing bears on this")
     assert kura("-s", root, "recall", "--top", "many", "x").returncode == 1  # typer explains
     assert kura("-s", str(sample.root / "nope"), "recall", "x").returncode == 1
+
+
+def test_an_update_of_a_few_files_patches_the_saved_matrix(sample: Store) -> None:
+    from kura import vectors
+    from kura.embed import DIM
+
+    first = SearchIndex(sample)
+    first.update()
+    first.search("deploys")  # the matrix is saved
+    write_memory(sample.root, "zz-kiln", "project", "the pottery kiln is fired on the first Sunday")
+    (sample.root / "deploy-commands.md").unlink()
+    assert first.update() == 2
+    model = first.embedder.model_id  # type: ignore[union-attr]
+    kept = vectors.saved(first.db, model, DIM)
+    assert kept is not None and "zz-kiln" in kept.slugs and "deploy-commands" not in kept.slugs
+    assert len(kept.slugs) == 40
+    second = SearchIndex(sample)
+    assert second.search("when is the ceramics oven used", k=1).hits[0].slug == "zz-kiln"
