@@ -85,3 +85,52 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+QUIET = 0.05  # seconds a file must have been left alone before its bytes are trusted
+SETTLE_TIMEOUT = 3.0
+
+
+def settled_bytes(
+    path: Path,
+    *,
+    ours: tuple[int, int, int] | None = None,
+    quiet: float = QUIET,
+    timeout: float = SETTLE_TIMEOUT,
+) -> bytes | None:
+    """The file's bytes once nobody is writing it (None if there is no file).
+
+    An editor that saves in place truncates the file and then writes it, maybe in several
+    chunks; read in between and you hold a torn file that looks whole. So the bytes count
+    only when the file was last modified more than ``quiet`` seconds ago — or is exactly
+    the file this process last wrote (``ours``: inode, size, mtime_ns) — and its size and
+    modification time are the same before and after the read. A file that keeps changing
+    for ``timeout`` seconds is a StoreError: nothing is written on top of it."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            before = os.stat(path)
+            data = path.read_bytes()
+            after = os.stat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise StoreError(f"{path.name}: cannot read ({err.strerror})") from None
+        seen = (after.st_ino, after.st_size, after.st_mtime_ns)
+        steady = (before.st_ino, before.st_size, before.st_mtime_ns) == seen and len(data) == after.st_size
+        if steady and (seen == ours or time.time() - after.st_mtime >= quiet):
+            return data
+        if time.monotonic() > deadline:
+            raise StoreError(f"{path.name}: kept changing while kura tried to read it; nothing was written")
+        time.sleep(quiet)
+
+
+def identity(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime_ns) of a file, to recognise it later as the one we wrote."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

@@ -20,12 +20,13 @@
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura.errors import KuraError
-from kura.search import AnyEmbedder, Progress, SearchIndex, query_words
+from kura.search import AnyEmbedder, Progress, Results, SearchIndex, query_words
 from kura.store import Store
 from kura.think import SHORTLIST, Picked, Unheard, ask, fits
 
@@ -81,6 +82,7 @@ def recall(
     progress: Progress | None = None,
     quick: bool = False,
     embedder: AnyEmbedder | None = None,
+    guard: AbstractContextManager[Any] | None = None,
 ) -> Recall:
     """What the store remembers about ``question``.
 
@@ -88,10 +90,12 @@ def recall(
     (``progress`` hears about a long first build); a given index is the caller's to keep
     fresh — a long-running process updates it when files change, not on every question.
     ``quick``: this process asks one question and exits (a faster-loading embedder);
-    ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint)."""
+    ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint);
+    ``guard``: held around every use of the index (a server's per-store lock) but not
+    around a thinker's call, so a slow model holds up nobody else."""
     started = time.perf_counter()
     own = index is None
-    searching = _Search(store, index, progress, quick, embedder)
+    searching = _Search(store, index, progress, quick, embedder, guard)
     try:
         how, reason = "", ""
         picked: tuple[Pick, ...] = ()
@@ -107,7 +111,7 @@ def recall(
             else:
                 reason = heard.reason
         if not how:
-            results = searching.index().search(question, k=max(top * 4, 10))
+            results = searching.search(question, max(top * 4, 10))
             how, picked = results.how, _pick(results.hits, results.how, top)
             reason = "; ".join(r for r in (reason, results.reason) if r)
             chosen = {p.slug for p in picked}
@@ -136,18 +140,21 @@ class _Search:
         progress: Progress | None,
         quick: bool,
         embedder: AnyEmbedder | None,
+        guard: AbstractContextManager[Any] | None,
     ) -> None:
         self.store = store
+        self.guard = guard if guard is not None else nullcontext()
         self._quick = quick
         self._embedder = embedder
         self._index = given
         self._progress = progress
 
-    def index(self) -> SearchIndex:
-        if self._index is None:
-            self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
-            self._index.update(progress=self._progress)
-        return self._index
+    def search(self, question: str, k: int) -> Results:
+        with self.guard:
+            if self._index is None:
+                self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
+                self._index.update(progress=self._progress)
+            return self._index.search(question, k=k)
 
     def close(self) -> None:
         if self._index is not None:
@@ -162,7 +169,7 @@ def _think(
         return Picked((), (), False)
     if fits(triggers, thinker):
         return ask(thinker, question, triggers, top=top, charter=store.charter)
-    hits = searching.index().search(question, k=SHORTLIST).hits
+    hits = searching.search(question, SHORTLIST).hits
     shortlist: dict[str, str] = {}
     for hit in hits:  # the best candidates, as many as fit the budget (at least ``top``)
         if hit.slug in triggers:

@@ -16,10 +16,14 @@ refuses every write here before the store is asked.
 
 from __future__ import annotations
 
+import functools
+import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from kura.errors import KuraError, PolicyRefused, UnknownStore
 from kura.store import Store
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
     from kura.prefill import Block
     from kura.search import SearchIndex
 
+P = ParamSpec("P")
+T = TypeVar("T")
 FRESH_SECONDS = 1.0
 MAX_TOP = 50
 MAX_HOPS = 5
@@ -47,6 +53,29 @@ class _Served:
     map_lock: threading.Lock = field(default_factory=threading.Lock)  # one map build at a time
     index: SearchIndex | None = None
     checked: float = 0.0  # when the index was last compared with the files
+
+
+def _private_paths(method: Callable[Concatenate[Service, P], T]) -> Callable[Concatenate[Service, P], T]:
+    """Errors leave the service naming stores, never the folders they live in on this machine."""
+
+    @functools.wraps(method)
+    def wrapper(self: Service, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except KuraError as err:
+            text = str(err)
+            for name, config in self.config.stores.items():
+                for form in sorted({str(config.path), os.path.realpath(config.path)}, key=len, reverse=True):
+                    text = text.replace(form, f"<store {name}>")
+            if text == str(err):
+                raise
+            try:
+                scrubbed = type(err)(text)
+            except TypeError:
+                raise err from None
+            raise scrubbed from None
+
+    return wrapper
 
 
 class Service:
@@ -75,7 +104,11 @@ class Service:
     def name(self, selector: str | None = None) -> str:
         """The store a selector names; a bound service serves only its own store."""
         if self.bound is not None:
-            if selector and self._name(selector) != self.bound:
+            try:
+                other = self._name(selector) if selector else self.bound
+            except UnknownStore:
+                other = None  # never list the others: a bound service discloses only its own
+            if other != self.bound:
                 raise UnknownStore(
                     f"this service is bound to store {self.bound!r}; {selector!r} is not served"
                 )
@@ -93,7 +126,8 @@ class Service:
     # -- reading -----------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
-        return {"ok": True, "stores": len(self.config.stores), "uptime": round(time.time() - self.started, 1)}
+        stores = 1 if self.bound else len(self.config.stores)  # a bound service discloses no others
+        return {"ok": True, "stores": stores, "uptime": round(time.time() - self.started, 1)}
 
     def stores(self) -> list[dict[str, Any]]:
         names = [self.bound] if self.bound else sorted(self.config.stores)
@@ -112,11 +146,14 @@ class Service:
     def writable(self, selector: str | None = None) -> bool:
         return not self.readonly and self.config.stores[self.name(selector)].write_policy == "direct-allowed"
 
+    @_private_paths
     def index_text(self, selector: str | None = None) -> str:
-        store = self.served(selector).store
-        path = store.index_path
+        from kura.slugs import index_file
+
+        path = index_file(self.served(selector).store.root)  # a symlink out of the store is refused
         return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
+    @_private_paths
     def prefill(self, selector: str | None = None) -> Block:
         from kura.prefill import build
 
@@ -136,14 +173,17 @@ class Service:
             "persona": config.persona,
         }
 
+    @_private_paths
     def memory(self, slug: str, selector: str | None = None) -> dict[str, Any]:
-        memory = self.served(selector).store.show(slug)
+        store = self.served(selector).store
+        memory = store.show(slug)
         return {
             **memory.to_dict(),
-            "path": memory.path.name,
+            "path": _rel(store, memory.path),
             "text": memory.path.read_text("utf-8", "replace"),
         }
 
+    @_private_paths
     def memories(self, type: str | None = None, selector: str | None = None) -> list[dict[str, Any]]:
         from kura.note import TYPES
 
@@ -154,6 +194,7 @@ class Service:
             for m in self.served(selector).store.list(type)
         ]
 
+    @_private_paths
     def doctor(self, selector: str | None = None) -> dict[str, Any]:
         from kura.doctor import diagnose
 
@@ -161,6 +202,7 @@ class Service:
         report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
         return report
 
+    @_private_paths
     def recall(
         self, question: str, *, top: int = 3, hops: int = 1, chars: int = 6000, selector: str | None = None
     ) -> dict[str, Any]:
@@ -174,14 +216,14 @@ class Service:
         served = self.served(selector)
         with served.lock:
             index = self._fresh_index(served)
-            thinker = self.config.thinker_for(served.config)
-            found = recall(
-                served.store, question, top=top, hops=hops, chars=chars, index=index, thinker=thinker
-            )
+        thinker = self.config.thinker_for(served.config)
+        found = recall(served.store, question, top=top, hops=hops, chars=chars, index=index,
+                       thinker=thinker, guard=served.lock)  # fmt: skip
         return found.to_dict()
 
     # -- writing -----------------------------------------------------------------------
 
+    @_private_paths
     def remember(
         self,
         slug: str,
@@ -200,7 +242,7 @@ class Service:
             if served.index is not None:
                 served.index.refresh([result.slug])
         return {
-            "store": served.store.name, "slug": result.slug, "path": result.path.name,
+            "store": served.store.name, "slug": result.slug, "path": _rel(served.store, result.path),
             "created": result.created, "changed": result.changed, "index_changed": result.index_changed,
         }  # fmt: skip
 
@@ -232,6 +274,14 @@ class Service:
             served.index.update()
             served.checked = time.monotonic()
         return served.index
+
+
+def _rel(store: Store, path: Path) -> str:
+    """A memory's path as the store knows it (never the folder it lives in on this machine)."""
+    try:
+        return path.relative_to(store.root).as_posix()
+    except ValueError:
+        return path.name
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:

@@ -23,6 +23,7 @@ from kura.errors import StoreError
 STATE_DIR = ".kura"
 INDEX_NAME = "MEMORY.md"
 SLUG_MAX = 160
+PART_BYTES = 200  # a file name is at most 255 bytes; ".md" and a temporary suffix need room
 _NEW_PART = re.compile(r"^[^\W_][\w.\-]*$")
 
 
@@ -57,7 +58,8 @@ def new_slug(slug: str) -> str:
     parts = bare.split("/")
     if (
         len(bare) > SLUG_MAX
-        or not all(_NEW_PART.match(p) for p in parts)
+        or not all(_NEW_PART.match(p) and len(p.encode("utf-8")) <= PART_BYTES for p in parts)
+        or any(p.lower().endswith(".md") for p in parts[:-1])  # a folder that looks like a memory
         or parts[-1].lower() == INDEX_NAME[:-3].lower()
     ):
         raise StoreError(

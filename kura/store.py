@@ -22,13 +22,14 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kura import index as ix
+from kura import limits, policy
 from kura import note as nt
-from kura import policy
-from kura.atomic import locked, write_atomic
+from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, index_file, is_memory_name, lookup_parts, new_slug, scan_files
@@ -106,6 +107,7 @@ class Store:
         self.write_policy = write_policy
         self.charter = charter
         self.persona = persona
+        self._wrote: dict[Path, tuple[int, int, int] | None] = {}  # files this object last wrote
 
     def __repr__(self) -> str:
         return f"Store({self.name!r}, {str(self.root)!r})"
@@ -192,7 +194,8 @@ class Store:
             raise StoreError(f"{self.name}/{slug}: type {type!r} is not one of {', '.join(nt.TYPES)}")
         refuse_secrets(f"{self.name}/{slug}", title or "", description, body or "")
         for text in (title or "", description, body or ""):
-            _utf8(f"{self.name}/{slug}", text)
+            limits.utf8(f"{self.name}/{slug}", text)
+        limits.check_text(f"{self.name}/{slug}", title=title or "", description=description, body=body or "")
         with self._lock():
             return self._remember_locked(slug, description, body, type, title)
 
@@ -202,14 +205,14 @@ class Store:
         slug = new_slug(memory.slug)
         text = nt.render(memory.note)
         refuse_secrets(f"{self.name}/{slug}", text)
-        data = _utf8(f"{self.name}/{slug}", text)
+        data = limits.utf8(f"{self.name}/{slug}", text)
         with self._lock():
             path = self._target(slug)
             created = not path.exists()
             if not created and path.read_bytes() == data:
                 return WriteResult(slug, path, False, False, False)
             if not created:
-                _check_rewritable(self._read(slug, path))
+                limits.check_rewritable(path, self._read(slug, path).note)
             write_atomic(path, data)
             return WriteResult(slug, path, created, True, False)
 
@@ -257,61 +260,67 @@ class Store:
         self, slug: str, description: str, body: str | None, type: str | None, title: str | None
     ) -> WriteResult:
         path = self._target(slug)
-        created = not path.exists()
-        if created:
-            name = title or ix.title_for("", description, slug)
-            meta: dict[str, Any] = {
-                "name": name,
-                "description": description,
-                "type": type or "project",
-                "created": _today(),
-            }
-            note = nt.new_note(meta, body if body is not None else description)
-            old_text = None
-        else:
-            old = self._read(slug, path)
-            _check_rewritable(old)
-            note = old.note.with_meta(description=description)
-            if title:
-                note = note.with_meta(name=title)
-            if type:
-                note = note.with_type(type)
-            if body is not None:
-                note = note.with_body(body)
-            old_text = old.note.raw
-        text = nt.render(note)
-        changed = text != old_text
-        if changed and not created:
-            note = note.with_meta(updated=_today())
+        for _ in range(5):  # an editor saving the same file meanwhile: start again from its bytes
+            old_bytes = self._settled(path)
+            created = old_bytes is None
+            if created:
+                name = title or ix.title_for("", description, slug)
+                meta: dict[str, Any] = {"name": name, "description": description, "type": type or "project",
+                                        "created": _today()}  # fmt: skip
+                note = nt.new_note(meta, body if body is not None else description)
+                old_text = None
+            else:
+                assert old_bytes is not None
+                old = self.decode(slug, path, old_bytes)
+                limits.check_rewritable(path, old.note)
+                note = old.note.with_meta(description=description)
+                note = note.with_meta(name=title) if title else note
+                note = note.with_type(type) if type else note
+                note = note.with_body(body) if body is not None else note
+                old_text = old.note.raw
             text = nt.render(note)
-        if changed:
-            write_atomic(path, text.encode("utf-8"))
-        index_changed = self._update_index(
-            lambda index: ix.upsert(index, slug, _entry(index, slug, note, title))
+            changed = text != old_text
+            if changed and not created:
+                note = note.with_meta(updated=_today())
+                text = nt.render(note)
+            if changed and self._settled(path) != old_bytes:
+                continue
+            if changed:
+                self._write(path, text.encode("utf-8"))
+            index_changed = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
+            return WriteResult(slug, path, created, changed, index_changed)
+        raise StoreError(
+            f"{self.name}/{slug}: kept changing while kura tried to write it; nothing was written"
         )
-        return WriteResult(slug, path, created, changed, index_changed)
+
+    def _settled(self, path: Path) -> bytes | None:
+        return settled_bytes(path, ours=self._wrote.get(path))
+
+    def _write(self, path: Path, data: bytes) -> None:
+        write_atomic(path, data)
+        self._wrote[path] = identity(path)
 
     def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> bool:
         """Apply ``change`` to the index; if a person's editor saved the file while we
-        worked, start again from their version rather than overwrite it."""
+        worked, start again from their version rather than overwrite it — and never read a
+        half-saved file as the whole of it (``settled_bytes``)."""
         if self.index_path.is_symlink():
             raise StoreError(
-                f"{self.index_path} is a symlink; kura does not write through links — "
+                f"{INDEX_NAME} of store '{self.name}' is a symlink; kura does not write through links — "
                 "replace it with the file itself"
             )
         for _ in range(5):
-            before = self.index_path.read_bytes() if self.index_path.exists() else b""
+            before = self._settled(self.index_path) or b""
             current = ix.parse_index(before.decode("utf-8", errors="surrogateescape"))
             updated = change(current)
             if updated is current:
                 return False
             data = ix.render_index(updated).encode("utf-8", errors="surrogateescape")
-            now = self.index_path.read_bytes() if self.index_path.exists() else b""
-            if now == before:
-                write_atomic(self.index_path, data)
+            if (self._settled(self.index_path) or b"") == before:
+                self._write(self.index_path, data)
                 return True
         raise StoreError(
-            f"{self.index_path}: kept changing while kura tried to update it; "
+            f"{INDEX_NAME} of store '{self.name}': kept changing while kura tried to update it; "
             "nothing was written to it — try again"
         )
 
@@ -339,11 +348,15 @@ class Store:
                 raise StoreError(
                     f"{self.name}/{slug}: a folder on the way is a symlink; kura does not write through links"
                 )
-        parent.mkdir(parents=True, exist_ok=True)
         path = parent / (parts[-1] + ".md")
-        if path.is_symlink() or (path.exists() and not path.is_file()):
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            odd = path.is_symlink() or (path.exists() and not path.is_file())
+        except OSError as err:  # a folder part that is a file, a name too long, …
+            raise StoreError(f"{self.name}/{slug}: cannot be a memory here ({err.strerror})") from None
+        if odd:
             raise StoreError(
-                f"{self.name}/{slug}: {path} is not a plain file; kura does not write through links"
+                f"{self.name}/{slug}: {path.name} is not a plain file; kura does not write through links"
             )
         return path
 
@@ -438,6 +451,10 @@ class Store:
         )
 
 
+def _upsert(index: ix.Index, *, slug: str, note: nt.Note, title: str | None) -> ix.Index:
+    return ix.upsert(index, slug, _entry(index, slug, note, title))
+
+
 def _entry(index: ix.Index, slug: str, note: nt.Note, title: str | None) -> str:
     """The memory's index line; a title someone gave its existing line is kept."""
     existing = index.line_for(slug)
@@ -446,21 +463,6 @@ def _entry(index: ix.Index, slug: str, note: nt.Note, title: str | None) -> str:
     if existing is not None:
         return ix.update_entry(existing, chosen, note.description)
     return ix.entry_text(slug, chosen, note.description)
-
-
-def _check_rewritable(memory: Memory) -> None:
-    """Refuse to rewrite a file kura could only mangle: bytes that are not UTF-8, or a
-    frontmatter block that was opened and never closed."""
-    note = memory.note
-    if note.raw is None:
-        raise StoreError(
-            f"{memory.path}: not valid UTF-8; kura will not rewrite it and lose "
-            "bytes — re-save it as UTF-8 first"
-        )
-    if not note.has_frontmatter and note.body.startswith("---"):
-        raise StoreError(
-            f"{memory.path}:1: the frontmatter is never closed; add the closing --- line, then write again"
-        )
 
 
 def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, bool]:
@@ -482,17 +484,6 @@ def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, boo
         write_atomic(gitignore, (existing + sep + f"{STATE_DIR}/\n").encode("utf-8"))
         did = True
     return store, did
-
-
-def _utf8(where: str, text: str) -> bytes:
-    """Text as UTF-8, or a clear refusal (arguments and pipes can carry stray bytes)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise StoreError(
-            f"{where}: the text holds bytes that are not UTF-8 (at character "
-            f"{err.start}); nothing was written — re-encode the input as UTF-8"
-        ) from None
 
 
 def _today() -> _dt.date:

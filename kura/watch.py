@@ -71,12 +71,14 @@ class Watcher:
         debounce: float = DEBOUNCE,
         state: Path | None = None,
         after: Callable[[set[str]], Any] | None = None,
+        beat: bool = True,
     ) -> None:
         """``after(changed)`` runs after each rebuild with the settled paths that changed
         (store-relative; a folder ends in ``/``) — e.g. to bring the search index up to date."""
         self.root = root.resolve()
         self.rebuild = rebuild
         self.after = after
+        self.beats = beat  # False: a watcher that does not re-weave must not claim to
         self.debounce = debounce
         self.state = state if state is not None else root / STATE_DIR
         self.rebuilds = 0
@@ -126,6 +128,8 @@ class Watcher:
         self._stop.set()
 
     def beat(self) -> None:
+        if not self.beats:
+            return
         data = {"pid": os.getpid(), "started": self._started, "beat": time.time(), "rebuilds": self.rebuilds}
         try:
             self.state.mkdir(exist_ok=True)
@@ -157,13 +161,14 @@ def watch(
     *,
     debounce: float = DEBOUNCE,
     after: Callable[[set[str]], Any] | None = None,
+    beat: bool = True,
 ) -> tuple[Watcher, Any]:
     """Start watching ``root`` (a watchdog observer thread plus a settling thread).
     Returns the watcher and the observer; call ``stop_watching`` to end both."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
-    watcher = Watcher(root, rebuild, debounce=debounce, after=after)
+    watcher = Watcher(root, rebuild, debounce=debounce, after=after, beat=beat)
     watcher.remember_hashes()
 
     class Handler(FileSystemEventHandler):

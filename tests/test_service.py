@@ -10,7 +10,7 @@ import pytest
 from conftest import SAMPLE, write_memory
 
 from kura.config import parse_config
-from kura.errors import NotFound, PolicyRefused, UnknownStore
+from kura.errors import KuraError, NotFound, PolicyRefused, UnknownStore
 from kura.service import InvalidRequest, Service
 
 
@@ -96,3 +96,34 @@ def test_reading_routes(service: Service) -> None:
     block = service.prefill("team")
     assert block.state in ("current", "rewoven") and "<<<KURA-MAP" in block.text
     assert service.doctor("team")["healthy"] is True
+
+
+def test_errors_name_stores_not_folders_and_bound_services_name_no_others(
+    service: Service, tmp_path: Path
+) -> None:
+    with pytest.raises(NotFound) as missing:
+        service.memory("nothing-here", "team")
+    assert str(tmp_path) not in str(missing.value) and "<store team>" in str(missing.value)
+    with pytest.raises(PolicyRefused) as frozen:
+        service.remember("x", "anything", selector="vault")
+    assert str(tmp_path) not in str(frozen.value)
+    bound = Service(service.config, bound="vault")
+    with pytest.raises(UnknownStore) as other:
+        bound.name("nope")
+    assert "team" not in str(other.value) and bound.health()["stores"] == 1
+
+
+def test_the_index_route_never_follows_a_symlink_out_of_the_store(service: Service, tmp_path: Path) -> None:
+    (tmp_path / "outside.md").write_text("secret plans\n")
+    index = Path(service.config.stores["vault"].path) / "MEMORY.md"
+    index.unlink()
+    index.symlink_to(tmp_path / "outside.md")
+    with pytest.raises(KuraError) as refused:
+        service.index_text("vault")
+    assert "secret plans" not in str(refused.value)
+
+
+def test_paths_are_store_relative(service: Service) -> None:
+    made = service.remember("deep/down/note", "a memory in a folder")
+    assert made["path"] == "deep/down/note.md"
+    assert service.memory("deep/down/note")["path"] == "deep/down/note.md"
