@@ -40,6 +40,26 @@ def find_secret(text: str) -> str | None:
     return None
 
 
+_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*)", re.S)
+
+
+def redact(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with every secret-looking span replaced by ``[redacted: kind]``, and the kinds.
+
+    A private key is cut from its BEGIN line to its END line (or to the end of the text when
+    the END was cut off), not just its header, so no key material survives the redaction.
+    """
+    kinds: list[str] = []
+    if _KEY_BLOCK.search(text):
+        kinds.append("private key block")
+        text = _KEY_BLOCK.sub("[redacted: private key block]", text)
+    for kind, pattern in _PATTERNS:
+        if kind != "private key block" and pattern.search(text):
+            kinds.append(kind)
+            text = pattern.sub(f"[redacted: {kind}]", text)
+    return text, tuple(kinds)
+
+
 def refuse_secrets(where: str, *texts: str) -> None:
     """Raise PolicyRefused, naming the kind of secret but never the secret, if any text holds one."""
     for text in texts:
