@@ -12,9 +12,18 @@ forget it, and it needs no web framework to be read or tested.
   ``Host`` must be a loopback name too, so a page that rebinds its DNS name to 127.0.0.1
   gets nothing.
 * **Whole bodies, bounded.** The body is read completely before the app runs and replayed
-  to it, so a handler never acts on half a request. The limit is counted as bytes arrive:
-  a Content-Length over it is refused unread, and a chunked body, or one longer than it
+  to it, so a handler never acts on half a request: a client that leaves before its body is
+  complete (fewer bytes than its Content-Length, a chunked body with no last chunk) is
+  dropped without the app running at all. The limit is counted as bytes arrive: a
+  Content-Length over it is refused unread, and a chunked body, or one longer than it
   claimed, is cut off as soon as it passes the limit.
+* **HTTP only.** A WebSocket handshake is refused here (it would otherwise pass every check
+  above); the lifespan passes through.
+* **A crash is an answer, not a dropped connection.** An exception that escapes the app
+  before it answered becomes the JSON 500 (traceback to the server log) and the
+  connection stays usable, as after any other error.
+* **No echo of secrets or floods.** An error body whose text, keys included, looks like a
+  secret loses its details; a value it repeats is cut to a couple of hundred characters.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -33,7 +44,10 @@ if TYPE_CHECKING:
     from kura.config import Config
 
 MAX_BODY = 1 << 20  # 1 MiB: a memory is a paragraph; the limit stops accidents, not authors
+MAX_ECHO = 200  # characters of a client's value an error message may repeat
 TOKEN_ENV = "KURA_TOKEN"
+
+log = logging.getLogger("uvicorn.error")  # the server log uvicorn prints
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -76,7 +90,11 @@ class Guard:
         self.app, self.token, self.limit = app, token, limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "websocket":  # no route takes one; it would skip every check below
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": 1008})  # refused: the server answers 403
+            return
+        if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -88,11 +106,35 @@ class Guard:
         if declared.strip().isdigit() and int(declared) > self.limit:
             await send_error(send, 413, self._too_large())  # refused unread; uvicorn drains the rest
             return
-        body = await _read_body(receive, self.limit)
+        try:
+            body = await _read_body(receive, self.limit)
+        except ClientLeft:
+            return  # mid-body: nothing runs (nothing is written), and there is no one to answer
         if body is None:
             await send_error(send, 413, self._too_large())
             return
-        await self.app(_json_scope(scope), _replay(body, receive), send)
+        await self._run(_json_scope(scope), _replay(body, receive), send)
+
+    async def _run(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app, with an escaped exception answered here as the JSON 500 rather than
+        re-raised (Starlette would reply and re-raise, and uvicorn then drops the
+        keep-alive connection without ``Connection: close``)."""
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as err:
+            if started:
+                raise  # half an answer is out: only closing the connection can say so
+            log.exception("kura serve: %s %s failed", scope.get("method"), scope.get("path"))
+            await send_error(
+                send, 500, f"internal error ({type(err).__name__}); the server log has the details"
+            )
 
     def _refusal(self, path: str, headers: dict[str, str]) -> tuple[int, str, dict[str, str]] | None:
         origin = headers.get("origin")
@@ -123,15 +165,20 @@ def _hostname(host: str) -> str:
         return ""
 
 
+class ClientLeft(Exception):
+    """The client disconnected before the last of its body arrived."""
+
+
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole body, or None past ``limit`` (counted as it arrives, so a chunked body or
-    one longer than its Content-Length is cut off as soon as it is too large)."""
+    """The whole body; None past ``limit`` (counted as it arrives, so a chunked body or
+    one longer than its Content-Length is cut off as soon as it is too large). ClientLeft
+    when the client disconnected before the last of it: half a body is never run."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return b"".join(chunks)  # the client left; the handler will see the disconnect
+            raise ClientLeft
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -173,8 +220,35 @@ async def send_error(send: Send, status: int, message: str, headers: dict[str, s
     await send({"type": "http.response.body", "body": body})
 
 
+HIDDEN = "the request was refused; the reason would have repeated a secret, so it is not shown"
+_QUOTED = re.compile(rf"'([^'\n]{{{MAX_ECHO}}})[^'\n]+'" + rf'|"([^"\n]{{{MAX_ECHO}}})[^"\n]+"')
+
+
+def shorten(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` with any quoted value over ``limit`` characters cut short, and the whole
+    kept under a few times that: a message may repeat what it refuses, not a flood of it."""
+    text = _QUOTED.sub(lambda m: f"'{m.group(1) or m.group(2)}…'", text)
+    return text if len(text) <= 5 * limit else text[: 5 * limit] + "…"
+
+
+def _clipped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= MAX_ECHO else value[:MAX_ECHO] + "…"
+    if isinstance(value, list | tuple):
+        return [_clipped(v) for v in value]
+    if isinstance(value, dict):
+        return {_clipped(str(k)): _clipped(v) for k, v in value.items()}
+    return value
+
+
 def error_body(status: int, message: str, **extra: Any) -> bytes:
-    if find_secret(message):
-        message = "the request was refused; the reason would have repeated a secret, so it is not shown"
-    detail = {"status": status, "message": message, **{k: v for k, v in extra.items() if v is not None}}
-    return json.dumps({"error": detail}, ensure_ascii=False).encode("utf-8")
+    """The one error shape. Echoed values are cut short; if anything in it — the message,
+    a field name in ``details``, any value — looks like a secret, only a generic message
+    is sent."""
+    extra = {k: v for k, v in extra.items() if v is not None}
+    whole = json.dumps({"message": message, **extra}, ensure_ascii=False, default=str)  # before cutting
+    detail = {"status": status, "message": shorten(message), **{k: _clipped(v) for k, v in extra.items()}}
+    body = json.dumps({"error": detail}, ensure_ascii=False)
+    if find_secret(whole) or find_secret(body) or find_secret(json.dumps(detail)):  # JSON's escapes too
+        body = json.dumps({"error": {"status": status, "message": HIDDEN}})
+    return body.encode("utf-8")

@@ -22,6 +22,7 @@ listing), not JSON: the structured forms are the HTTP API's job.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -30,11 +31,13 @@ from typing import Any, Protocol
 
 from kura.errors import KuraError, PolicyRefused
 from kura.note import TYPES
+from kura.secrets import find_secret
 from kura.service import MAX_CHARS, MAX_HOPS, MAX_TOP, InvalidRequest
 
 log = logging.getLogger("kura.mcp")
 
 MAX_SESSIONS = 4096  # sessions whose kura_use choice is remembered (streamable HTTP)
+MAX_ECHO = 200  # characters of a value the model sent that an answer may repeat
 # CLI advice inside core messages, said the way a model can act on it
 _HINTS = (("`kura list` shows what there is", "kura_list shows the slugs, kura_recall finds by meaning"),)
 
@@ -231,17 +234,20 @@ class Tools:
     # -- calling ---------------------------------------------------------------------------
 
     def call(self, name: str, arguments: Mapping[str, Any] | None, session: str | None) -> tuple[str, bool]:
-        """(text, is_error) for one tool call; never raises."""
+        """(text, is_error) for one tool call; never raises. An error repeats at most
+        ``MAX_ECHO`` characters of any value it quotes, and never a secret."""
         try:
             return self._call(name, dict(arguments or {}), session), False
         except KuraError as err:
             message = str(err)
             for cli, tool in _HINTS:
                 message = message.replace(cli, tool)
-            return message, True
+            return _safe(message), True
         except Exception as err:  # an edge: a bug must not take the server down
             log.exception("%s failed", name)
-            return f"{name} failed unexpectedly ({type(err).__name__}: {err}); this is a kura bug", True
+            return _safe(
+                f"{name} failed unexpectedly ({type(err).__name__}: {err}); this is a kura bug"
+            ), True
 
     def _call(self, name: str, given: dict[str, Any], session: str | None) -> str:
         spec = next((s for s in SPECS if s.name == name), None)
@@ -302,9 +308,21 @@ class Tools:
                 raise InvalidRequest(f"{spec.name} needs {p.name}: {p.help}")
             if p.default is not None:
                 found.setdefault(p.name, p.default)
-        if self.bound is not None and spec is not USE and found.get("store", self.bound) != self.bound:
+        if self.bound is not None and spec is not USE and not self._is_bound(found.get("store")):
             raise InvalidRequest(f"this server serves only store '{self.bound}'; leave store out")
         return found
+
+    def _is_bound(self, selector: str | None) -> bool:
+        """Whether ``selector`` names the bound store — by the store it resolves to (the
+        back end's ``name``: a mode counts as its store, locally or through ``/stores`` in
+        proxy mode), so a mode and its store are one. A name that does not resolve is
+        refused without saying what does (least disclosure)."""
+        if selector is None or selector == self.bound:
+            return True
+        try:
+            return self.backend.name(selector) == self.backend.name(self.bound)
+        except KuraError:
+            return False
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -373,13 +391,28 @@ def _key(key: str) -> str:
     return key.strip().lower().replace("-", "_")
 
 
+def _safe(message: str) -> str:
+    """An error message fit to send back: any quoted value cut to ``MAX_ECHO`` characters,
+    the whole to a few times that, and nothing at all of it if it holds a secret."""
+    kind = find_secret(message)
+    if kind:
+        return (
+            f"the call was refused, but its message would have repeated a secret ({kind}), so it is not shown"
+        )
+    message = _QUOTED.sub(lambda m: f"'{m.group(1) or m.group(2)}…'", message)
+    return message if len(message) <= 5 * MAX_ECHO else message[: 5 * MAX_ECHO] + "…"
+
+
+_QUOTED = re.compile(rf"'([^'\n]{{{MAX_ECHO}}})[^'\n]+'" + rf'|"([^"\n]{{{MAX_ECHO}}})[^"\n]+"')
+
+
 def _value(tool: str, p: Param, raw: Any) -> Any:
     if p.range is not None:
         low, high = p.range
         number = raw if isinstance(raw, int) and not isinstance(raw, bool) else None
         if isinstance(raw, float) and raw.is_integer():
             number = int(raw)
-        elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        elif isinstance(raw, str) and re.fullmatch(r"-?[0-9]{1,9}", raw.strip()):
             number = int(raw.strip())
         if number is None or not low <= number <= high:
             raise InvalidRequest(f"{tool}: {p.name} must be a whole number from {low} to {high}, got {raw!r}")
@@ -401,8 +434,9 @@ def recall_text(found: dict[str, Any]) -> str:
     store, question = found.get("store", "?"), found.get("question", "")
     if not found.get("picked"):
         note = f" ({found['reason']})" if found.get("reason") else ""
+        question = "that" if find_secret(question) else repr(question[:MAX_ECHO])
         return (
-            f"nothing in store '{store}' bears on {question!r}{note}; try other words, or kura_map "
+            f"nothing in store '{store}' bears on {question}{note}; try other words, or kura_map "
             "to see what is remembered"
         )
     how = f"{found['how']} — degraded: {found['reason']}" if found.get("degraded") else found.get("how")

@@ -17,8 +17,10 @@ Why it is built this way:
   JSON whatever their Content-Type says (``curl -d`` sends a form type).
 * **One error shape.** Every failure is ``{"error": {"status", "message", …}}`` with the
   status saying whose move it is: 400 unreadable JSON, 401 no token, 403 refused, 404 no
-  such store or memory, 413 too large, 422 a value that cannot be served, 503 a model
-  endpoint is down. Bad input is never a 500, and no message echoes a secret.
+  such store or memory, 413 too large, 422 a value that cannot be served. A recall whose
+  model cannot answer degrades (``degraded`` and ``reason``) rather than failing. Bad input
+  is never a 500, no message echoes a secret, and none repeats more than a couple of
+  hundred characters of what it was sent.
 """
 
 import json
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from kura import __version__
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
-from kura.guard import Guard, check_bind, error_body
+from kura.guard import Guard, check_bind, error_body, shorten
 from kura.payloads import (
     Doctor,
     Health,
@@ -94,6 +96,8 @@ def _install_errors(app: "FastAPI", service: Service) -> None:
             why = bad_json.get("ctx", {}).get("error", "not JSON")
             return reply(400, f"the body is not valid JSON ({why} at byte {bad_json['loc'][-1]})")
         details = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors]
+        for e in details:  # a field name is the client's text: repeat a little of it at most
+            e["loc"] = [shorten(part, 60) if isinstance(part, str) else part for part in e.get("loc", ())]
         said = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in details[:5])
         return reply(422, f"the request does not fit this route: {said}", details=details)
 
@@ -104,7 +108,7 @@ def _install_errors(app: "FastAPI", service: Service) -> None:
         response.headers.update(err.headers or {})
         return response
 
-    async def crashed(request: Request, err: Exception) -> Response:  # uvicorn logs the traceback
+    async def crashed(request: Request, err: Exception) -> Response:  # the Guard's 500 comes first
         return reply(500, f"internal error ({type(err).__name__}); the server log has the details")
 
     app.add_exception_handler(KuraError, kura_error)
@@ -129,7 +133,14 @@ def _routes(service: Service) -> "APIRouter":
         store: Annotated[str | None, Query(description="Store name (or a mode).")] = None,
         mode: Annotated[str | None, Query(description="Mode name (or a store).")] = None,
     ) -> Given:
-        return [("the path", request.path_params.get("name")), ("?store", store), ("?mode", mode)]
+        """Every selector given, a repeated ``?store=`` included (``store``/``mode`` above
+        hold only the last; they are declared for the schema)."""
+        query = request.query_params
+        return [
+            ("the path", request.path_params.get("name")),
+            *(("?store", value) for value in query.getlist("store")),
+            *(("?mode", value) for value in query.getlist("mode")),
+        ]
 
     async def chosen(given: Annotated[Given, Depends(selectors)]) -> str:
         return _choose(service, given)
@@ -200,10 +211,11 @@ def _routes(service: Service) -> "APIRouter":
         return service.memories(type, name)
 
     @router.post(
-        "/recall", response_model=RecallOut, tags=["recall"], responses=errors(400, 401, 404, 413, 422, 503)
+        "/recall", response_model=RecallOut, tags=["recall"], responses=errors(400, 401, 404, 413, 422)
     )
     def recall(body: RecallIn, given: Selected) -> dict[str, Any]:
-        """The memories that bear on a question, their linked neighbours, and their text."""
+        """The memories that bear on a question, their linked neighbours, and their text. A
+        model that cannot answer degrades the search (``degraded``, ``reason``), never a 503."""
         name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
         return service.recall(body.question, top=body.top, hops=body.hops, chars=body.chars, selector=name)
 
@@ -232,11 +244,11 @@ def _routes(service: Service) -> "APIRouter":
 
 def _choose(service: Service, given: Given) -> str:
     """The store the selectors name; two that disagree are refused, none is the default."""
-    named = {where: service.name(value) for where, value in given if value}
-    if len(set(named.values())) > 1:
-        said = ", ".join(f"{where} names '{store}'" for where, store in named.items())
+    named = [(where, service.name(value)) for where, value in given if value]
+    if len({store for _, store in named}) > 1:
+        said = ", ".join(f"{where} names '{store}'" for where, store in named)
         raise InvalidRequest(f"the request names two stores ({said}); name one")
-    return next(iter(named.values()), None) or service.name()
+    return named[0][1] if named else service.name()
 
 
 def _check_writable(service: Service, name: str) -> None:
@@ -354,7 +366,9 @@ def _start_watchers(service: Service) -> list[tuple[Any, Any]]:
         name = info["name"]
         root = service.config.stores[name].path
         try:
-            started.append(watch(root, _nothing, after=_tell(service, name)))
+            # no heartbeat: this watcher does not re-weave, so it must not write .kura/watch.json
+            # (doctor would call it a live `kura watch`, and it would overwrite a real one's)
+            started.append(watch(root, _nothing, after=_tell(service, name), beat=False))
         except OSError as err:
             log.warning("kura serve: not watching store '%s' at %s (%s)", name, root, err)
     return started
@@ -372,11 +386,12 @@ def _nothing() -> None:
 
 
 def mcp_mount(service: Service) -> Mcp:
-    """MCP over streamable HTTP at ``/mcp``, writable exactly when this server is (``kura
-    serve --readonly`` makes both read-only; a store's write policy still applies)."""
+    """MCP over streamable HTTP at ``/mcp``, read-only by default as ``kura mcp`` is:
+    ``KURA_READONLY=0`` lets MCP clients write (never past ``kura serve --readonly``, and a
+    store's write policy still applies). ``POST /remember`` follows the policy alone."""
     from kura.mcp_server import streamable_http
 
-    mounted: Mcp = streamable_http(service, readonly=service.readonly)
+    mounted: Mcp = streamable_http(service)
     log.info("kura serve: MCP over streamable HTTP at /mcp")
     return mounted
 

@@ -337,6 +337,14 @@ def test_the_names_models_guess_are_understood(
             "top must be a whole number from 1 to 50, got 'many'",
         ),
         ("kura_recall", {"question": "x", "top": True}, "top must be a whole number"),
+        ("kura_recall", {"question": "x", "top": "³"}, "top must be a whole number from 1 to 50, got '³'"),
+        (
+            "kura_recall",
+            {"question": "x", "top": "--3"},
+            "top must be a whole number from 1 to 50, got '--3'",
+        ),
+        ("kura_recall", {"question": "x", "top": "٣"}, "top must be a whole number from 1 to 50, got '٣'"),
+        ("kura_recall", {"question": "x", "top": "1" * 30}, "top must be a whole number from 1 to 50"),
         ("kura_recall", {"question": "x", "chars": 10**9}, "chars must be a whole number from 200 to 200000"),
         ("kura_recall", {"question": ["a", "list"]}, "kura_recall: question must be text, got list"),
         (
@@ -527,3 +535,71 @@ def test_streamable_http_inside_kura_serve_keeps_sessions_apart(kura_serve: str)
     assert listed.startswith("store 'vault': 1 memories")
     tools, _, _ = anyio.run(_over_http, f"{kura_serve}/mcp/", auth)  # a new session starts on team
     assert "kura_remember" in tools
+
+
+def test_errors_repeat_no_secret_and_no_flood(root: Path) -> None:
+    from kura.mcp_server import Local
+    from kura.mcp_tools import Tools
+
+    secret = "sk-ant-" + "Q" * 40
+    tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
+    said, failed = tools.call("kura_read", {"slug": secret}, "s")
+    assert failed and secret not in said and "Q" * 10 not in said and "secret" in said
+    said, failed = tools.call("kura_read", {"slug": "a" * 100_000}, "s")
+    assert failed and len(said) < 1100 and "a" * 200 in said and "a" * 300 not in said
+    said, failed = tools.call("kura_recall", {"question": "x", "top": "9" * 100_000}, "s")
+    assert failed and len(said) < 1100
+
+
+def test_numbers_in_strings_are_plain_ascii_digits(root: Path) -> None:
+    from kura.mcp_server import Local
+    from kura.mcp_tools import Tools
+
+    tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
+    for top in ("³", "--3", "٣", "3.0", "+3", "1" * 30):
+        said, failed = tools.call("kura_recall", {"question": "x", "top": top, "hops": 0}, "s")
+        assert failed and "top must be a whole number from 1 to 50" in said and "kura bug" not in said, top
+    said, failed = tools.call("kura_recall", {"question": "x", "top": " 2 ", "hops": "-0"}, "s")
+    assert not failed, said
+
+
+@pytest.mark.parametrize(
+    ("bound", "same", "other"), [("vault", "archive", "team"), ("build", "team", "vault")]
+)
+def test_bound_mode_compares_the_stores_names_resolve_to(
+    root: Path, kura_serve: str, bound: str, same: str, other: str
+) -> None:
+    from kura.mcp_server import Local
+    from kura.mcp_tools import Tools
+    from kura.remote import Remote
+
+    local = Local(Service(load_config(str(root / "kura.toml")), bound=bound))
+    for backend in (local, Remote(kura_serve, token=TOKEN, bound=bound)):
+        tools = Tools(backend, readonly=True)
+        for selector in (bound, same):
+            text, failed = tools.call("kura_doctor", {"store": selector}, "s")
+            assert not failed and text.startswith(f"store '{local.name(None)}'"), (backend, selector, text)
+        for selector in (other, "nope"):
+            said, failed = tools.call("kura_doctor", {"store": selector}, "s")
+            assert failed and "serves only store" in said and "stores:" not in said, (backend, selector)
+
+
+def test_mcp_in_kura_serve_is_read_only_unless_kura_readonly_is_off(
+    root: Path, kura_serve: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kura.server import create_app, mcp_mount
+
+    service = Service(load_config(str(root / "served" / "kura.toml")))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        for env, offered in ((None, False), ("0", True), ("1", False)):
+            if env is None:
+                monkeypatch.delenv("KURA_READONLY", raising=False)
+            else:
+                monkeypatch.setenv("KURA_READONLY", env)
+            app = create_app(service, token=TOKEN, mcp=mcp_mount(service), watch=False)
+            with serving(app) as url:
+                tools, _, _ = anyio.run(_over_http, f"{url}/mcp", auth)
+            assert ("kura_remember" in tools) is offered, env
+    finally:
+        service.close()

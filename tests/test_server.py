@@ -605,3 +605,132 @@ def _editor_save(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-editor")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+# -- the serving edges -------------------------------------------------------------------------
+
+
+def _through_guard(scope: dict[str, Any], messages: list[dict[str, Any]]) -> tuple[list[str], list[Any]]:
+    """Run the Guard alone on ``messages``: what reached the app, and what was sent back."""
+    import asyncio
+
+    from kura.guard import Guard
+
+    reached: list[str] = []
+    sent: list[Any] = []
+    incoming = iter(messages)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["type"])
+
+    async def receive() -> dict[str, Any]:
+        return next(incoming)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(Guard(app, token=None)(scope, receive, send))
+    return reached, sent
+
+
+HTTP_SCOPE = {
+    "type": "http", "method": "POST", "path": "/remember", "raw_path": b"/remember",
+    "headers": [(b"host", b"127.0.0.1"), (b"transfer-encoding", b"chunked")],
+}  # fmt: skip
+
+
+def test_a_body_cut_short_never_reaches_the_app() -> None:
+    part = {"type": "http.request", "body": b'{"slug": "cut", "description": "x"}', "more_body": True}
+    for messages in ([part, {"type": "http.disconnect"}], [{"type": "http.disconnect"}]):
+        assert _through_guard(HTTP_SCOPE, messages) == ([], [])  # chunked, no last chunk: nothing runs
+    whole = {**part, "more_body": False}
+    assert _through_guard(HTTP_SCOPE, [whole])[0] == ["http"]
+
+
+def test_a_client_that_leaves_mid_body_writes_nothing(served: Served) -> None:
+    before = served.files()
+    body = b'{"slug": "cut-short", "description": "half a request"}'
+    host, port = served.url.removeprefix("http://").split(":")
+    for head in (
+        f"content-length: {len(body) + 100}\r\n",  # claims more than it sends
+        "transfer-encoding: chunked\r\n",  # no terminating chunk
+    ):
+        sent = body if "length" in head else f"{len(body):x}\r\n".encode() + body + b"\r\n"
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode() + sent)
+            time.sleep(0.3)
+    time.sleep(0.5)
+    assert served.http.get("/health").status_code == 200
+    assert not (served.root() / "cut-short.md").exists() and served.files() == before
+
+
+def test_websockets_are_refused_and_the_lifespan_passes() -> None:
+    ws = {"type": "websocket", "path": "/mcp", "headers": [(b"origin", b"https://evil.example")]}
+    reached, sent = _through_guard(ws, [{"type": "websocket.connect"}])
+    assert reached == [] and sent == [{"type": "websocket.close", "code": 1008}]
+    reached, sent = _through_guard({"type": "lifespan"}, [])
+    assert reached == ["lifespan"]
+
+
+def test_a_secret_or_a_flood_in_a_field_name_is_not_echoed(shared: Served) -> None:
+    before = shared.files()
+    body = {"slug": "ok", "description": "x", SECRET: 1}
+    response = shared.http.post("/remember", json=body)
+    assert response.status_code == 422 and SECRET not in response.text and SECRET[:20] not in response.text
+    assert "details" not in response.json()["error"]
+    long_key = "k" * 5000
+    said = error(shared.http.post("/remember", json={"slug": "ok", "description": "x", long_key: 1}), 422)
+    assert said["details"] and len(json.dumps(said)) < 2000
+    assert shared.files() == before
+
+
+def test_a_404_repeats_only_the_start_of_a_long_slug(shared: Served) -> None:
+    slug = "a" * 10_000
+    said = error(shared.http.get(f"/memory/{slug}"), 404)
+    assert len(said["message"]) < 1100 and "a" * 200 in said["message"]
+
+
+def test_a_repeated_query_selector_is_two_selectors(shared: Served) -> None:
+    said = error(shared.http.get("/profile?store=team&store=vault"), 422)["message"]
+    assert "names two stores" in said and "'team'" in said and "'vault'" in said
+    error(shared.http.get("/profile?mode=build&mode=archive"), 422)
+    error(shared.http.post("/recall?store=vault&store=team", json={"question": "x"}), 422)
+    assert shared.http.get("/profile?store=vault&mode=archive").json()["store"] == "vault"
+
+
+def test_a_crash_keeps_the_connection_usable(shared: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(shared.service, "health", broken)
+    host, port = shared.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        answers = []
+        for path in ("/health", "/stores"):  # one keep-alive connection, two requests
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            data = b""
+            while b"\r\n\r\n" not in data:
+                got = sock.recv(65536)
+                assert got, f"the server closed the connection before answering {path}"
+                data += got
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = int(
+                next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")).split(b":")[1]
+            )
+            while len(rest) < length:
+                rest += sock.recv(65536)
+            answers.append((int(head.split()[1]), json.loads(rest)))
+    assert answers[0][0] == 500 and "RuntimeError" in answers[0][1]["error"]["message"]
+    assert answers[1][0] == 200 and len(answers[1][1]) == 3
+
+
+def test_recall_documents_no_503(shared: Served) -> None:
+    schema = shared.http.get("/openapi.json").json()
+    assert "503" not in schema["paths"]["/recall"]["post"]["responses"]
+
+
+def test_the_servers_watchers_write_no_heartbeat(served: Served) -> None:
+    """Only `kura watch` re-weaves; the server's watchers must not look like it to doctor."""
+    time.sleep(0.5)  # a heartbeating watcher beats on its first turn
+    for name in ("team", "vault"):
+        assert not (served.root(name) / ".kura" / "watch.json").exists(), name
