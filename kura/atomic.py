@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,15 +60,22 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             f"{lock_path.parent}: cannot create the state folder ({err.strerror}); "
             "the store is read-only here"
         ) from err
+    queue = _thread_lock(lock_path)
+    if not queue.acquire(timeout=timeout):
+        raise StoreError(
+            f"{lock_path}: another writer in this process has held the store lock for {timeout:.0f}s"
+        )
     lock = FileLock(str(lock_path), timeout=timeout)
     try:
         lock.acquire()
     except Timeout as err:
+        queue.release()
         raise StoreError(
             f"{lock_path}: another kura process has held the store lock for "
             f"{timeout:.0f}s; try again, or look for a stuck process"
         ) from err
     except OSError as err:
+        queue.release()
         raise StoreError(
             f"{lock_path}: cannot take the store lock ({err.strerror or err}); "
             "check that it is a plain file you can write"
@@ -76,6 +84,19 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         yield
     finally:
         lock.release()
+        queue.release()
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+def _thread_lock(lock_path: Path) -> threading.Lock:
+    """Threads of one process queue on a plain lock first, so only one of them at a time
+    polls the file lock: a server's writers take turns instead of sleeping in 50 ms steps
+    and starving each other (other processes still meet at the file lock)."""
+    with _THREAD_LOCKS_GUARD:
+        return _THREAD_LOCKS.setdefault(os.path.abspath(lock_path), threading.Lock())
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -139,11 +139,9 @@ class SearchIndex:
         changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
         gone = [slug for slug in known if slug not in current]
         dense = not isinstance(self.embedder, Unavailable)
-        before = (
-            vectors.saved(self.db, self._model_id(), DIM)
-            if dense and 0 < len(changed) + len(gone) <= PATCH
-            else None
-        )
+        before = None
+        if dense and 0 < len(changed) + len(gone) <= PATCH:  # the matrix in hand, else the saved one
+            before = self._matrix or vectors.saved(self.db, self._model_id(), DIM)
         with self.db:
             self._drop(gone)
             self._embed(self._reindex(changed, progress), progress)
