@@ -30,7 +30,7 @@ from kura import catalog, vectors
 from kura.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.errors import KuraError
 from kura.remote_embed import EmbedFailed, RemoteEmbedder
-from kura.slugs import STATE_DIR, file_stats, identity
+from kura.slugs import STATE_DIR, file_stats, identity, stamp_files
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -124,10 +124,10 @@ class SearchIndex:
 
         When no memory file changed identity since the last update (one walk and a stat per
         file, compared as a checksum), nothing else is read."""
-        stats = file_stats(self.store.root)  # one walk: the stamp and, if needed, the catalog's
+        if stamp_files(self.store.root) == self._kv("stamp") and self._kv("model") == self._model_id():
+            return 0  # the common case: one walk, a stat per file, no list built
+        stats = file_stats(self.store.root)  # something changed: the catalog's walk gives the stamp too
         stamp = identity(stats)
-        if stamp == self._kv("stamp") and self._kv("model") == self._model_id():
-            return 0
         state = catalog.connect(self.store)
         try:
             scanned = catalog.scan(self.store, state, stats=stats)
