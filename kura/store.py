@@ -108,6 +108,7 @@ class Store:
         self.charter = charter
         self.persona = persona
         self._wrote: dict[Path, tuple[int, int, int] | None] = {}  # files this object last wrote
+        self._index_cache: tuple[bytes, ix.Index] | None = None
 
     def __repr__(self) -> str:
         return f"Store({self.name!r}, {str(self.root)!r})"
@@ -311,13 +312,16 @@ class Store:
             )
         for _ in range(5):
             before = self._settled(self.index_path) or b""
-            current = ix.parse_index(before.decode("utf-8", errors="surrogateescape"))
+            kept = self._index_cache  # as this object last wrote it: no need to parse it again
+            text = before.decode("utf-8", "surrogateescape")
+            current = kept[1] if kept and kept[0] == before else ix.parse_index(text)
             updated = change(current)
             if updated is current:
                 return False
             data = ix.render_index(updated).encode("utf-8", errors="surrogateescape")
             if (self._settled(self.index_path) or b"") == before:
                 self._write(self.index_path, data)
+                self._index_cache = (data, updated)
                 return True
         raise StoreError(
             f"{INDEX_NAME} of store '{self.name}': kept changing while kura tried to update it; "
