@@ -33,7 +33,7 @@ TYPES = ("user", "feedback", "project", "reference")
 
 _OPEN = re.compile(r"^-{3,}[ \t\r]*$")
 _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
-_LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+_LINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")  # one line each
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,3 +213,7 @@ def test_an_impossible_date_is_a_finding_not_a_crash() -> None:
         "bad.md:2: frontmatter is not valid YAML (day is out of range for month); read it as flat "
         "key: value lines — quote the value or run kura doctor"
     ]
+
+
+def test_a_link_never_spans_lines() -> None:
+    assert links("see [[one\ntwo]], [[three]] and [[four|a\nb]]") == ("three",)
