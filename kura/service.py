@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from kura.prefill import Block
     from kura.search import SearchIndex
 
+_ABSOLUTE = re.compile(r"(?<![\w.<'/\"])/[\w.-]+(?:/[\w.-]+)+")  # a folder path; not a quoted slug
 P = ParamSpec("P")
 T = TypeVar("T")
 FRESH_SECONDS = 1.0
@@ -63,10 +65,7 @@ def _private_paths(method: Callable[Concatenate[Service, P], T]) -> Callable[Con
         try:
             return method(self, *args, **kwargs)
         except KuraError as err:
-            text = str(err)
-            for name, config in self.config.stores.items():
-                for form in sorted({str(config.path), os.path.realpath(config.path)}, key=len, reverse=True):
-                    text = text.replace(form, f"<store {name}>")
+            text = self.private(str(err))
             if text == str(err):
                 raise
             try:
@@ -88,6 +87,13 @@ class Service:
         self._served: dict[str, _Served] = {}
         self._lock = threading.Lock()
         self.started = time.time()
+
+    def private(self, text: str) -> str:
+        """``text`` naming stores instead of their folders, and no other absolute path."""
+        for name, config in self.config.stores.items():
+            for form in sorted({str(config.path), os.path.realpath(config.path)}, key=len, reverse=True):
+                text = text.replace(form, f"<store {name}>")
+        return _ABSOLUTE.sub("<path>", text)
 
     # -- choosing a store --------------------------------------------------------------
 
@@ -199,7 +205,13 @@ class Service:
         from kura.doctor import diagnose
 
         served = self.served(selector)
-        report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
+        try:
+            report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
+        except KuraError as err:  # a store too broken to examine is a finding, not a failed request
+            finding = {"check": "store", "severity": "error", "path": served.store.name, "line": 1,
+                       "message": self.private(str(err))}  # fmt: skip
+            report = {"store": served.store.name, "memories": 0, "types": {}, "healthy": False,
+                      "findings": [finding]}  # fmt: skip
         return report
 
     @_private_paths

@@ -127,3 +127,12 @@ def test_paths_are_store_relative(service: Service) -> None:
     made = service.remember("deep/down/note", "a memory in a folder")
     assert made["path"] == "deep/down/note.md"
     assert service.memory("deep/down/note")["path"] == "deep/down/note.md"
+
+
+def test_doctor_reports_a_store_too_broken_to_examine(service: Service, tmp_path: Path) -> None:
+    index = Path(service.config.stores["vault"].path) / "MEMORY.md"
+    index.unlink()
+    index.symlink_to(tmp_path / "elsewhere.md")
+    report = service.doctor("vault")
+    assert report["healthy"] is False and report["findings"][0]["check"] == "store"
+    assert str(tmp_path) not in str(report)
