@@ -124,12 +124,15 @@ def settled_bytes(
     An editor that saves in place truncates the file and then writes it, maybe in several
     chunks; read in between and you hold a torn file that looks whole. So the bytes count
     only when the file was last modified more than ``quiet`` seconds ago — or is exactly
-    the file this process last wrote (``ours``: inode, size, mtime_ns) — and its size and
-    modification time are the same before and after the read. A file that keeps changing
-    for ``timeout`` seconds is a StoreError: nothing is written on top of it."""
+    the file this process last wrote (``ours``: inode, size, mtime_ns), or read the same
+    after a ``quiet`` wait (a clock that disagrees with the file system's must not block
+    every write) — and its size and modification time are the same before and after the
+    read. A file that keeps changing for ``timeout`` seconds is a StoreError: nothing is
+    written on top of it."""
     import time
 
     deadline = time.monotonic() + timeout
+    last: tuple[tuple[int, int, int], bytes] | None = None
     while True:
         try:
             before = os.stat(path)
@@ -141,8 +144,9 @@ def settled_bytes(
             raise StoreError(f"{path.name}: cannot read ({err.strerror})") from None
         seen = (after.st_ino, after.st_size, after.st_mtime_ns)
         steady = (before.st_ino, before.st_size, before.st_mtime_ns) == seen and len(data) == after.st_size
-        if steady and (seen == ours or time.time() - after.st_mtime >= quiet):
+        if steady and (seen == ours or time.time() - after.st_mtime >= quiet or last == (seen, data)):
             return data
+        last = (seen, data) if steady else None
         if time.monotonic() > deadline:
             raise StoreError(f"{path.name}: kept changing while kura tried to read it; nothing was written")
         time.sleep(quiet)

@@ -96,3 +96,14 @@ def test_ordinary_text_with_arrows_and_tabs_is_fine(tmp_path: Path) -> None:
     store = make_store(tmp_path / "s", [])
     body = ">>> print(1)\n\tindented\nsee <https://example.org>"
     assert store.remember("doctest", "python prompt examples", body).created
+
+
+def test_a_file_stamped_in_the_future_does_not_block_writes(tmp_path: Path) -> None:
+    import os
+
+    store = make_store(tmp_path / "s", [("a", "project", "first", None)])
+    future = time.time() + 3600  # a network file system whose clock runs ahead
+    os.utime(store.index_path, (future, future))
+    started = time.monotonic()
+    store.remember("b", "second")
+    assert time.monotonic() - started < 1.0 and "(b.md)" in store.index_path.read_text()
