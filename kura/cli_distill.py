@@ -1,24 +1,74 @@
 """``kura distill …``: the distiller's commands.
 
+``run`` is one pass over the store's journals with the rule-based spotter (no model): it
+prints one metrics line (or ``--json``) and exits 0 when it read something, 2 when there
+was nothing new to read, 1 on failure.
+
 ``check`` is the black-box door to the gate, for scripts and reviewers: it reads a raw
 transcript and a JSON array of candidates, and prints the gate's verdict and the
 final-surface floor's violations for each, in order. Bad input files are a failure (exit 1,
 naming file:line); a dropped candidate is an answer, not a failure (exit 0).
+
+``drafts`` lists what the distiller staged and ``pour`` pours it by hand through the same
+verified door the scribe uses (``kura.distill.drafts.pour``): a refusal is exit 1 with its
+reason, so a script can tell "refused" from "nothing staged" (exit 2).
 """
 
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from kura import config as cfg
-from kura.cli_base import Globals, JsonOpt, app, core, fail, say
+from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
 
 distill_app = typer.Typer(no_args_is_help=True, help="Read agent transcripts without believing them.")
 app.add_typer(distill_app, name="distill")
+
+
+@distill_app.command("run")
+def run(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Store to distil into (else the global -s).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One pass: read new journal lines, spot candidates, gate them and stage drafts."""
+    import os
+
+    from kura.cli_recall import ProgressLine
+    from kura.distill.run import journals_for, run_pass
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    chosen = core(lambda: config.store_config(store or g.store))
+    journals = core(
+        lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
+    )
+    bar = ProgressLine()
+    try:
+        metrics = core(lambda: run_pass(chosen.open(), journals, progress=bar))
+    except OSError as err:
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        fail(
+            f"{getattr(err, 'filename', '') or chosen.name}: {err.strerror or err}; the stretch stays unread"
+        )
+    finally:
+        bar.close()
+    for finding in metrics.findings:
+        if finding.severity != "note":
+            warn(str(finding))
+    if as_json:
+        say(json.dumps(metrics.to_dict(), ensure_ascii=False))
+    else:
+        say(metrics.line())
+    raise typer.Exit(2 if metrics.nothing else 0)
 
 
 @distill_app.command("check")
@@ -107,3 +157,51 @@ def _say_human(number: int, result: dict[str, Any]) -> None:
         say(f"   [{item['class']}] {item['text']}")
     for problem in result["violations"]:
         say(f"   ! {problem}")
+
+
+@distill_app.command("drafts")
+def list_drafts(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the staged drafts (exit 2 when there are none); tampered ones are marked."""
+    from kura.distill.drafts import drafts
+
+    found = core(lambda: drafts(store_from(ctx)))
+    if as_json:
+        print_json([d.to_dict() for d in found])
+    for d in [] if as_json else found:
+        flags = f" [{', '.join(d.flags)}]" if d.flags else ""
+        tampered = "  TAMPERED: " + d.problem if d.tampered else ""
+        say(f"{d.id}  {d.kind or '?'}  {d.title}{flags}{tampered}")
+    if not found:
+        if not as_json:
+            say("no drafts staged")
+        raise typer.Exit(2)
+
+
+@distill_app.command("pour")
+def pour(
+    ctx: typer.Context,
+    draft: Annotated[
+        str | None, typer.Argument(help="The draft to pour (its id, from `distill drafts`).")
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Pour every staged draft that passes.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Pour drafts into the store through the verified door: mark, floor, store policy.
+    Exit 0 when something was poured, 2 when there was nothing to pour, 1 on a refusal."""
+    from kura.distill import drafts as dr
+
+    if (draft is None) == (not every):
+        fail("name one draft or pass --all (not both); `kura distill drafts` lists them")
+    store = store_from(ctx)
+    ids = [d.id for d in core(lambda: dr.drafts(store))] if every else [str(draft)]
+    results = [core(partial(dr.pour, store, i)) for i in ids]
+    if as_json:
+        print_json([r.to_dict() for r in results])
+    for r in [] if as_json else results:
+        say(f"{r.id}: poured into {r.slug}" if r.poured else f"{r.id}: refused — {r.reason}")
+    if not results and not as_json:
+        say("no drafts staged")
+    if any(not r.poured for r in results) and not every:
+        raise typer.Exit(1)
+    if not any(r.poured for r in results):
+        raise typer.Exit(1 if results else 2)

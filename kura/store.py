@@ -200,8 +200,9 @@ class Store:
         with self._lock():
             return self._remember_locked(slug, description, body, type, title)
 
-    def save(self, memory: Memory, *, actor: str = "direct") -> WriteResult:
-        """Write an edited memory back; an unchanged one is not touched at all."""
+    def save(self, memory: Memory, *, actor: str = "direct", base: bytes | None = None) -> WriteResult:
+        """Write an edited memory back; an unchanged one is not touched at all. With
+        ``base`` (the bytes the edit started from), refuse if the file changed meanwhile."""
         self.check_write(actor)
         slug = new_slug(memory.slug)
         text = nt.render(memory.note)
@@ -210,6 +211,8 @@ class Store:
         with self._lock():
             path = self._target(slug)
             created = not path.exists()
+            if base is not None and (None if created else path.read_bytes()) != base:
+                raise StoreError(f"{self.name}/{slug}: changed meanwhile; nothing was written")
             if not created and path.read_bytes() == data:
                 return WriteResult(slug, path, False, False, False)
             if not created:

@@ -1,0 +1,183 @@
+"""The template composer: a kept candidate becomes a draft's title, description and body.
+
+With no model to write prose, a template has to, and a template cannot embellish on its
+own — but what it fills in can. The human's sentence may hold a number only the human
+vouched for (the floor licenses numbers from TOOL and ACT output alone), a tool line may
+carry a secret, a topic cut from a sentence may read as a claim. So every piece is built
+from the candidate's verbatim parts, and each sentence of the body is held to the
+final-surface floor (``kura.distill.surface.violations``) against the gate's evidence on its
+own: a sentence that fails is dropped, never staged and never repaired by guessing. A title
+or description that fails loses its words with digits, then falls back to a plain one. If
+no sentence carrying the fact survives, there is no draft — an empty memory is worse than
+none.
+
+The description is a recognition trigger for the index line: the key nouns and the
+conclusion, at most 150 characters, because an agent scanning the index decides from that
+line alone whether to open the memory. ``[[links]]`` name only memories that exist in the
+store, and only when the slug shares two or more words with the topic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kura.distill.evidence import Segment
+from kura.distill.gate import Verdict
+from kura.distill.spot import cut
+from kura.distill.surface import violations
+from kura.errors import StoreError
+from kura.slugs import new_slug
+
+DESC_CHARS = 150
+TITLE_CHARS = 80
+SLUG_WORDS = 6
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an and are as at be by for from in is it its of on or that the this to was were with "
+    "we you your our i me my do does dont don't not no always never please remember note ever".split()
+)
+_HOW = {
+    "feedback": "follow it in every session without being reminded.",
+    "user": "keep it in mind when working with this person.",
+    "project": "take it as given for this project.",
+    "reference": "look here before trying it another way.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """A draft ready to stage; ``dropped`` names the sentences the floor refused."""
+
+    slug: str
+    kind: str
+    title: str
+    description: str
+    body: str
+    flags: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+
+def compose(
+    candidate: Mapping[str, Any],
+    verdict: Verdict,
+    *,
+    taken: Collection[str] = (),
+    store_slugs: Collection[str] = (),
+) -> Composed | None:
+    """The draft for a kept ``candidate``, or None when no sentence of fact survives."""
+    evidence = verdict.evidence
+    facts, why, how = _sentences(candidate)
+    kept_facts, dropped = _floor(facts, evidence, store_slugs)
+    if not kept_facts:
+        return None
+    rest, more = _floor([why, how, *_links(candidate, store_slugs)], evidence, store_slugs)
+    body = "\n\n".join([" ".join(kept_facts), *rest]) + "\n"
+    topic = str(candidate.get("topic") or "")
+    title = _safe(_title(candidate), evidence, "A lesson from a transcript")
+    description = _safe(_description(candidate), evidence, f"{verdict.classes[0]} evidence: {title}")
+    flags = tuple(
+        flag
+        for flag, on in (("judgement", verdict.judgement), ("unbacked-number", verdict.unverified_numbers))
+        if on
+    )
+    slug = unique_slug(topic, taken)
+    return Composed(slug, str(candidate.get("kind")), title, description, body, flags, (*dropped, *more))
+
+
+def unique_slug(topic: str, taken: Collection[str]) -> str:
+    """A slug kura may create from the topic's key words, not one of ``taken``."""
+    words = [w for w in _WORD.findall(topic.lower()) if w not in _STOP][:SLUG_WORDS]
+    base = "-".join(words)[:60].strip("-") or "memory"
+    try:
+        base = new_slug(base)
+    except StoreError:
+        base = "memory"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+def _sentences(candidate: Mapping[str, Any]) -> tuple[list[str], str, str]:
+    rule, kind = candidate.get("rule"), str(candidate.get("kind"))
+    topic = str(candidate.get("topic") or "").rstrip(".")
+    if rule == "scar":
+        fixed, failed = _command(candidate.get("fixed")), _command(candidate.get("failed_call"))
+        facts = [
+            f"`{fixed}` works where `{failed}` failed.",
+            f'The failure read: "{candidate.get("failed")}".',
+        ]
+        if candidate.get("output"):
+            facts.append(f'The working call printed: "{candidate.get("output")}".')
+        why = "**Why:** the first attempt failed and cost a retry before the working call was found."
+        return facts, why, f"**How to apply:** run `{fixed}` directly instead of `{failed}`."
+    said = str(candidate.get("said") or "")
+    if rule == "correction":
+        facts = [f"{topic}.", f'The user corrected the agent: "{said}"']
+        why = "**Why:** the agent got this wrong once and was corrected; the correction is the rule."
+        return facts, why, "**How to apply:** do it the corrected way the first time."
+    facts = [f"{topic}.", f'The user said: "{said}"']
+    why = "**Why:** the user asked for this to be remembered."
+    return facts, why, f"**How to apply:** {_HOW.get(kind, _HOW['project'])}"
+
+
+def _command(act: Any) -> str:
+    """The command of a rendered tool call (``Bash: {"command": …}``), else the call itself."""
+    text = str(act or "")
+    _, _, rest = text.partition(": ")
+    try:
+        data = json.loads(rest)
+    except ValueError:
+        return cut(text, 120)
+    command = data.get("command") if isinstance(data, dict) else None
+    shown = command if isinstance(command, str) and command in text else text
+    return cut(shown.replace("`", "'"), 120)
+
+
+def _floor(
+    sentences: Sequence[str], evidence: Sequence[Segment], store_slugs: Collection[str]
+) -> tuple[list[str], list[str]]:
+    kept: list[str] = []
+    dropped: list[str] = []
+    for sentence in sentences:
+        problems = violations(sentence, evidence, store_slugs)
+        (dropped if problems else kept).append(sentence)
+    return kept, [f"{s[:60]}: {violations(s, evidence, store_slugs)[0]}" for s in dropped]
+
+
+def _title(candidate: Mapping[str, Any]) -> str:
+    if candidate.get("rule") == "scar":
+        return cut(f"Use {_command(candidate.get('fixed'))}", TITLE_CHARS)
+    return cut(str(candidate.get("topic") or "").rstrip("."), TITLE_CHARS)
+
+
+def _description(candidate: Mapping[str, Any]) -> str:
+    topic = str(candidate.get("topic") or "").rstrip(".")
+    if candidate.get("rule") == "scar":
+        failed = _command(candidate.get("failed_call"))
+        fixed = _command(candidate.get("fixed"))
+        return cut(f"When {failed} fails: {fixed} is what worked", DESC_CHARS)
+    if candidate.get("rule") == "correction":
+        return cut(f"Corrected by the user: {topic}", DESC_CHARS)
+    return cut(topic, DESC_CHARS)
+
+
+def _safe(text: str, evidence: Sequence[Segment], fallback: str) -> str:
+    """``text`` if the floor passes it, else without its words that hold digits, else
+    ``fallback`` (itself held to the floor)."""
+    if text and not violations(text, evidence, ()):
+        return text
+    plain = " ".join(w for w in text.split() if not any(c.isdigit() for c in w))
+    if len(plain) >= 12 and not violations(plain, evidence, ()):
+        return plain
+    return fallback if not violations(fallback, evidence, ()) else "A lesson from a transcript"
+
+
+def _links(candidate: Mapping[str, Any], store_slugs: Collection[str]) -> list[str]:
+    words = {w for w in _WORD.findall(str(candidate.get("topic") or "").lower()) if w not in _STOP}
+    near = [s for s in sorted(store_slugs) if len(words & set(_WORD.findall(s.lower()))) >= 2][:3]
+    return ["Related: " + ", ".join(f"[[{s}]]" for s in near)] if near else []

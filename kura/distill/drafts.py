@@ -1,0 +1,479 @@
+"""Drafts: what the distiller proposes, staged as files a person can read, and the one door
+through which a draft becomes a memory.
+
+A draft is a markdown file in the state folder (``.kura/drafts/<slug>.md``, derived state):
+
+    <!-- kura draft
+    slug: deploy-checklist
+    when: 2026-11-30T07:58:00Z
+    source: ~/.claude/projects/x/session.jsonl
+    kind: feedback
+    classes: USER, TOOL
+    flags: unbacked-number, extends:deploy
+    quotes:
+    [USER] always run the smoke tests before a deploy
+    [TOOL] 12 passed in 3.41s
+    mark: <hex>
+    -->
+    TITLE: Run the smoke tests before deploying
+    DESC: Deploys go out only after the smoke tests pass
+
+    body…
+
+Why it looks like this:
+
+- **A person reviews drafts in an editor**, so everything the gate knew — where the text
+  came from, which classes of evidence carry it, what is doubtful — sits in a comment at the
+  top, and the proposed memory below it, as it would be written.
+- **Nothing in the comment can close it early.** Quotes are folded to one line, secrets
+  are redacted, and ``-->`` (and ``--!>``) are neutralised, so a transcript cannot smuggle
+  text out of the comment and into what looks like the draft.
+- **The mark binds the draft to the distiller.** It is an HMAC-SHA256 over every field but
+  itself, keyed per store (``kura.distill.mark``). A draft edited by hand — a number slipped into the body, a
+  quote added to license one — no longer matches, and ``pour`` quarantines it instead of
+  pouring it. Editing is fine; it just makes the text a person's, and a person's text goes
+  in through ``kura remember``, not through the distiller's door.
+- **Pouring re-checks, never trusts.** ``pour`` verifies the mark, then holds the text to
+  the final-surface floor again against the draft's own evidence and the store's current
+  slugs (a linked memory may have gone since), then writes through the store with
+  ``actor="distiller"`` so the store's own policy decides (``distiller-only`` allows it,
+  ``frozen`` refuses it). The memory keeps its evidence in its own frontmatter
+  (``evidence:``, ``distilled:``, ``source:``), because the drafts folder is derived state
+  and may be wiped.
+- Expected outcomes are values: a refusal is a ``PourResult`` with the reason; a broken
+  draft file is listed with its ``file:line`` problem, never a crash.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kura import limits
+from kura import note as nt
+from kura.atomic import write_atomic
+from kura.distill.evidence import CLASSES, Segment, normalise
+from kura.distill.mark import matches, sign
+from kura.distill.surface import violations
+from kura.errors import KuraError, NotFound, StoreError
+from kura.secrets import redact
+from kura.slugs import new_slug
+from kura.store import Store
+
+DRAFTS_DIR = "drafts"
+KINDS = ("user", "feedback", "project", "reference", "idea")
+EVIDENCE_CHARS = 200
+_HEAD = "<!-- kura draft"
+_QUOTE = re.compile(r"^\[([A-Z]+)\] (.*)$")
+_FIELDS = ("slug", "when", "source", "kind", "classes", "flags")
+_SIGNED = ("slug", "kind", "title", "description", "extends", "body", "source", "when")
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """One staged draft as read back; ``problem`` is a ``file:line`` message when it is
+    broken, and ``tampered`` is true when it is broken or its mark does not match."""
+
+    id: str
+    slug: str
+    kind: str
+    title: str
+    description: str
+    body: str
+    evidence: tuple[Segment, ...]
+    source: str
+    flags: tuple[str, ...]
+    when: str
+    extends: str | None
+    path: Path
+    tampered: bool
+    problem: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DraftInfo:
+    """A draft as ``kura distill drafts`` lists it."""
+
+    id: str
+    slug: str
+    kind: str
+    title: str
+    description: str
+    flags: tuple[str, ...]
+    path: Path
+    tampered: bool
+    when: str
+    problem: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "slug": self.slug,
+            "kind": self.kind,
+            "title": self.title,
+            "description": self.description,
+            "flags": list(self.flags),
+            "path": str(self.path),
+            "tampered": self.tampered,
+            "when": self.when,
+            "problem": self.problem,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PourResult:
+    """What ``pour`` did with one draft: ``poured`` or refused with ``reason``."""
+
+    id: str
+    poured: bool
+    reason: str
+    slug: str = ""
+    memory: Path | None = None
+    quarantined: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "poured": self.poured,
+            "reason": self.reason,
+            "slug": self.slug,
+            "memory": str(self.memory) if self.memory else None,
+            "quarantined": self.quarantined,
+        }
+
+
+# -- staging ---------------------------------------------------------------------------
+
+
+def stage(
+    store: Store,
+    *,
+    slug: str,
+    kind: str,
+    title: str,
+    description: str,
+    body: str,
+    evidence: Sequence[Segment],
+    source: str,
+    flags: Sequence[str] = (),
+    extends: str | None = None,
+) -> Path:
+    """Write one draft file and return its path; a draft already staged for the same slug
+    is never overwritten (the new one gets ``-2``, ``-3``…)."""
+    slug = new_slug(slug)
+    if kind not in KINDS:
+        raise StoreError(f"draft {slug!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    if extends is not None:
+        extends = new_slug(extends)
+    all_flags = [_line(f) for f in flags if _line(f)]
+    if extends and f"extends:{extends}" not in all_flags:
+        all_flags.append(f"extends:{extends}")
+    draft = Draft(
+        id="",
+        slug=slug,
+        kind=kind,
+        title=_line(title),
+        description="" if extends else _line(description),
+        body=redact(body)[0].strip("\n") + "\n",
+        evidence=tuple(Segment(s.cls, _line(s.text)) for s in evidence if s.cls in CLASSES),
+        source=_line(source),
+        flags=tuple(dict.fromkeys(all_flags)),
+        when=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        extends=extends,
+        path=Path(),
+        tampered=False,
+    )
+    text = render(draft, sign(store.state_dir, _signed(draft)))
+    folder = drafts_dir(store)
+    folder.mkdir(parents=True, exist_ok=True)
+    return _claim(folder, slug.replace("/", "--"), text.encode("utf-8"))
+
+
+def _claim(folder: Path, stem: str, data: bytes) -> Path:
+    """Write ``data`` under the first free name ``stem``, ``stem-2``…, never replacing a
+    draft another process staged meanwhile (the name is taken with O_EXCL first)."""
+    for n in range(1, 1000):
+        path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue
+        write_atomic(path, data)
+        return path
+    raise StoreError(f"{folder}: 999 drafts are already staged for {stem!r}; pour or toss some first")
+
+
+def render(draft: Draft, mark: str) -> str:
+    """The draft file's text (see the module docstring for the layout)."""
+    lines = [_HEAD, *(f"{name}: {_header_value(draft, name)}" for name in _FIELDS), "quotes:"]
+    lines += [f"[{s.cls}] {s.text}" for s in draft.evidence]
+    lines += [f"mark: {mark}", "-->"]
+    lines.append(f"TITLE: {draft.title}")
+    lines.append(f"EXTENDS: {draft.extends}" if draft.extends else f"DESC: {draft.description}")
+    return "\n".join(lines) + "\n\n" + draft.body
+
+
+def _header_value(draft: Draft, name: str) -> str:
+    if name == "classes":
+        return ", ".join(c for c in CLASSES if any(s.cls == c for s in draft.evidence))
+    if name == "flags":
+        return ", ".join(draft.flags)
+    return str(getattr(draft, name))
+
+
+def _line(text: str) -> str:
+    """One line, secrets redacted, unable to close the comment it sits in."""
+    return _defuse(normalise(redact(text)[0]))
+
+
+def _defuse(text: str) -> str:
+    return text.replace("-->", "--&gt;").replace("--!>", "--!&gt;")
+
+
+# -- the mark ------------------------------------------------------------------------
+
+
+def _signed(draft: Draft) -> dict[str, Any]:
+    """Every field of the draft but its mark and where it lies."""
+    fields = {name: getattr(draft, name) for name in _SIGNED}
+    fields["evidence"] = [[seg.cls, seg.text] for seg in draft.evidence]
+    fields["flags"] = list(draft.flags)
+    return fields
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def drafts_dir(store: Store) -> Path:
+    return store.state_dir / DRAFTS_DIR
+
+
+def drafts(store: Store) -> list[DraftInfo]:
+    """Every staged draft (not poured, tossed or quarantined ones), oldest name first."""
+    folder = drafts_dir(store)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.md"), key=lambda p: p.stem):
+        d = _load_path(store, path)
+        found.append(DraftInfo(d.id, d.slug, d.kind, d.title, d.description, d.flags, d.path,
+                               d.tampered, d.when, d.problem))  # fmt: skip
+    return found
+
+
+def load(store: Store, draft_id: str) -> Draft:
+    """One staged draft by its id (the file name without ``.md``), or NotFound."""
+    path = _draft_path(store, draft_id)
+    if not path.is_file():
+        raise NotFound(
+            f"no staged draft {draft_id!r} in store '{store.name}'; `kura distill drafts` lists them"
+        )
+    return _load_path(store, path)
+
+
+def _draft_path(store: Store, draft_id: str) -> Path:
+    name = draft_id.removesuffix(".md")
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise StoreError(f"{draft_id!r} is not a draft id; `kura distill drafts` lists them")
+    return drafts_dir(store) / f"{name}.md"
+
+
+def _load_path(store: Store, path: Path) -> Draft:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        return _broken(path, 1, f"cannot be read ({getattr(err, 'strerror', None) or err})")
+    try:
+        draft, mark = parse(text, path)
+    except _ParseError as err:
+        return _broken(path, err.line, err.message)
+    if not matches(store.state_dir, _signed(draft), mark):
+        return replace(
+            draft, tampered=True, problem=f"{path}:1: the mark does not match; edited outside the distiller"
+        )
+    return draft
+
+
+def _broken(path: Path, line: int, message: str) -> Draft:
+    return Draft(path.stem, "", "", "", "", "", (), "", (), "", None, path, True, f"{path}:{line}: {message}")
+
+
+class _ParseError(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.message = line, message
+
+
+def parse(text: str, path: Path) -> tuple[Draft, str]:
+    """A draft file's fields and its mark; ``_ParseError(line, message)`` when it is not one."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if not lines or lines[0] != _HEAD:
+        raise _ParseError(1, f"does not start with {_HEAD!r}; not a draft kura wrote")
+    try:
+        close = lines.index("-->")
+    except ValueError:
+        raise _ParseError(1, "the comment is never closed with a '-->' line") from None
+    fields, evidence, mark = _read_comment(lines[1:close])
+    if close + 1 >= len(lines) or not lines[close + 1].startswith("TITLE: "):
+        raise _ParseError(close + 2, "expected 'TITLE: …' after the comment")
+    second = lines[close + 2] if close + 2 < len(lines) else ""
+    if not second.startswith(("DESC: ", "EXTENDS: ")):
+        raise _ParseError(close + 3, "expected 'DESC: …' or 'EXTENDS: <slug>'")
+    if close + 3 < len(lines) and lines[close + 3] != "":
+        raise _ParseError(close + 4, "expected a blank line before the body")
+    extends = second.removeprefix("EXTENDS: ") if second.startswith("EXTENDS: ") else None
+    draft = Draft(
+        id=path.stem,
+        slug=fields.get("slug", ""),
+        kind=fields.get("kind", ""),
+        title=lines[close + 1].removeprefix("TITLE: "),
+        description="" if extends is not None else second.removeprefix("DESC: "),
+        body="\n".join(lines[close + 4 :]),
+        evidence=tuple(evidence),
+        source=fields.get("source", ""),
+        flags=tuple(f for f in fields.get("flags", "").split(", ") if f),
+        when=fields.get("when", ""),
+        extends=extends,
+        path=path,
+        tampered=False,
+    )
+    return draft, mark
+
+
+def _read_comment(lines: list[str]) -> tuple[dict[str, str], list[Segment], str]:
+    fields: dict[str, str] = {}
+    evidence: list[Segment] = []
+    mark = ""
+    in_quotes = False
+    for number, line in enumerate(lines, start=2):
+        quote = _QUOTE.match(line) if in_quotes else None
+        if quote and quote.group(1) in CLASSES:
+            evidence.append(Segment(quote.group(1), quote.group(2)))
+            continue
+        key, sep, value = line.partition(": ")
+        if line == "quotes:":
+            in_quotes = True
+        elif sep and key in _FIELDS:
+            fields[key] = value
+        elif sep and key == "mark":
+            mark = value
+        elif not (sep and key == "tossed"):
+            raise _ParseError(number, f"unexpected line in the draft's comment: {line[:60]!r}")
+    missing = [k for k in ("slug", "kind") if not fields.get(k)] + ([] if mark else ["mark"])
+    if missing:
+        raise _ParseError(1, f"the comment has no {', '.join(missing)}")
+    return fields, evidence, mark
+
+
+# -- pouring and tossing ----------------------------------------------------------------
+
+
+def pour(store: Store, draft_id: str, *, actor: str = "distiller") -> PourResult:
+    """Pour one staged draft into the store, or say why not (see the module docstring)."""
+    draft = load(store, draft_id)
+    if draft.tampered:
+        moved = _move(draft.path, "quarantine")
+        why = draft.problem or "the mark does not match"
+        return PourResult(draft.id, False, f"{why}; quarantined to {moved} — never poured", draft.slug,
+                          quarantined=True)  # fmt: skip
+    if draft.kind == "idea":
+        return PourResult(
+            draft.id, False, "an idea is never poured into the store; it belongs in a seed file"
+        )
+    found = violations(_composed(draft), draft.evidence, store.slugs())
+    if found:
+        return PourResult(
+            draft.id, False, "the final-surface floor refuses it: " + "; ".join(found), draft.slug
+        )
+    try:
+        memory = _extend(store, draft, actor) if draft.extends else _create(store, draft, actor)
+    except KuraError as err:
+        return PourResult(draft.id, False, str(err), draft.slug)
+    _move(draft.path, "poured")
+    return PourResult(draft.id, True, "poured", draft.extends or draft.slug, memory)
+
+
+def _composed(draft: Draft) -> str:
+    return "\n\n".join(filter(None, (draft.title, draft.description, draft.body)))
+
+
+def _evidence_meta(draft: Draft) -> list[str]:
+    return [f"[{s.cls}] {redact(s.text)[0][:EVIDENCE_CHARS]}" for s in draft.evidence]
+
+
+def _create(store: Store, draft: Draft, actor: str) -> Path:
+    if draft.slug in store.slugs():
+        raise StoreError(
+            f"{store.name}/{draft.slug}: a memory with this slug exists; the draft stays staged — "
+            "toss it, or distil it again as an extension"
+        )
+    meta: dict[str, Any] = {
+        "name": draft.title or draft.slug,
+        "description": draft.description,
+        "type": draft.kind,
+        "created": _today(),
+        "distilled": _today(),
+        "source": draft.source,
+        "evidence": _evidence_meta(draft),
+    }
+    where = f"{store.name}/{draft.slug}"
+    limits.check_text(where, title=meta["name"], description=draft.description, body=draft.body)
+    text = nt.render(nt.new_note(meta, draft.body))
+    return store.write_file(draft.slug, text.encode("utf-8"), actor=actor).path
+
+
+def _extend(store: Store, draft: Draft, actor: str) -> Path:
+    """Append the body (and the evidence) to the memory it extends. ``save(base=…)``
+    compares the file under the store lock, so an edit saved meanwhile is never lost: the
+    pour is refused and the draft stays staged."""
+    assert draft.extends is not None
+    old = store.show(draft.extends)
+    base = old.path.read_bytes()
+    kept = old.note.meta.get("evidence")
+    merged = [str(e) for e in kept] if isinstance(kept, list) else []
+    merged += [e for e in _evidence_meta(draft) if e not in merged]
+    note = old.note.with_body(old.note.body.rstrip("\n") + "\n\n" + draft.body.strip("\n") + "\n")
+    note = note.with_meta(distilled=_today(), evidence=merged)
+    return store.save(replace(old, note=note), actor=actor, base=base).path
+
+
+def toss(store: Store, draft_id: str, reason: str) -> Path:
+    """Move a staged draft to ``tossed/`` with the reason recorded in its comment."""
+    path = _draft_path(store, draft_id)
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as err:
+        raise StoreError(f"{path}: cannot read the draft ({err.strerror})") from None
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = f"tossed: {stamp} {_line(reason)}\n"
+    at = text.find("\n-->")
+    text = text[: at + 1] + line + text[at + 1 :] if at >= 0 else f"<!-- {line}-->\n" + text
+    target = _free_name(drafts_dir(store) / "tossed", path.name)
+    write_atomic(target, text.encode("utf-8"))
+    path.unlink()
+    return target
+
+
+def _move(path: Path, where: str) -> Path:
+    target = _free_name(path.parent / where, path.name)
+    os.replace(path, target)
+    return target
+
+
+def _free_name(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = name.removesuffix(".md")
+    for n in range(1, 10_000):
+        target = folder / (name if n == 1 else f"{stem}-{n}.md")
+        if not target.exists():
+            return target
+    raise StoreError(f"{folder}: too many drafts with the name {name!r}; clear the folder")
+
+
+def _today() -> str:
+    return _dt.date.today().isoformat()

@@ -1,0 +1,207 @@
+"""One distiller pass over a store's journals, with no model: read → spot → gate → stage.
+
+The pass is a straight line per source, and its order is what keeps it honest:
+
+    reserve a stretch (watermark) → classed segments → rule-based spotter → gate (against
+    the store's own text, so an echo is not new material) → template composer → the
+    final-surface floor → stage a draft → commit the watermark
+
+The watermark is committed only after every draft of the stretch is staged, and released
+if anything fails before that, so a crash costs a re-read, never a lost stretch; and since
+a reservation is exclusive (``kura.distill.journals``), two passes running at once never
+read the same stretch, so no candidate is staged twice. The spotter sees one stretch at a
+time: a failure and its fix that straddle two stretches are not paired — a missed scar, not
+a wrong one.
+
+Ideas are counted but not staged in this increment (they go to a seed file later). Every
+decision is counted in ``Metrics`` — segments by class, candidates, kept, dropped with
+their reasons, drafts, findings — because a pass that stages nothing must still say why.
+``nothing`` is its own outcome: no source had a new line, which a scheduler tells apart
+from "read something, kept nothing".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from kura.distill import journals as jr
+from kura.distill.compose import compose
+from kura.distill.evidence import CLASSES, Segment
+from kura.distill.gate import judge
+from kura.distill.spot import spot
+from kura.distill.surface import violations
+from kura.finding import Finding
+from kura.store import Store
+
+Progress = Callable[[str, int, int], None]  # stage, done, total
+
+
+class Stage(Protocol):
+    def __call__(
+        self,
+        store: Store,
+        *,
+        slug: str,
+        kind: str,
+        title: str,
+        description: str,
+        body: str,
+        evidence: Sequence[Segment],
+        source: str,
+        flags: Sequence[str] = (),
+        extends: str | None = None,
+    ) -> Path: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """What one pass did; ``nothing`` when no source had anything new to read."""
+
+    sources: int = 0
+    segments: dict[str, int] = field(default_factory=dict)
+    candidates: int = 0
+    kept: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    drafts: tuple[Path, ...] = ()
+    ideas: int = 0
+    findings: tuple[Finding, ...] = ()
+    nothing: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nothing": self.nothing,
+            "sources": self.sources,
+            "segments": {cls: self.segments.get(cls, 0) for cls in CLASSES},
+            "candidates": self.candidates,
+            "kept": self.kept,
+            "dropped": dict(self.dropped),
+            "drafts": [str(p) for p in self.drafts],
+            "ideas": self.ideas,
+            "findings": [str(f) for f in self.findings],
+        }
+
+    def line(self) -> str:
+        """The one-line summary a pass prints."""
+        if self.nothing:
+            return "distill: nothing new to read"
+        classes = " ".join(f"{cls}={self.segments.get(cls, 0)}" for cls in CLASSES)
+        reasons = "; ".join(f"{n}× {why}" for why, n in sorted(self.dropped.items()))
+        return (
+            f"distill: {self.sources} source(s), segments {classes}, candidates {self.candidates}, "
+            f"kept {self.kept}, dropped {sum(self.dropped.values())}"
+            + (f" ({reasons})" if reasons else "")
+            + f", drafts {len(self.drafts)}, ideas {self.ideas}"
+        )
+
+
+@dataclass(slots=True)
+class _Tally:
+    sources: int = 0
+    segments: Counter[str] = field(default_factory=Counter)
+    candidates: int = 0
+    kept: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    drafts: list[Path] = field(default_factory=list)
+    ideas: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    def freeze(self) -> Metrics:
+        return Metrics(self.sources, dict(self.segments), self.candidates, self.kept, dict(self.dropped),
+                       tuple(self.drafts), self.ideas, tuple(self.findings), self.sources == 0)  # fmt: skip
+
+
+def journals_for(distill: Mapping[str, Any], store_distill: Mapping[str, Any], *,
+                 config_source: Path | None, store: str) -> jr.Journals:  # fmt: skip
+    """The journals a store reads, relative roots taken from the config file's folder."""
+    base = config_source.parent if config_source is not None else None
+    return jr.journal_settings(distill, store_distill, base=base, store=store)
+
+
+def store_text(store: Store) -> str:
+    """The store's own words, for echo detection: every memory's name, description, body."""
+    return "\n\n".join(f"{m.name}\n{m.description}\n{m.note.body}" for m in store.list())
+
+
+def run_pass(
+    store: Store,
+    journals: jr.Journals,
+    *,
+    stage: Stage | None = None,
+    progress: Progress | None = None,
+    max_bytes: int = 0,
+) -> Metrics:
+    """One pass over every journal of ``store`` (see the module docstring)."""
+    if stage is None:
+        from kura.distill.drafts import stage as stage_draft
+
+        stage = stage_draft
+    sources, found = jr.discover(journals, store.root)
+    tally = _Tally(findings=list(found))
+    own = store_text(store)
+    for number, source in enumerate(sources, start=1):
+        claim = jr.reserve(store.state_dir, source, max_bytes=max_bytes)
+        if claim is None:
+            continue
+        try:
+            stretch = claim.read()
+            tally.findings.extend(stretch.findings)
+            if claim.token:
+                tally.sources += 1
+                _distil(store, source, stretch.segments, own, stage, tally, progress)
+        except BaseException:
+            jr.release(store.state_dir, claim)
+            raise
+        if not jr.commit(store.state_dir, claim):
+            note = "the reservation expired before this pass finished; the stretch will be read again"
+            tally.findings.append(Finding(source.key, claim.raw.start.line + 1, note, "warning"))
+        if progress is not None:
+            progress("sources", number, len(sources))
+    return tally.freeze()
+
+
+def _distil(
+    store: Store,
+    source: jr.Source,
+    segments: Sequence[Segment],
+    own: str,
+    stage: Stage,
+    tally: _Tally,
+    progress: Progress | None,
+) -> None:
+    tally.segments.update(s.cls for s in segments)
+    if progress is not None:
+        progress("spotting", 0, len(segments))
+    candidates = spot(segments)
+    if progress is not None:
+        progress("spotting", len(segments), len(segments))
+    tally.candidates += len(candidates)
+    slugs = store.slugs()
+    taken = set(slugs) | _staged_slugs(store)
+    for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
+        if verdict.verdict == "idea":
+            tally.ideas += 1
+            continue
+        if verdict.verdict != "kept":
+            tally.dropped[verdict.reason.split(" (", 1)[0]] += 1
+            continue
+        composed = compose(candidate, verdict, taken=taken, store_slugs=slugs)
+        text = "\n\n".join((composed.title, composed.description, composed.body)) if composed else ""
+        if composed is None or violations(text, verdict.evidence, slugs):
+            tally.dropped["no sentence of fact passed the final-surface floor"] += 1
+            continue
+        path = stage(store, slug=composed.slug, kind=composed.kind, title=composed.title,
+                     description=composed.description, body=composed.body, evidence=verdict.evidence,
+                     source=source.key, flags=composed.flags)  # fmt: skip
+        taken.add(composed.slug)
+        tally.kept += 1
+        tally.drafts.append(path)
+
+
+def _staged_slugs(store: Store) -> set[str]:
+    from kura.distill.drafts import drafts
+
+    return {d.slug for d in drafts(store)}
