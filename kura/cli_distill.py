@@ -205,3 +205,34 @@ def pour(
         raise typer.Exit(1)
     if not any(r.poured for r in results):
         raise typer.Exit(1 if results else 2)
+
+
+@distill_app.command("drain")
+def drain(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Store whose drafts to drain (else the global -s).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The scribe judges every staged draft: pour, fix (held to the floor, re-signed) or toss.
+    Exit 0 when it did work, 2 when nothing was staged or no scribe is configured, 1 when
+    every draft stayed staged (the scribe did not answer, or its verdicts were refused)."""
+    from kura.distill.drain import drain as run_drain
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    chosen = core(lambda: config.store_config(store or g.store))
+    scribe = config.scribe_for(chosen)
+    if scribe is None:
+        warn(
+            f"store '{chosen.name}': drain needs a model — declare [models.thinker] (or [models.scribe]) "
+            f"in {config.source or 'kura.toml'}; `kura distill pour SLUG|--all` pours drafts by hand"
+        )
+        raise typer.Exit(2)
+    metrics = core(lambda: run_drain(chosen.open(), scribe))
+    say(json.dumps(metrics.to_dict(), ensure_ascii=False) if as_json else metrics.line())
+    if not metrics.outcomes:
+        raise typer.Exit(2)
+    if not metrics.did_work:
+        raise typer.Exit(1)

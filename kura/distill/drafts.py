@@ -442,6 +442,17 @@ def _extend(store: Store, draft: Draft, actor: str) -> Path:
     return store.save(replace(old, note=note), actor=actor, base=base).path
 
 
+def rewrite(store: Store, draft: Draft, *, title: str, description: str, body: str) -> Draft:
+    """Write the scribe's fix over a staged draft and sign it again (the fix is the
+    distiller's own text, so its mark stays valid); refused if the file changed meanwhile."""
+    if _load_path(store, draft.path) != draft:
+        raise StoreError(f"{draft.path}: the draft changed while it was judged; it stays as it is")
+    desc = "" if draft.extends else _line(description)
+    new = replace(draft, title=_line(title), description=desc, body=redact(body)[0].strip("\n") + "\n")
+    write_atomic(draft.path, render(new, sign(store.state_dir, _signed(new))).encode("utf-8"))
+    return new
+
+
 def toss(store: Store, draft_id: str, reason: str) -> Path:
     """Move a staged draft to ``tossed/`` with the reason recorded in its comment."""
     path = _draft_path(store, draft_id)
