@@ -12,8 +12,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
-from conftest import SAMPLE, write_memory
+from conftest import SAMPLE, uvicorn_app, write_memory
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -420,24 +418,9 @@ def test_starting_and_answering_from_the_files_loads_no_model(root: Path) -> Non
 # -- proxy mode and streamable HTTP ------------------------------------------------------------
 
 
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """A real uvicorn server for ``app`` on a free loopback port, in a thread."""
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
+def serving(app: Any) -> Any:
+    """A real uvicorn server for ``app`` on a free loopback port (``conftest.uvicorn_app``)."""
+    return uvicorn_app(app)
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from conftest import SAMPLE, Cli, write_memory
+from conftest import SAMPLE, Cli, uvicorn_app, write_memory
 
 from kura.config import Config, parse_config
 from kura.errors import ConfigError
@@ -76,22 +75,9 @@ def copy_of(template: Path, where: Path) -> Config:
     return config_for(where)
 
 
-@contextmanager
-def running(app: Any) -> Iterator[str]:
-    """A real uvicorn server for ``app`` on a free loopback port, in a thread."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+def running(app: Any) -> Any:
+    """A real uvicorn server for ``app`` on a free loopback port (``conftest.uvicorn_app``)."""
+    return uvicorn_app(app)
 
 
 @dataclass
