@@ -12,6 +12,10 @@ naming file:line); a dropped candidate is an answer, not a failure (exit 0).
 ``drafts`` lists what the distiller staged and ``pour`` pours it by hand through the same
 verified door the scribe uses (``kura.distill.drafts.pour``): a refusal is exit 1 with its
 reason, so a script can tell "refused" from "nothing staged" (exit 2).
+
+``drain`` has the scribe model judge every staged draft (pour, fix, toss); ``tidy`` finds
+ragged index lines and has the scribe rewrite them; ``night`` stays resident and runs a
+pass and a drain once per quiet spell of the journals.
 """
 
 from __future__ import annotations
@@ -235,4 +239,83 @@ def drain(
     if not metrics.outcomes:
         raise typer.Exit(2)
     if not metrics.did_work:
+        raise typer.Exit(1)
+
+
+@distill_app.command("night")
+def night(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Store to distil into (else the global -s).")
+    ] = None,
+    idle_min: Annotated[
+        float, typer.Option("--idle-min", help="Minutes the journals must stay quiet before a pass.")
+    ] = 20.0,
+    idle_sec: Annotated[
+        float | None, typer.Option("--idle-sec", help="The quiet spell in seconds (overrides --idle-min).")
+    ] = None,
+    poll_sec: Annotated[float, typer.Option("--poll-sec", help="Seconds between looks.")] = 30.0,
+    once: Annotated[
+        bool, typer.Option("--once", help="Wait for one quiet spell, run one pass (and drain), exit.")
+    ] = False,
+) -> None:
+    """Stay resident: when the journals have been quiet, run one pass and one drain per quiet spell.
+    Exit 0 on a clean stop; with --once, 0 when it did work, 2 when there was nothing to do,
+    1 when a pass or drain failed."""
+    import datetime as dt
+
+    from kura.distill.night import Night, snapshot, tasks_for
+    from kura.distill.run import journals_for
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    chosen = core(lambda: config.store_config(store or g.store))
+    journals = core(
+        lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
+    )
+    opened = core(chosen.open)
+
+    def log(line: str) -> None:
+        say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
+
+    tasks = tasks_for(opened, journals, config.scribe_for(chosen))
+    idle = idle_sec if idle_sec is not None else idle_min * 60
+    loop = Night(lambda: snapshot(journals, opened.root), tasks, idle=idle, poll=poll_sec, log=log)
+    loop.run(once=once)
+    if once:
+        raise typer.Exit(1 if loop.failures else 0 if loop.worked else 2)
+
+
+@distill_app.command("tidy")
+def tidy(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Store whose index to tidy (else the global -s).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report ragged lines; write nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find ragged index lines (title restated, too long, too vague, interchangeable) and have
+    the scribe rewrite them from each memory's text. Exit 0 when a line was rewritten (or a
+    dry run found some), 2 when nothing is ragged or no scribe is configured, 1 otherwise."""
+    from kura.distill.tidy import tidy as run_tidy
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    chosen = core(lambda: config.store_config(store or g.store))
+    scribe = None if dry_run else config.scribe_for(chosen)
+    report = core(lambda: run_tidy(chosen.open(), scribe, dry_run=dry_run))
+    say(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else report.line())
+    for outcome in [] if as_json else report.outcomes:
+        after = f"\n    now: {outcome.after}" if outcome.after else ""
+        say(f"  MEMORY.md:{outcome.line}: {outcome.slug}: {outcome.result} — {outcome.reason}{after}")
+    if not dry_run and scribe is None:
+        warn(
+            f"store '{chosen.name}': tidy needs a model to rewrite lines — declare [models.thinker] "
+            f"(or [models.scribe]) in {config.source or 'kura.toml'}; nothing was written"
+        )
+        raise typer.Exit(2)
+    if not report.findings:
+        raise typer.Exit(2)
+    if not dry_run and not report.did_work:
         raise typer.Exit(1)

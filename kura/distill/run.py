@@ -13,7 +13,8 @@ read the same stretch, so no candidate is staged twice. The spotter sees one str
 time: a failure and its fix that straddle two stretches are not paired — a missed scar, not
 a wrong one.
 
-Ideas are counted but not staged in this increment (they go to a seed file later). Every
+Ideas are never staged: they go to the seed file (``kura.distill.seeds``), and a kept
+candidate graduates the seeds its topic matches. Every
 decision is counted in ``Metrics`` — segments by class, candidates, kept, dropped with
 their reasons, drafts, findings — because a pass that stages nothing must still say why.
 ``nothing`` is its own outcome: no source had a new line, which a scheduler tells apart
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kura.distill import journals as jr
+from kura.distill import seeds
 from kura.distill.compose import compose
 from kura.distill.evidence import CLASSES, Segment
 from kura.distill.gate import judge
@@ -183,6 +185,8 @@ def _distil(
     taken = set(slugs) | _staged_slugs(store)
     for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
         if verdict.verdict == "idea":
+            why = _field(candidate, "why")
+            seeds.add(store, topic=_field(candidate, "topic"), why=why, source=source.key)
             tally.ideas += 1
             continue
         if verdict.verdict != "kept":
@@ -197,8 +201,13 @@ def _distil(
                      description=composed.description, body=composed.body, evidence=verdict.evidence,
                      source=source.key, flags=composed.flags)  # fmt: skip
         taken.add(composed.slug)
+        seeds.graduate(store, _field(candidate, "topic"), path.stem)  # later evidence confirms an idea
         tally.kept += 1
         tally.drafts.append(path)
+
+
+def _field(candidate: Any, name: str) -> str:
+    return str(candidate.get(name) or "") if isinstance(candidate, Mapping) else ""
 
 
 def _staged_slugs(store: Store) -> set[str]:
