@@ -15,6 +15,7 @@ strict ``dialect = "openai"`` service).
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -59,3 +60,35 @@ def complete(model: ModelConfig, system: str, user: str, *, max_tokens: int = 25
             continue
         return content if isinstance(content, str) and content.strip() else None
     return None
+
+
+def with_charter(charter: str, instructions: str) -> str:
+    """A role's system prompt: the store's charter first, byte-identical for every role, so
+    the roles share one cached prefix on a model server."""
+    head = f"{charter.rstrip()}\n\n" if charter.strip() else ""
+    return f"{head}{instructions}"
+
+
+def last_json_object(reply: str, key: str) -> dict[str, Any] | None:
+    """The last decodable JSON object in ``reply`` that has ``key``: models reason (or fence
+    their answer) before they give it."""
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] | None = None
+    end = -1
+    start = reply.find("{")
+    while start != -1:
+        if start >= end:
+            try:
+                value, stop = decoder.raw_decode(reply, start)
+            except ValueError:
+                value, stop = None, -1
+            if isinstance(value, dict) and key in value:
+                found, end = value, stop
+        start = reply.find("{", start + 1)
+    return found
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """A model's reply folded onto one line and cut, for a message."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kura.models import complete
+from kura.models import clip, complete, with_charter
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -72,8 +72,7 @@ def ask(
 ) -> Picked | Unheard:
     """The thinker's picks among ``triggers`` (slug → trigger) for ``question``."""
     scope = "\nThese are only the closest candidates, not the whole index." if shortlist else ""
-    system = f"{charter.rstrip()}\n\n" if charter.strip() else ""
-    system += f"{_INSTRUCTIONS}{scope}\n\nMemory index:\n{menu(triggers)}\n"
+    system = with_charter(charter, f"{_INSTRUCTIONS}{scope}\n\nMemory index:\n{menu(triggers)}\n")
     user = f"Question: {question}\nAt most {top} slugs."
     reply = complete(model, system, user, max_tokens=64 + 24 * top)
     if reply is None:
@@ -89,7 +88,7 @@ def read_reply(reply: str, known: Mapping[str, str] | Sequence[str], top: int) -
     if named is None:
         named = _prose_names(reply, names)
         if not named:
-            return Unheard(f"the thinker's reply was not a JSON array of slugs: {_clip(reply)!r}")
+            return Unheard(f"the thinker's reply was not a JSON array of slugs: {clip(reply)!r}")
     picked: list[str] = []
     unknown: list[str] = []
     for name in named:
@@ -122,8 +121,3 @@ def _prose_names(reply: str, names: set[str]) -> list[str]:
         if word in names:
             found.append((match.start(), word))
     return [slug for _, slug in sorted(found)]
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -31,8 +31,6 @@ duplicate can be recognised); the user message is one draft with its evidence.
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from kura.distill import drafts as dr
 from kura.distill.surface import violations
 from kura.errors import KuraError
-from kura.models import complete
+from kura.models import clip, complete, last_json_object, with_charter
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -67,7 +65,6 @@ Reply with only one JSON object, e.g.
 {"verdict": "FIX", "reason": "…", "title": "…", "description": "…", "body": "…"}
 {"verdict": "TOSS", "reason": "…"}"""
 _VERDICTS = ("pour", "fix", "toss")
-_OPEN = re.compile(r"\{")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,10 +213,9 @@ def _silence(model: ModelConfig) -> str:
 
 def system_prompt(charter: str, slugs: list[str] | tuple[str, ...]) -> str:
     """The charter at the head (as every role sends it), the instructions, the store's slugs."""
-    head = f"{charter.rstrip()}\n\n" if charter.strip() else ""
     listed = sorted(slugs)[:MAX_SLUGS]
     known = "\n".join(listed) if listed else "(none yet)"
-    return f"{head}{_INSTRUCTIONS}\n\nMemories already in the store:\n{known}\n"
+    return with_charter(charter, f"{_INSTRUCTIONS}\n\nMemories already in the store:\n{known}\n")
 
 
 def user_message(draft: dr.Draft) -> str:
@@ -236,13 +232,13 @@ def user_message(draft: dr.Draft) -> str:
 
 def read_verdict(reply: str) -> Verdict | Unread:
     """The last JSON object in the reply that carries a verdict, checked field by field."""
-    value = _last_object(reply)
+    value = last_json_object(reply, "verdict")
     if value is None:
-        return Unread(f"the scribe's reply held no JSON verdict: {_clip(reply)!r}")
+        return Unread(f"the scribe's reply held no JSON verdict: {clip(reply)!r}")
     action = value.get("verdict")
     action = action.strip().lower() if isinstance(action, str) else ""
     if action not in _VERDICTS:
-        return Unread(f"the scribe's verdict {_clip(str(value.get('verdict')))!r} is not POUR, FIX or TOSS")
+        return Unread(f"the scribe's verdict {clip(str(value.get('verdict')))!r} is not POUR, FIX or TOSS")
     fields = {k: value.get(k) for k in ("reason", "title", "description", "body")}
     if any(v is not None and not isinstance(v, str) for v in fields.values()):
         return Unread("the scribe's verdict has a field that is not text")
@@ -255,25 +251,3 @@ def read_verdict(reply: str) -> Verdict | Unread:
     if action != "fix":
         return Verdict(action, reason)
     return Verdict(action, reason, text["title"], text["description"], text["body"])
-
-
-def _last_object(reply: str) -> dict[str, Any] | None:
-    """Models reason before they answer, so the last decodable object with a verdict wins."""
-    decoder = json.JSONDecoder()
-    found: dict[str, Any] | None = None
-    end = -1
-    for match in _OPEN.finditer(reply):
-        if match.start() < end:
-            continue
-        try:
-            value, stop = decoder.raw_decode(reply, match.start())
-        except ValueError:
-            continue
-        if isinstance(value, dict) and "verdict" in value:
-            found, end = value, stop
-    return found
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

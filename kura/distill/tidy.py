@@ -30,7 +30,6 @@ worked — is skipped and reported, never overwritten.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura import index as ix
 from kura.errors import KuraError
-from kura.models import complete
+from kura.models import complete, last_json_object, with_charter
 from kura.trim import _STOP, grounded
 
 if TYPE_CHECKING:
@@ -58,7 +57,6 @@ KINDS = ("restated", "too long", "vague", "interchangeable")
 _FORBIDDEN = ("<<<", ">>>", "[[", "\n", "\r")
 _WORD = re.compile(r"[\w'’]+")
 _IDENT = re.compile(r"[_/`=@#]|\w[.\-:]\w|[a-z][A-Z]")
-_OPEN = re.compile(r"\{")
 _INSTRUCTIONS = """You tidy the index of a memory store for AI agents. Each memory has one index
 line: a short title and a recognition trigger — the words that let an agent recognise, from a
 question, that this memory bears on it (its names, numbers, commands, and the conclusion).
@@ -278,7 +276,7 @@ def _ask(store: Store, finding: Finding, model: ModelConfig, system: str) -> Pro
 
 def read_rewrite(reply: str, finding: Finding, source: str) -> Proposal | str:
     """The rewrite in ``reply`` if it passes every check, else why it was refused."""
-    value = _last_object(reply)
+    value = last_json_object(reply, "trigger")
     if value is None:
         return "the scribe's reply held no JSON rewrite; the line is left as is"
     title, trigger = value.get("title"), value.get("trigger")
@@ -300,25 +298,7 @@ def read_rewrite(reply: str, finding: Finding, source: str) -> Proposal | str:
 
 
 def system_prompt(charter: str) -> str:
-    head = f"{charter.rstrip()}\n\n" if charter.strip() else ""
-    return f"{head}{_INSTRUCTIONS}\n"
-
-
-def _last_object(reply: str) -> dict[str, Any] | None:
-    """Models reason before they answer, so the last decodable object with a trigger wins."""
-    decoder = json.JSONDecoder()
-    found: dict[str, Any] | None = None
-    end = -1
-    for match in _OPEN.finditer(reply):
-        if match.start() < end:
-            continue
-        try:
-            value, stop = decoder.raw_decode(reply, match.start())
-        except ValueError:
-            continue
-        if isinstance(value, dict) and "trigger" in value:
-            found, end = value, stop
-    return found
+    return with_charter(charter, f"{_INSTRUCTIONS}\n")
 
 
 def _silence(model: ModelConfig) -> str:
