@@ -21,7 +21,7 @@ from kura.tokens import estimate_tokens
 
 VERSION = 1
 
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     "a an the of to is are was were be been being that which who whom this these those for with "
     "on in at by from as it its into onto than then there their they we our you your he she his "
     "her them also just very really so such some any all each both about over under after before "
@@ -123,13 +123,13 @@ def _score(words: list[str], i: int, in_conclusion: bool) -> int:
         return 9
     if _NUMBER.search(word):
         return 8
-    if i > 0 and _PLAIN_NUMBER.fullmatch(words[i - 1]) and bare.isalpha() and bare not in _STOP:
+    if i > 0 and _PLAIN_NUMBER.fullmatch(words[i - 1]) and bare.isalpha() and bare not in STOP_WORDS:
         return 7  # a unit after a number: "8 TB", "3 min"
     if _IDENT.search(word.strip(".,;:()")):
         return 7
     if word[:1].isupper() and i > 0 and not words[i - 1].endswith((".", "!", "?")):
         return 6
-    if bare in _STOP or not bare:
+    if bare in STOP_WORDS or not bare:
         return 0 + (1 if in_conclusion else 0)
     return 3 + (2 if in_conclusion else 0) + (1 if word[:1].isupper() else 0)
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from kura import index as ix
 from kura.errors import KuraError
 from kura.models import complete, last_json_object, with_charter
-from kura.trim import _STOP, grounded
+from kura.trim import STOP_WORDS, grounded
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
@@ -210,7 +210,7 @@ def _line_problems(line: ix.IndexLine, words: frozenset[str]) -> list[tuple[str,
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased words of ``text`` that are neither stopwords nor generic."""
     words = (w.lower().replace("’", "'") for w in _WORD.findall(text))
-    return frozenset(w for w in words if w not in _STOP and w not in GENERIC and len(w) > 1)
+    return frozenset(w for w in words if w not in STOP_WORDS and w not in GENERIC and len(w) > 1)
 
 
 def concrete(text: str) -> bool:
