@@ -1,8 +1,9 @@
 """``kura distill …``: the distiller's commands.
 
-``run`` is one pass over the store's journals with the rule-based spotter (no model): it
-prints one metrics line (or ``--json``) and exits 0 when it read something, 2 when there
-was nothing new to read, 1 on failure.
+``run`` is one pass over the store's journals — the rule-based spotter always, the brain
+model too when one is configured (``--no-model`` skips it) — and prints one metrics line
+(or ``--json``, with the tokens the models used); it exits 0 when it read something, 2 when
+there was nothing new to read, 1 on failure.
 
 ``check`` is the black-box door to the gate, for scripts and reviewers: it reads a raw
 transcript and a JSON array of candidates, and prints the gate's verdict and the
@@ -40,12 +41,18 @@ def run(
     store: Annotated[
         str | None, typer.Option("--store", help="Store to distil into (else the global -s).")
     ] = None,
+    no_model: Annotated[
+        bool, typer.Option("--no-model", help="Spot with the rules and compose with templates only.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """One pass: read new journal lines, spot candidates, gate them and stage drafts."""
+    """One pass: read new journal lines, spot candidates, gate them, judge their novelty and
+    stage drafts. With a brain model (or a thinker it inherits) the brain spots too and the
+    scribe writes; with none, rules and templates do it all."""
     import os
 
     from kura.cli_recall import ProgressLine
+    from kura.distill.brain import Minds
     from kura.distill.run import journals_for, run_pass
 
     g: Globals = ctx.obj
@@ -54,9 +61,13 @@ def run(
     journals = core(
         lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
     )
+    opened = core(chosen.open)
+    minds = Minds(charter=opened.charter)
+    if not no_model:
+        minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()
     try:
-        metrics = core(lambda: run_pass(chosen.open(), journals, progress=bar))
+        metrics = core(lambda: run_pass(opened, journals, progress=bar, minds=minds))
     except OSError as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
@@ -278,7 +289,7 @@ def night(
     def log(line: str) -> None:
         say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
 
-    tasks = tasks_for(opened, journals, config.scribe_for(chosen))
+    tasks = tasks_for(opened, journals, config.scribe_for(chosen), config.brain_for(chosen))
     idle = idle_sec if idle_sec is not None else idle_min * 60
     loop = Night(lambda: snapshot(journals, opened.root), tasks, idle=idle, poll=poll_sec, log=log)
     loop.run(once=once)

@@ -198,6 +198,9 @@ class Config:
     def scribe_for(self, store: StoreConfig) -> ModelConfig | None:
         return self.roles_for(store).get("scribe")
 
+    def brain_for(self, store: StoreConfig) -> ModelConfig | None:
+        return self.roles_for(store).get("brain")
+
     def thinker_for(self, store: StoreConfig) -> ModelConfig | None:
         return self.roles_for(store).get("thinker")
 

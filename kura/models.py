@@ -17,14 +17,53 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
 
 
-def complete(model: ModelConfig, system: str, user: str, *, max_tokens: int = 256) -> str | None:
-    """The model's reply text, or None when it could not give one."""
+@dataclass(slots=True)
+class Usage:
+    """Tokens sent to and received from models over a run, for its metrics line. A server
+    that reports ``usage`` is believed; one that does not is estimated (4 characters a
+    token) and ``estimated`` says so."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    estimated: bool = False
+
+    def add(self, data: Any, sent: str, reply: str) -> None:
+        self.calls += 1
+        usage = data.get("usage") if isinstance(data, dict) else None
+        counted = isinstance(usage, dict) and all(
+            isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
+        )
+        if counted:
+            assert isinstance(usage, dict)
+            self.tokens_in += usage["prompt_tokens"]
+            self.tokens_out += usage["completion_tokens"]
+        else:
+            self.tokens_in += (len(sent) + 3) // 4
+            self.tokens_out += (len(reply) + 3) // 4
+            self.estimated = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "estimated": self.estimated}  # fmt: skip
+
+    def line(self) -> str:
+        approx = "~" if self.estimated else ""
+        return f"model calls {self.calls}, tokens in {approx}{self.tokens_in} out {approx}{self.tokens_out}"
+
+
+def complete(
+    model: ModelConfig, system: str, user: str, *, max_tokens: int = 256, usage: Usage | None = None
+) -> str | None:
+    """The model's reply text, or None when it could not give one; ``usage`` counts the
+    tokens of every call that got an answer."""
     import httpx
 
     body: dict[str, Any] = {
@@ -53,11 +92,14 @@ def complete(model: ModelConfig, system: str, user: str, *, max_tokens: int = 25
             if response.status_code >= 500:
                 continue
             response.raise_for_status()
-            content = response.json()["choices"][0]["message"]["content"]
+            data = response.json()
+            content = data["choices"][0]["message"]["content"]
         except httpx.TimeoutException:
             return None  # a model that ran out of time once will again; the caller has a fallback
         except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
             continue
+        if usage is not None:
+            usage.add(data, system + user, content if isinstance(content, str) else "")
         return content if isinstance(content, str) and content.strip() else None
     return None
 

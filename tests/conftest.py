@@ -95,8 +95,9 @@ def make_store(
 
 class ModelServer:
     """A scripted OpenAI-compatible endpoint on 127.0.0.1: replies are taken in order
-    (the last one repeats), every request body is kept. ``delay`` makes it slow, ``status``
-    makes it fail; ``/embeddings`` answers with ``embed(text)`` for each input."""
+    (the last one repeats), or chosen by ``respond(body)`` when that is set; every request
+    body is kept. ``delay`` makes it slow, ``status`` makes it fail, ``usage`` is reported
+    when set; ``/embeddings`` answers with ``embed(text)`` for each input."""
 
     def __init__(self) -> None:
         self.replies: list[str] = ["ok"]
@@ -104,6 +105,8 @@ class ModelServer:
         self.delay = 0.0
         self.status = 200
         self.embed: Callable[[str], list[float]] = lambda text: [float(len(text)), 1.0]
+        self.respond: Callable[[dict[str, Any]], str] | None = None
+        self.usage: dict[str, int] | None = None
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -117,10 +120,16 @@ class ModelServer:
                     rows = [{"index": i, "embedding": server.embed(text)} for i, text in enumerate(inputs)]
                     data = json.dumps({"data": rows[::-1], "model": body.get("model")}).encode()
                 else:
-                    reply = server.replies.pop(0) if len(server.replies) > 1 else server.replies[0]
-                    data = json.dumps(
-                        {"choices": [{"message": {"role": "assistant", "content": reply}}]}
-                    ).encode()
+                    if server.respond is not None:
+                        reply = server.respond(body)
+                    else:
+                        reply = server.replies.pop(0) if len(server.replies) > 1 else server.replies[0]
+                    answer: dict[str, Any] = {
+                        "choices": [{"message": {"role": "assistant", "content": reply}}]
+                    }
+                    if server.usage is not None:
+                        answer["usage"] = server.usage
+                    data = json.dumps(answer).encode()
                 self.send_response(server.status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

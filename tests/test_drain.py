@@ -79,7 +79,7 @@ def stage_one(
 def test_run_then_drain_pours_fixes_and_tosses(ferry: tuple[Store, Path], model_server: ModelServer) -> None:
     store, config = ferry
     cli = Cli()
-    assert cli("-c", str(config), "-s", "test", "distill", "run").code == 0
+    assert cli("-c", str(config), "-s", "test", "distill", "run", "--no-model").code == 0
     assert staged_ids(store) == [STAGING, BLUE_GREEN, VENV]
     model_server.replies = [TOSS, POUR, FIX]
     drained = cli("-c", str(config), "-s", "test", "distill", "drain")
@@ -115,7 +115,7 @@ def test_run_then_drain_pours_fixes_and_tosses(ferry: tuple[Store, Path], model_
     tossed = (store.state_dir / "drafts" / "tossed" / f"{STAGING}.md").read_text()
     assert "scribe: already recorded in the repository README" in tossed
     # nothing is read twice, and nothing is left to drain
-    again = cli("-c", str(config), "-s", "test", "distill", "run", "--json")
+    again = cli("-c", str(config), "-s", "test", "distill", "run", "--no-model", "--json")
     assert again.code == 2 and json.loads(again.out)["nothing"] is True
     assert cli("-c", str(config), "-s", "test", "distill", "drain").code == 2
     assert len(model_server.requests) == 3
@@ -124,7 +124,7 @@ def test_run_then_drain_pours_fixes_and_tosses(ferry: tuple[Store, Path], model_
 def test_drain_json_reports_each_outcome(ferry: tuple[Store, Path], model_server: ModelServer) -> None:
     store, config = ferry
     cli = Cli()
-    cli("-c", str(config), "-s", "test", "distill", "run")
+    cli("-c", str(config), "-s", "test", "distill", "run", "--no-model")
     model_server.replies = [TOSS, "I am not sure about this one.", FIX]
     drained = cli("-c", str(config), "-s", "test", "distill", "drain", "--json")
     assert drained.code == 0, drained
@@ -153,7 +153,7 @@ def test_an_unreachable_scribe_leaves_every_draft_staged(ferry: tuple[Store, Pat
     store, _ = ferry
     config = config_for(tmp_path, store, closed_port_url(), tmp_path / "journals")
     cli = Cli()
-    assert cli("-c", str(config), "-s", "test", "distill", "run").code == 0
+    assert cli("-c", str(config), "-s", "test", "distill", "run", "--no-model").code == 0
     before = {p.name: p.read_bytes() for p in (store.state_dir / "drafts").glob("*.md")}
     drained = cli("-c", str(config), "-s", "test", "distill", "drain", "--json")
     assert drained.code == 1, drained

@@ -40,6 +40,12 @@ _STOP = frozenset(
     "a an and are as at be by for from in is it its of on or that the this to was were with "
     "we you your our i me my do does dont don't not no always never please remember note ever".split()
 )
+_VOICE = {
+    "USER": "The user said",
+    "TOOL": "A tool printed",
+    "ACT": "The agent ran",
+    "SELF": "The agent noted",
+}
 _HOW = {
     "feedback": "follow it in every session without being reminded.",
     "user": "keep it in mind when working with this person.",
@@ -70,11 +76,11 @@ def compose(
 ) -> Composed | None:
     """The draft for a kept ``candidate``, or None when no sentence of fact survives."""
     evidence = verdict.evidence
-    facts, why, how = _sentences(candidate)
+    facts, why, how = _sentences(candidate, evidence)
     kept_facts, dropped = _floor(facts, evidence, store_slugs)
     if not kept_facts:
         return None
-    rest, more = _floor([why, how, *_links(candidate, store_slugs)], evidence, store_slugs)
+    rest, more = _floor([s for s in (why, how, *_links(candidate, store_slugs)) if s], evidence, store_slugs)
     body = "\n\n".join([" ".join(kept_facts), *rest]) + "\n"
     topic = str(candidate.get("topic") or "")
     title = _safe(_title(candidate), evidence, "A lesson from a transcript")
@@ -102,9 +108,17 @@ def unique_slug(topic: str, taken: Collection[str]) -> str:
     return slug
 
 
-def _sentences(candidate: Mapping[str, Any]) -> tuple[list[str], str, str]:
+def _sentences(candidate: Mapping[str, Any], evidence: Sequence[Segment]) -> tuple[list[str], str, str]:
     rule, kind = candidate.get("rule"), str(candidate.get("kind"))
     topic = str(candidate.get("topic") or "").rstrip(".")
+    if rule == "brain":  # a model's candidate: its topic, then its evidence word for word
+        quoted = [f'{_VOICE.get(s.cls, "The transcript reads")}: "{s.text}"' for s in evidence]
+        reason = " ".join(str(candidate.get("why") or "").split()).rstrip(".")
+        return (
+            [f"{topic}.", *quoted],
+            f"**Why:** {reason}." if reason else "",
+            f"**How to apply:** {_HOW.get(kind, _HOW['project'])}",
+        )
     if rule == "scar":
         fixed, failed = _command(candidate.get("fixed")), _command(candidate.get("failed_call"))
         facts = [

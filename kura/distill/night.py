@@ -67,13 +67,18 @@ def snapshot(journals: jr.Journals, store_root: Path) -> Snapshot:
     return tuple(seen)
 
 
-def tasks_for(store: Store, journals: jr.Journals, scribe: ModelConfig | None) -> list[Task]:
-    """One pass over ``store``'s journals, then one drain when a scribe is configured."""
+def tasks_for(
+    store: Store, journals: jr.Journals, scribe: ModelConfig | None, brain: ModelConfig | None = None
+) -> list[Task]:
+    """One pass over ``store``'s journals (the brain spotting when there is one), then one
+    drain when a scribe is configured."""
+    from kura.distill.brain import Minds
     from kura.distill.drain import drain
     from kura.distill.run import run_pass
 
     def one_pass() -> Report:
-        metrics = run_pass(store, journals)
+        minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
+        metrics = run_pass(store, journals, minds=minds)
         return Report(metrics.line(), not metrics.nothing)
 
     tasks = [Task("pass", one_pass)]

@@ -1,10 +1,16 @@
-"""One distiller pass over a store's journals, with no model: read → spot → gate → stage.
+"""One distiller pass over a store's journals: read → spot → gate → novelty → compose → stage.
 
 The pass is a straight line per source, and its order is what keeps it honest:
 
-    reserve a stretch (watermark) → classed segments → rule-based spotter → gate (against
-    the store's own text, so an echo is not new material) → template composer → the
-    final-surface floor → stage a draft → commit the watermark
+    reserve a stretch (watermark) → classed segments → spotters (rules always; the brain
+    model too when there is one) → gate (against the store's own text, so an echo is not
+    new material) → novelty (covered by a memory: dropped; extends one: staged as its
+    extension; new) → composer (the scribe model, else a template) → the final-surface
+    floor → stage a draft → commit the watermark
+
+With no model every step still runs: the rule-based spotter, a mechanical novelty check
+(``kura.distill.novelty``) and the template composer. Models are optional helpers
+(``kura.distill.brain``) whose every output passes the same gate and floor.
 
 The watermark is committed only after every draft of the stretch is staged, and released
 if anything fails before that, so a crash costs a re-read, never a lost stretch; and since
@@ -30,7 +36,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kura.distill import journals as jr
-from kura.distill import seeds
+from kura.distill import novelty, seeds
+from kura.distill.brain import Minds, describe, merge, write
+from kura.distill.brain import spot as brain_spot
 from kura.distill.compose import compose
 from kura.distill.evidence import CLASSES, Segment
 from kura.distill.gate import judge
@@ -72,6 +80,9 @@ class Metrics:
     ideas: int = 0
     findings: tuple[Finding, ...] = ()
     nothing: bool = False
+    extends: int = 0
+    models: str = "rules only"
+    usage: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,7 +94,13 @@ class Metrics:
             "dropped": dict(self.dropped),
             "drafts": [str(p) for p in self.drafts],
             "ideas": self.ideas,
+            "extends": self.extends,
             "findings": [str(f) for f in self.findings],
+            "models": self.models,
+            "tokens_in": self.usage.get("tokens_in", 0),
+            "tokens_out": self.usage.get("tokens_out", 0),
+            "model_calls": self.usage.get("calls", 0),
+            "tokens_estimated": bool(self.usage.get("estimated", False)),
         }
 
     def line(self) -> str:
@@ -96,8 +113,16 @@ class Metrics:
             f"distill: {self.sources} source(s), segments {classes}, candidates {self.candidates}, "
             f"kept {self.kept}, dropped {sum(self.dropped.values())}"
             + (f" ({reasons})" if reasons else "")
-            + f", drafts {len(self.drafts)}, ideas {self.ideas}"
+            + f", drafts {len(self.drafts)}"
+            + (f" ({self.extends} extending a memory)" if self.extends else "")
+            + f", ideas {self.ideas}, {self.models}"
+            + f", {self._tokens()}"
         )
+
+    def _tokens(self) -> str:
+        approx = "~" if self.usage.get("estimated") else ""
+        used_in, used_out = self.usage.get("tokens_in", 0), self.usage.get("tokens_out", 0)
+        return f"tokens in {approx}{used_in} out {approx}{used_out}"
 
 
 @dataclass(slots=True)
@@ -110,10 +135,12 @@ class _Tally:
     drafts: list[Path] = field(default_factory=list)
     ideas: int = 0
     findings: list[Finding] = field(default_factory=list)
+    extends: int = 0
 
-    def freeze(self) -> Metrics:
+    def freeze(self, minds: Minds) -> Metrics:
         return Metrics(self.sources, dict(self.segments), self.candidates, self.kept, dict(self.dropped),
-                       tuple(self.drafts), self.ideas, tuple(self.findings), self.sources == 0)  # fmt: skip
+                       tuple(self.drafts), self.ideas, tuple(self.findings), self.sources == 0,
+                       self.extends, describe(minds), minds.usage.to_dict())  # fmt: skip
 
 
 def journals_for(distill: Mapping[str, Any], store_distill: Mapping[str, Any], *,
@@ -135,8 +162,11 @@ def run_pass(
     stage: Stage | None = None,
     progress: Progress | None = None,
     max_bytes: int = 0,
+    minds: Minds | None = None,
 ) -> Metrics:
-    """One pass over every journal of ``store`` (see the module docstring)."""
+    """One pass over every journal of ``store`` (see the module docstring); ``minds`` are
+    the models it may ask (none: rules and templates only)."""
+    minds = minds if minds is not None else Minds()
     if stage is None:
         from kura.distill.drafts import stage as stage_draft
 
@@ -153,7 +183,7 @@ def run_pass(
             tally.findings.extend(stretch.findings)
             if claim.token:
                 tally.sources += 1
-                _distil(store, source, stretch.segments, own, stage, tally, progress)
+                _distil(store, source, stretch.segments, own, stage, tally, progress, minds)
         except BaseException:
             jr.release(store.state_dir, claim)
             raise
@@ -162,7 +192,7 @@ def run_pass(
             tally.findings.append(Finding(source.key, claim.raw.start.line + 1, note, "warning"))
         if progress is not None:
             progress("sources", number, len(sources))
-    return tally.freeze()
+    return tally.freeze(minds)
 
 
 def _distil(
@@ -173,15 +203,20 @@ def _distil(
     stage: Stage,
     tally: _Tally,
     progress: Progress | None,
+    minds: Minds,
 ) -> None:
     tally.segments.update(s.cls for s in segments)
     if progress is not None:
         progress("spotting", 0, len(segments))
-    candidates = spot(segments)
+    brained, malformed = brain_spot(minds, segments)
+    candidates = merge(brained, spot(segments))
     if progress is not None:
         progress("spotting", len(segments), len(segments))
-    tally.candidates += len(candidates)
+    tally.candidates += len(candidates) + malformed
+    if malformed:
+        tally.dropped["malformed candidate from the brain"] += malformed
     slugs = store.slugs()
+    memories = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in store.list()]
     taken = set(slugs) | _staged_slugs(store)
     for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
         if verdict.verdict == "idea":
@@ -192,18 +227,43 @@ def _distil(
         if verdict.verdict != "kept":
             tally.dropped[verdict.reason.split(" (", 1)[0]] += 1
             continue
-        composed = compose(candidate, verdict, taken=taken, store_slugs=slugs)
+        new = _novelty(candidate, memories, minds)
+        if new.verdict == "covered":
+            tally.dropped[f"already covered by a memory ({new.slug})"] += 1
+            continue
+        near = [n.slug for n in novelty.neighbours(candidate, memories)]
+        composed = write(minds, candidate, verdict, taken=taken, store_slugs=slugs, near=near) or compose(
+            candidate, verdict, taken=taken, store_slugs=slugs
+        )
         text = "\n\n".join((composed.title, composed.description, composed.body)) if composed else ""
         if composed is None or violations(text, verdict.evidence, slugs):
             tally.dropped["no sentence of fact passed the final-surface floor"] += 1
             continue
+        extends = new.slug if new.verdict == "extends" else None
         path = stage(store, slug=composed.slug, kind=composed.kind, title=composed.title,
                      description=composed.description, body=composed.body, evidence=verdict.evidence,
-                     source=source.key, flags=composed.flags)  # fmt: skip
+                     source=source.key, flags=composed.flags, extends=extends)  # fmt: skip
+        tally.extends += extends is not None
         taken.add(composed.slug)
         seeds.graduate(store, _field(candidate, "topic"), path.stem)  # later evidence confirms an idea
         tally.kept += 1
         tally.drafts.append(path)
+
+
+def _novelty(
+    candidate: Mapping[str, Any], memories: Sequence[tuple[str, str, str]], minds: Minds
+) -> novelty.Novelty:
+    """Mechanically covered, else the brain's verdict, else new."""
+    near = novelty.neighbours(candidate, memories)
+    found = novelty.mechanical(candidate, near)
+    model = minds.usable(minds.brain)
+    if found.verdict != "new" or model is None:
+        return found
+    judged = novelty.judge(model, minds.charter, candidate, near, usage=minds.usage)
+    if judged is None:
+        minds.failed("brain", model)
+        return found
+    return judged
 
 
 def _field(candidate: Any, name: str) -> str:

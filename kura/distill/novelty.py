@@ -1,0 +1,139 @@
+"""Novelty: is a kept candidate new, already covered by a memory, or an extension of one?
+
+A distiller that stages every restatement buries the scribe (and then the store) in
+duplicates, so each kept candidate is compared with the memories it most resembles. The
+neighbours are found by content words, not embeddings: a rewording and a replacement of a
+fact sit equally close in embedding space, while what tells them apart — the words that
+changed — is exactly what a word comparison sees.
+
+- **Mechanically** (always, no model): a candidate whose statement has three or more
+  content words, nearly all of them (90%) in one memory, and the same polarity (a "never"
+  against an "always" is a correction, not a repeat) is *covered* by that memory.
+- **With a brain model**: the model sees the candidate and its nearest memories and answers
+  new, covered (by which) or extends (which) — adding a detail to a memory that exists.
+  A slug outside the shortlist, silence or nonsense reads as "new": staging a duplicate
+  costs the scribe one toss, dropping a new fact loses it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kura.models import Usage, complete, last_json_object, with_charter
+from kura.trim import STOP_WORDS
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+
+NEIGHBOURS = 5
+COVERED_SHARE = 0.9
+MIN_WORDS = 3
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
+_NEGATIONS = frozenset(
+    "not never no don't dont doesn't isn't aren't won't can't cannot without avoid stop".split()
+)
+_EXTRA_STOP = frozenset("always please remember note ever from now on going forward keep mind use".split())
+
+_INSTRUCTIONS = """\
+You decide whether a candidate memory is new to a store. You see the candidate and the \
+store's memories that resemble it most.
+
+- "covered": one memory already says the same thing (a rewording, or less than it says).
+- "extends": one memory is about the same thing and the candidate adds a detail to it \
+without contradicting it.
+- "new": anything else, including a candidate that contradicts or replaces a memory.
+
+Answer with one JSON object and nothing after it:
+{"novelty": "new|covered|extends", "slug": "the memory's slug (covered, extends)", "reason": "a few words"}"""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    slug: str
+    title: str
+    text: str  # description and body
+    share: float  # of the candidate's content words found in this memory
+
+
+@dataclass(frozen=True, slots=True)
+class Novelty:
+    verdict: str  # "new" | "covered" | "extends"
+    slug: str = ""
+    reason: str = ""
+
+
+def words(text: str) -> set[str]:
+    """Content words, lower-cased, a plural ``s`` folded away."""
+    out: set[str] = set()
+    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
+        if word in STOP_WORDS or word in _EXTRA_STOP:
+            continue
+        out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return out
+
+
+def _polarity(text: str) -> bool:
+    lowered = text.lower().replace("\u2019", "'")
+    return any(w in _NEGATIONS for w in re.findall(r"[a-z']+", lowered))
+
+
+def statement(candidate: Mapping[str, Any]) -> str:
+    """What the candidate claims: its topic and what the person said."""
+    return f"{candidate.get('topic') or ''} {candidate.get('said') or ''}".strip()
+
+
+def neighbours(candidate: Mapping[str, Any], memories: Iterable[tuple[str, str, str]]) -> list[Neighbour]:
+    """The memories (slug, title, text) sharing the most content words with the candidate."""
+    mine = words(statement(candidate))
+    if not mine:
+        return []
+    scored = []
+    for slug, title, text in memories:
+        share = len(mine & words(f"{title} {text}")) / len(mine)
+        if share > 0:
+            scored.append(Neighbour(slug, title, text, share))
+    scored.sort(key=lambda n: (-n.share, n.slug))
+    return scored[:NEIGHBOURS]
+
+
+def mechanical(candidate: Mapping[str, Any], near: Sequence[Neighbour]) -> Novelty:
+    """Covered when one memory holds nearly every content word, with the same polarity."""
+    said = statement(candidate)
+    if len(words(said)) < MIN_WORDS:
+        return Novelty("new")
+    for neighbour in near:
+        if neighbour.share >= COVERED_SHARE and _polarity(said) == _polarity(neighbour.text):
+            return Novelty("covered", neighbour.slug, "its content words are all in the memory")
+    return Novelty("new")
+
+
+def judge(
+    model: ModelConfig,
+    charter: str,
+    candidate: Mapping[str, Any],
+    near: Sequence[Neighbour],
+    *,
+    usage: Usage | None = None,
+) -> Novelty | None:
+    """The brain's novelty verdict; None when the model gave no answer at all."""
+    if not near:
+        return Novelty("new")
+    shown = {
+        "candidate": {k: candidate.get(k) for k in ("topic", "kind", "why") if candidate.get(k)},
+        "quotes": [str(q) for q in candidate.get("quotes") or []][:6],
+        "memories": [{"slug": n.slug, "title": n.title, "text": n.text[:800]} for n in near],
+    }
+    user = json.dumps(shown, ensure_ascii=False, indent=1)
+    reply = complete(model, with_charter(charter, _INSTRUCTIONS), user, max_tokens=400, usage=usage)
+    if reply is None:
+        return None
+    found = last_json_object(reply, "novelty")
+    verdict = str(found.get("novelty", "")).strip().lower() if found else ""
+    slug = str(found.get("slug") or "") if found else ""
+    if verdict in ("covered", "extends") and slug in {n.slug for n in near}:
+        return Novelty(verdict, slug, str(found.get("reason") or "")[:200] if found else "")
+    return Novelty("new")
