@@ -32,14 +32,14 @@ duplicate can be recognised); the user message is one draft with its evidence.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura.distill import drafts as dr
 from kura.distill.surface import violations
 from kura.errors import KuraError
-from kura.models import clip, complete, last_json_object, with_charter
+from kura.models import Usage, clip, complete, last_json_object, with_charter
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ class Outcome:
 @dataclass(frozen=True, slots=True)
 class DrainMetrics:
     outcomes: tuple[Outcome, ...]
+    usage: Usage = field(default_factory=Usage)
 
     def count(self, result: str) -> int:
         return sum(1 for o in self.outcomes if o.result == result)
@@ -121,7 +122,8 @@ class DrainMetrics:
         return (
             f"drain: drafts {len(self.outcomes)}, poured {self.count('poured')}, "
             f"fixed {self.count('fixed')}, tossed {self.count('tossed')}{why('tossed')}, "
-            f"left staged {self.count('staged')}{why('staged')}, quarantined {self.count('quarantined')}"
+            f"left staged {self.count('staged')}{why('staged')}, quarantined {self.count('quarantined')}, "
+            + self.usage.line()
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,6 +134,7 @@ class DrainMetrics:
             "tossed_reasons": self.reasons("tossed"),
             "staged_reasons": self.reasons("staged"),
             "outcomes": [o.to_dict() for o in self.outcomes],
+            **self.usage.to_dict(),
         }
 
 
@@ -139,6 +142,7 @@ def drain(store: Store, model: ModelConfig) -> DrainMetrics:
     """Judge every staged draft with the scribe ``model`` (see the module docstring)."""
     system = system_prompt(store.charter, store.slugs())
     outcomes: list[Outcome] = []
+    usage = Usage()
     silent = False
     for info in dr.drafts(store):
         if info.tampered:
@@ -149,19 +153,21 @@ def drain(store: Store, model: ModelConfig) -> DrainMetrics:
             outcomes.append(Outcome(info.id, "staged", "not judged: the scribe did not answer"))
         else:
             try:
-                outcome = judge(store, dr.load(store, info.id), model, system)
+                outcome = judge(store, dr.load(store, info.id), model, system, usage=usage)
             except KuraError as err:  # e.g. another drain took the draft meanwhile
                 outcome = Outcome(info.id, "staged", str(err))
             silent = outcome.reason == _silence(model)
             outcomes.append(outcome)
-    return DrainMetrics(tuple(outcomes))
+    return DrainMetrics(tuple(outcomes), usage)
 
 
-def judge(store: Store, draft: dr.Draft, model: ModelConfig, system: str) -> Outcome:
+def judge(
+    store: Store, draft: dr.Draft, model: ModelConfig, system: str, *, usage: Usage | None = None
+) -> Outcome:
     """Ask the scribe about one draft and act on its verdict."""
     if draft.tampered:
         return _poured(dr.pour(store, draft.id))
-    reply = complete(model, system, user_message(draft), max_tokens=MAX_TOKENS)
+    reply = complete(model, system, user_message(draft), max_tokens=MAX_TOKENS, usage=usage)
     if reply is None:
         return Outcome(draft.id, "staged", _silence(model))
     verdict = read_verdict(reply)
