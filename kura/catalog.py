@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from kura.note import Note
 from kura.slugs import STATE_DIR, Stats, file_stats, is_memory_name
+from kura.standing import summary
 from kura.store import Store
 from kura.workers import parallel_map
 
@@ -33,7 +34,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
     rel TEXT PRIMARY KEY, slug TEXT NOT NULL, ino INTEGER, size INTEGER, mtime_ns INTEGER,
     ctime_ns INTEGER, type TEXT, name TEXT, description TEXT, written TEXT, links TEXT,
-    findings INTEGER, sha TEXT
+    findings INTEGER, sha TEXT, standing TEXT
 );
 CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,6 +64,12 @@ class Entry(NamedTuple):
     links_text: str
     findings: int
     sha: str
+    standing: str  # the lifecycle fields as JSON (``standing.summary``), "" when there are none
+
+    @property
+    def retired(self) -> bool:
+        """Superseded or archived: off the index by design."""
+        return '"superseded_by"' in self.standing or '"archived"' in self.standing
 
     @property
     def written(self) -> dt.date | None:
@@ -88,6 +95,9 @@ def connect(store: Store) -> sqlite3.Connection:
         db = sqlite3.connect(path, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
+        if columns and "standing" not in columns:  # an older layout: derived, so rebuilt
+            db.execute("DROP TABLE notes")
         db.executescript(_SCHEMA)
     except (OSError, sqlite3.Error):
         db = sqlite3.connect(":memory:")
@@ -193,7 +203,7 @@ def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) 
     return (
         rel, slug, *ident, note.type, note.name, " ".join(note.description.split()),
         written.isoformat() if written else "", "\n".join(note.links), len(note.findings),
-        hashlib.sha256(data).hexdigest(),
+        hashlib.sha256(data).hexdigest(), summary(note.meta),
     )  # fmt: skip
 
 
@@ -201,7 +211,7 @@ def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) 
     if not fresh and not gone:
         return
     with db:
-        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
         db.executemany("DELETE FROM notes WHERE rel = ?", [(rel,) for rel in gone])
 
 

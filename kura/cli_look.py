@@ -23,18 +23,29 @@ def recall(
     no_model: Annotated[
         bool, typer.Option("--no-model", help="Do not ask the thinker model; use the offline index.")
     ] = False,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Archived memories too (still marked as not current).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that bear on a question, by meaning, and walk their links.
 
     With [models.thinker] configured the thinker picks (how: meaning); without one, or when
     it does not answer, a small embedded model does (how: embedded), offline. Exit 2 when
-    nothing in the store bears on the question."""
+    nothing in the store bears on the question. A memory its evidence no longer carries
+    (thin or aged witnesses, superseded, contradicted) is marked "on record", never fact."""
     from kura.cli_recall import recall_command
 
     g: Globals = ctx.obj
     chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
-    options = {"top": top, "hops": hops, "chars": chars, "explain": explain, "no_model": no_model}
+    options = {
+        "top": top,
+        "hops": hops,
+        "chars": chars,
+        "explain": explain,
+        "no_model": no_model,
+        "everything": everything,
+    }
     raise typer.Exit(recall_command(chosen, question, as_json=as_json, **options))  # type: ignore[arg-type]
 
 

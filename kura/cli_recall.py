@@ -49,6 +49,7 @@ def recall_command(
     explain: bool = False,
     no_model: bool = False,
     as_json: bool = False,
+    everything: bool = False,
 ) -> int:
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
     from kura.config import load_config
@@ -73,8 +74,13 @@ def recall_command(
 
         found = recall(
             store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
-            thinker=thinker, progress=bar, quick=True, embedder=embedder,
+            thinker=thinker, progress=bar, quick=True, embedder=embedder, everything=everything,
         )  # fmt: skip
+        if found.picked:
+            from kura.slugs import STATE_DIR
+            from kura.uses import mark as mark_used
+
+            mark_used(store.path / STATE_DIR, [p.slug for p in found.picked])
     except KuraError as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
@@ -87,7 +93,11 @@ def recall_command(
         out(json.dumps(found.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
         return 0 if found.picked else 2
     how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
-    picks = ", ".join(p.slug if p.score is None else f"{p.slug} {p.score:.2f}" for p in found.picked)
+    picks = ", ".join(
+        (p.slug if p.score is None else f"{p.slug} {p.score:.2f}")
+        + ("" if found.asserted(p.slug) else " (on record, may be stale)")
+        for p in found.picked
+    )
     walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
     out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
     if found.reason and not found.degraded:

@@ -110,8 +110,8 @@ def check_files(snap: Snapshot) -> Iterator[Finding]:
 
 def check_index(snap: Snapshot) -> Iterator[Finding]:
     named = set(snap.index.named())
-    for slug in snap.entries:
-        if slug not in named:
+    for slug, entry in snap.entries.items():
+        if slug not in named and not entry.retired:  # superseded and archived are off the index by design
             fix = "run kura doctor --fix, `kura remember` it again or add the line by hand"
             yield Finding(INDEX_NAME, 1, f"{slug}: no line in the index, so no agent will see it — {fix}")
     own = Counter(line.slugs[0] for line in snap.index.entries())

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
 _RECALL_NUMBERS = ("--top", "--hops", "--chars")
-_RECALL_FLAGS = {"--explain": "explain", "--no-model": "no_model", "--json": "as_json"}
+_RECALL_FLAGS = {"--explain": "explain", "--no-model": "no_model", "--json": "as_json", "--all": "everything"}
 
 
 def main() -> None:

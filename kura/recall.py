@@ -12,13 +12,17 @@
    whole; one that does not keeps its frontmatter head and the paragraphs that share the
    most words with the question, in their own order, with ``[…]`` where text was left out
    — never a line cut in the middle without a marker.
-4. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
+4. Say how sure: a memory whose evidence no longer carries it (``kura.witness``: thin or
+   aged witnesses, superseded, contradicted) is marked ``asserted: false`` and headed "on
+   record, may be stale"; archived memories are left out unless ``everything`` is asked.
+5. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
    ``lexical`` (the dense half unavailable); ``degraded`` with the reason whenever a
    better method was configured or expected and did not answer.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from kura import catalog
 from kura.errors import KuraError
 from kura.search import AnyEmbedder, Progress, Results, SearchIndex, query_words
+from kura.standing import Standing, standing
 from kura.store import Store
 from kura.think import SHORTLIST, Picked, Unheard, ask, fits
 
@@ -57,16 +62,33 @@ class Recall:
     reason: str = ""  # why a better method did not answer
     degraded: bool = False
     explain: list[dict[str, Any]] = field(default_factory=list)
+    standing: dict[str, Standing] = field(default_factory=dict)
+
+    def asserted(self, slug: str) -> bool:
+        found = self.standing.get(slug)
+        return found is None or found.asserted
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "store": self.store, "question": self.question, "how": self.how,
             "degraded": self.degraded, "reason": self.reason,
-            "picked": [{"slug": p.slug, "score": None if p.score is None else round(p.score, 4)}
-                       for p in self.picked],
-            "walked": list(self.walked), "context": self.context, "chars": len(self.context),
+            "picked": [{"slug": p.slug, "score": None if p.score is None else round(p.score, 4),
+                        **self._standing(p.slug)} for p in self.picked],
+            "walked": list(self.walked),
+            "walked_standing": [{"slug": s, **self._standing(s)} for s in self.walked],
+            "context": self.context, "chars": len(self.context),
             "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
         }  # fmt: skip
+
+    def _standing(self, slug: str) -> dict[str, Any]:
+        found = self.standing.get(slug)
+        if found is None:
+            return {"asserted": True, "status": "asserted"}
+        return {
+            "asserted": found.asserted,
+            "status": found.status,
+            "confidence": round(found.confidence.value, 2),
+        }
 
 
 def recall(
@@ -83,6 +105,8 @@ def recall(
     quick: bool = False,
     embedder: AnyEmbedder | None = None,
     guard: AbstractContextManager[Any] | None = None,
+    everything: bool = False,
+    today: dt.date | None = None,
 ) -> Recall:
     """What the store remembers about ``question``.
 
@@ -92,8 +116,11 @@ def recall(
     ``quick``: this process asks one question and exits (a faster-loading embedder);
     ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint);
     ``guard``: held around every use of the index (a server's per-store lock) but not
-    around a thinker's call, so a slow model holds up nobody else."""
+    around a thinker's call, so a slow model holds up nobody else; ``everything``: archived
+    memories too."""
     started = time.perf_counter()
+    today = today or dt.date.today()
+    standings = _Standings(store, today)
     own = index is None
     searching = _Search(store, index, progress, quick, embedder, guard)
     try:
@@ -103,7 +130,8 @@ def recall(
         if thinker is not None:
             heard = _think(store, question, top, thinker, searching)
             if isinstance(heard, Picked):
-                how, picked = "meaning", tuple(Pick(slug, None) for slug in heard.slugs)
+                kept = [s for s in heard.slugs if everything or not standings.archived(s)]
+                how, picked = "meaning", tuple(Pick(slug, None) for slug in kept)
                 details = [{"slug": slug, "picked": slug in heard.slugs, "by": "thinker"}
                            for slug in heard.slugs]  # fmt: skip
                 if heard.unknown:
@@ -112,7 +140,8 @@ def recall(
                 reason = heard.reason
         if not how:
             results = searching.search(question, max(top * 4, 10))
-            how, picked = results.how, _pick(results.hits, results.how, top)
+            hits = tuple(h for h in results.hits if everything or not standings.archived(h.slug))
+            how, picked = results.how, _pick(hits, results.how, top)
             reason = "; ".join(r for r in (reason, results.reason) if r)
             chosen = {p.slug for p in picked}
             details = [
@@ -123,11 +152,50 @@ def recall(
     finally:
         if own:
             searching.close()
-    walked = _walk(store, [p.slug for p in picked], hops)
-    context = _fit(store, [p.slug for p in picked] + walked, question, chars)
+    walked = [
+        s for s in _walk(store, [p.slug for p in picked], hops) if everything or not standings.archived(s)
+    ]
+    shown = [p.slug for p in picked] + walked
+    marks = {s: standings.get(s) for s in shown}
+    context = _fit(store, shown, question, chars, {s: v for s, v in marks.items() if v is not None})
     degraded = how == "lexical" or (thinker is not None and how != "meaning")
     return Recall(store.name, question, how, picked, tuple(walked), context,
-                  time.perf_counter() - started, reason, degraded, details if explain else [])  # fmt: skip
+                  time.perf_counter() - started, reason, degraded, details if explain else [],
+                  {s: v for s, v in marks.items() if v is not None})  # fmt: skip
+
+
+class _Standings:
+    """Where memories stand, read only for those whose frontmatter has lifecycle fields
+    (a plain hand-written memory is its author's statement: asserted, nothing to compute)."""
+
+    _KEYS = (b"\nwitnesses:", b"\nsuperseded_by:", b"\narchived:", b"\ncontradicted_by:", b"\nsupersedes:")
+
+    def __init__(self, store: Store, today: dt.date) -> None:
+        self.store, self.today = store, today
+        self.known: dict[str, Standing | None] = {}
+
+    def get(self, slug: str) -> Standing | None:
+        if slug not in self.known:
+            self.known[slug] = self._read(slug)
+        return self.known[slug]
+
+    def archived(self, slug: str) -> bool:
+        found = self.get(slug)
+        return found is not None and found.archived is not None
+
+    def _read(self, slug: str) -> Standing | None:
+        try:
+            path = self.store.resolve(slug)
+            head = path.read_bytes()[:65_536]
+        except (KuraError, OSError):
+            return None
+        if not any(key in head for key in self._KEYS):
+            return None
+        try:
+            meta = self.store.show(slug).note.meta
+        except KuraError:
+            return None
+        return standing(slug, meta, self.today, live=lambda other: _exists(self.store, other))
 
 
 class _Search:
@@ -236,15 +304,28 @@ def _exists(store: Store, slug: str) -> bool:
         return False
 
 
-def _fit(store: Store, slugs: list[str], question: str, chars: int) -> str:
+def _fit(store: Store, slugs: list[str], question: str, chars: int, marks: dict[str, Standing]) -> str:
     if not slugs:
         return ""
     share = max(chars // len(slugs), 200)
     parts = []
     for slug in slugs:
         text = store.resolve(slug).read_text(encoding="utf-8", errors="replace")
-        parts.append(f"=== {slug} ===\n{_shorten(text, question, share)}")
+        found = marks.get(slug)
+        note = "" if found is None or found.asserted else f" ({ON_RECORD}: {found.status}, {_why_not(found)})"
+        parts.append(f"=== {slug}{note} ===\n{_shorten(text, question, share)}")
     return "\n\n".join(parts)
+
+
+ON_RECORD = "on record, may be stale — not current fact"
+
+
+def _why_not(found: Standing) -> str:
+    if found.superseded_by:
+        return f"superseded by {found.superseded_by}"
+    if found.archived is not None:
+        return f"archived {found.archived.isoformat()}"
+    return f"confidence {found.confidence.value:.2f}"
 
 
 def _shorten(text: str, question: str, limit: int) -> str:

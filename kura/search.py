@@ -174,7 +174,9 @@ class SearchIndex:
             sha = hashlib.sha256(data).hexdigest()
             row = self.db.execute("SELECT sha FROM docs WHERE slug = ?", (slug,)).fetchone()
             if row is None or row[0] != sha:
-                present.append(catalog.Entry(f"{slug}.md", slug, 0, 0, 0, 0, None, "", "", "", "", 0, sha))
+                present.append(
+                    catalog.Entry(f"{slug}.md", slug, 0, 0, 0, 0, None, "", "", "", "", 0, sha, "")
+                )
         with self.db:
             self._drop(gone)
             self._embed(self._reindex(present, None), None)

@@ -49,6 +49,7 @@ from kura.prefill import (
     wrap,
 )
 from kura.slugs import STATE_DIR, Stats, file_stats, index_file, is_memory_name
+from kura.standing import from_summary
 from kura.store import Store
 from kura.tokens import estimate_tokens
 
@@ -126,7 +127,7 @@ def weave(
         )  # fmt: skip
     finally:
         db.close()
-    layered = woven_lines.lines
+    layered = on_record(woven_lines.lines, scan.entries, today)
     days, lines = _fit(layered, age, settings, today, base=estimate_tokens(wrap(store.name, header, "")))
     text = _cloth(layered, lines)
     tokens = estimate_tokens(wrap(store.name, header, text))
@@ -213,6 +214,25 @@ def _fit(
     fitting = [days for tokens, days in priced if tokens <= settings.budget]
     days = fitting[0] if fitting else min(priced, key=lambda p: (p[0], -p[1]))[1]
     return days, [_pick(item, age, today, days) for item in layered]
+
+
+ON_RECORD = " (on record, may be stale)"
+
+
+def on_record(layered: list[Layered], entries: dict[str, Any], today: dt.date) -> list[Layered]:
+    """Lines of memories that are findable but not asserted today (thin or aged evidence,
+    a live contradiction), marked so that an agent never reads them as current fact."""
+    out = []
+    extra = estimate_tokens(ON_RECORD)
+    for item in layered:
+        entry = entries.get(item.slug) if item.slug else None
+        found = from_summary(item.slug, entry.standing, today) if entry is not None else None
+        if found is not None and not found.asserted and not item.text.endswith(ON_RECORD):
+            full, folded, bare = item.cost
+            item = item._replace(text=item.text + ON_RECORD, short=item.short + ON_RECORD,
+                                 cost=(full + extra, folded + extra, bare + extra))  # fmt: skip
+        out.append(item)
+    return out
 
 
 def _pick(layered: Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:

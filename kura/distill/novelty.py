@@ -18,13 +18,12 @@ changed — is exactly what a word comparison sees.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kura.claims import negated, words
 from kura.models import Usage, complete, last_json_object, with_charter
-from kura.trim import STOP_WORDS
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
@@ -32,11 +31,6 @@ if TYPE_CHECKING:
 NEIGHBOURS = 5
 COVERED_SHARE = 0.9
 MIN_WORDS = 3
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
-_NEGATIONS = frozenset(
-    "not never no don't dont doesn't isn't aren't won't can't cannot without avoid stop".split()
-)
-_EXTRA_STOP = frozenset("always please remember note ever from now on going forward keep mind use".split())
 
 _INSTRUCTIONS = """\
 You decide whether a candidate memory is new to a store. You see the candidate and the \
@@ -66,21 +60,6 @@ class Novelty:
     reason: str = ""
 
 
-def words(text: str) -> set[str]:
-    """Content words, lower-cased, a plural ``s`` folded away."""
-    out: set[str] = set()
-    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
-        if word in STOP_WORDS or word in _EXTRA_STOP:
-            continue
-        out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
-    return out
-
-
-def _polarity(text: str) -> bool:
-    lowered = text.lower().replace("\u2019", "'")
-    return any(w in _NEGATIONS for w in re.findall(r"[a-z']+", lowered))
-
-
 def statement(candidate: Mapping[str, Any]) -> str:
     """What the candidate claims: its topic and what the person said."""
     return f"{candidate.get('topic') or ''} {candidate.get('said') or ''}".strip()
@@ -106,7 +85,7 @@ def mechanical(candidate: Mapping[str, Any], near: Sequence[Neighbour]) -> Novel
     if len(words(said)) < MIN_WORDS:
         return Novelty("new")
     for neighbour in near:
-        if neighbour.share >= COVERED_SHARE and _polarity(said) == _polarity(neighbour.text):
+        if neighbour.share >= COVERED_SHARE and negated(said) == negated(neighbour.text):
             return Novelty("covered", neighbour.slug, "its content words are all in the memory")
     return Novelty("new")
 

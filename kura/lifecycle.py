@@ -1,0 +1,78 @@
+"""Changing where a memory stands: reinforce, supersede, archive. Nothing here deletes.
+
+Each change is a frontmatter edit through ``Store.save(base=…)`` (refused if the file
+changed meanwhile, so a hand edit is never lost; other keys keep their exact lines) and,
+where a memory leaves the index, one locked index edit. The index names current memories
+only: a superseded or archived memory keeps its file, stays findable by ``kura recall
+--all`` and explained by ``kura why``, and loses its line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from typing import Any
+
+from kura import index as ix
+from kura import witness as wt
+from kura.errors import StoreError
+from kura.store import Store, WriteResult
+
+
+def reinforce(store: Store, slug: str, witness: wt.Witness, *, actor: str = "direct") -> WriteResult:
+    """Add ``witness`` to the memory (a restatement: the same claim witnessed again). A
+    witness already recorded (same kind, session, source and quote) is not added twice."""
+    memory = store.show(slug)
+    base = memory.path.read_bytes()
+    found, _ = wt.read(memory.note.meta, slug)
+    merged = wt.dedupe([*found, witness])
+    if len(merged) == len(found):
+        return WriteResult(memory.slug, memory.path, False, False, False)
+    kept = memory.note.meta.get("witnesses")
+    raw = list(kept) if isinstance(kept, list) else []
+    note = memory.note.with_meta(witnesses=[*raw, witness.to_meta()])
+    return store.save(replace(memory, note=note), actor=actor, base=base)
+
+
+def supersede(
+    store: Store, old: str, new: str, *, today: dt.date | None = None, actor: str = "direct"
+) -> None:
+    """``new`` replaces ``old`` (a revision: same subject, new value). ``old`` gets
+    ``superseded_by`` and ``valid_until`` and leaves the index; ``new`` gets ``supersedes``."""
+    today = today or dt.date.today()
+    if old == new:
+        raise StoreError(f"{store.name}/{old}: a memory cannot supersede itself")
+    was, now = store.show(old), store.show(new)
+    if was.note.meta.get("superseded_by") not in (None, "", new):
+        raise StoreError(
+            f"{store.name}/{old}: already superseded by {was.note.meta['superseded_by']}; "
+            "supersede that one instead"
+        )
+    _edit(store, now.slug, actor, supersedes=_added(now.note.meta.get("supersedes"), was.slug))
+    _edit(store, was.slug, actor, superseded_by=now.slug, valid_until=today.isoformat())
+    store.edit_index(lambda index: ix.remove(index, was.slug), actor=actor)
+
+
+def archive(
+    store: Store, slug: str, reason: str, *, today: dt.date | None = None, actor: str = "direct"
+) -> bool:
+    """Archive the memory with ``reason``: out of the index, still on disk and findable.
+    False when it was already archived."""
+    today = today or dt.date.today()
+    memory = store.show(slug)
+    if memory.note.meta.get("archived"):
+        return False
+    _edit(store, memory.slug, actor, archived=today.isoformat(), archived_reason=" ".join(reason.split()))
+    store.edit_index(lambda index: ix.remove(index, memory.slug), actor=actor)
+    return True
+
+
+def _edit(store: Store, slug: str, actor: str, **changes: Any) -> None:
+    memory = store.show(slug)
+    base = memory.path.read_bytes()
+    store.save(replace(memory, note=memory.note.with_meta(**changes)), actor=actor, base=base)
+
+
+def _added(value: Any, slug: str) -> list[str]:
+    have = [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    return have if slug in have else [*have, slug]
