@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -76,12 +77,35 @@ def remember(
         typer.Option("--type", "-t", help=f"One of {', '.join(TYPES)} (new memories default to project)."),
     ] = None,
     title: Annotated[str | None, typer.Option(help="Short title for the index (≤40 chars).")] = None,
+    witness: Annotated[
+        str | None,
+        typer.Option(
+            help="Record why it is believed: SAID, FIX, SCAR, MANUAL, INFERRED, TIDE, CALLUS or SLEEP "
+            "(none: you wrote it, so it counts as stated by its author).",
+            metavar="KIND",
+        ),
+    ] = None,
+    quote: Annotated[str, typer.Option(help="The witness's verbatim words (with --witness).")] = "",
+    session: Annotated[str, typer.Option(help="The session the witness comes from (with --witness).")] = "",
     as_json: JsonOpt = False,
 ) -> None:
     """Write one memory (create or update) and its own line in MEMORY.md."""
+    import datetime as dt
+
+    from kura.witness import WEIGHTS, Witness
+
     text = stdin_text() if body == "-" else body
     store = store_from(ctx)
+    if witness is not None and witness.upper() not in WEIGHTS:
+        fail(f"--witness {witness!r}: not one of {', '.join(WEIGHTS)}")
     result = core(lambda: store.remember(slug, description, text, type=type, title=title))
+    if witness is not None:
+        from kura.lifecycle import reinforce
+
+        seen = Witness(witness.upper(), dt.date.today(), " ".join(session.split()), "kura remember",
+                       " ".join(quote.split()))  # fmt: skip
+        added = core(lambda: reinforce(store, result.slug, seen))
+        result = replace(result, changed=result.changed or added.changed)
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
     if as_json:
         print_json(
@@ -325,7 +349,7 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
         raise typer.Exit(2)
 
 
-from kura import cli_distill, cli_look, cli_mcp, cli_serve  # noqa: E402,F401 - register their commands after the rest
+from kura import cli_distill, cli_life, cli_look, cli_mcp, cli_serve  # noqa: E402,F401 - register their commands after the rest
 
 
 def run() -> None:

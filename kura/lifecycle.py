@@ -10,6 +10,7 @@ only: a superseded or archived memory keeps its file, stays findable by ``kura r
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -76,3 +77,14 @@ def _edit(store: Store, slug: str, actor: str, **changes: Any) -> None:
 def _added(value: Any, slug: str) -> list[str]:
     have = [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
     return have if slug in have else [*have, slug]
+
+
+def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tuple[wt.Witness | None, str]:
+    """The witness and the replaced slug a draft's flags record (``witness:FIX``,
+    ``session:…``, ``replaces:slug``); the quote is its first USER evidence, else its first."""
+    found = {f.split(":", 1)[0]: f.split(":", 1)[1] for f in flags if ":" in f}
+    kind, replaces = found.get("witness", "").upper(), found.get("replaces", "")
+    quote = next((s.text for s in evidence if s.cls == "USER"), evidence[0].text if evidence else "")
+    if kind not in wt.WEIGHTS:
+        return None, replaces
+    return wt.Witness(kind, dt.date.today(), found.get("session", ""), source, quote[:400]), replaces

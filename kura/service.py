@@ -16,6 +16,7 @@ refuses every write here before the store is asked.
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import os
 import re
@@ -245,11 +246,23 @@ class Service:
         type: str | None = None,
         title: str | None = None,
         selector: str | None = None,
+        session: str = "",
     ) -> dict[str, Any]:
+        """Write a memory for an agent over a tool: its witness is MANUAL (kura.witness), so
+        on its own it is on record, not asserted, until other evidence joins it."""
         served = self.served(selector)
         if self.readonly:
             raise PolicyRefused(f"this service is read-only; store '{served.store.name}' is not written here")
         result = served.store.remember(slug, description, body, type=type, title=title)
+        if result.did_work:
+            from kura.lifecycle import reinforce
+            from kura.witness import Witness
+
+            reinforce(
+                served.store,
+                result.slug,
+                Witness("MANUAL", _dt.date.today(), " ".join(session.split())[:120]),
+            )
         with served.lock:
             if served.index is not None:
                 served.index.refresh([result.slug])

@@ -142,7 +142,12 @@ def summary(meta: Mapping[str, Any]) -> str:
 
 
 def from_summary(
-    slug: str, text: str, today: dt.date, *, live: Callable[[str], bool] = lambda s: True
+    slug: str,
+    text: str,
+    today: dt.date,
+    *,
+    use: Use | None = None,
+    live: Callable[[str], bool] = lambda s: True,
 ) -> Standing | None:
     """The standing a catalog summary describes; None for a memory with none (asserted)."""
     if not text:
@@ -151,7 +156,7 @@ def from_summary(
         meta = json.loads(text)
     except ValueError:
         return None
-    return standing(slug, meta, today, live=live) if isinstance(meta, dict) else None
+    return standing(slug, meta, today, use=use, live=live) if isinstance(meta, dict) else None
 
 
 def strength(witnesses: list[wt.Witness], kind: str, today: dt.date, use: Use) -> float:

@@ -16,6 +16,7 @@ EDGES = {
     "cli_serve",
     "cli_mcp",
     "cli_distill",
+    "cli_life",
     "mcp_server",
     "server",
     "mcp",

@@ -154,7 +154,8 @@ def test_cli_uses_the_configured_thinker_and_no_model_skips_it(
     assert (
         result.code == 0
         and data["how"] == "meaning"
-        and data["picked"] == [{"slug": "tomasz-backend-oncall", "score": None}]
+        and data["picked"]
+        == [{"slug": "tomasz-backend-oncall", "score": None, "asserted": True, "status": "asserted"}]
     )
     offline = cli("-c", str(config), "recall", "who is on call this week", "--no-model", "--top", "1")
     assert offline.code == 0 and offline.out.startswith("recall (embedded): tomasz-backend-oncall")

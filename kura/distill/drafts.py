@@ -61,6 +61,7 @@ from kura.distill.evidence import CLASSES, Segment, normalise
 from kura.distill.mark import matches, sign
 from kura.distill.surface import violations
 from kura.errors import KuraError, NotFound, StoreError
+from kura.lifecycle import from_flags, supersede
 from kura.secrets import redact
 from kura.slugs import new_slug
 from kura.store import Store
@@ -412,6 +413,7 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
             f"{store.name}/{draft.slug}: a memory with this slug exists; the draft stays staged — "
             "toss it, or distil it again as an extension"
         )
+    seen, replaces = from_flags(draft.flags, draft.source, draft.evidence)
     meta: dict[str, Any] = {
         "name": draft.title or draft.slug,
         "description": draft.description,
@@ -420,11 +422,15 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
         "distilled": _today(),
         "source": draft.source,
         "evidence": _evidence_meta(draft),
+        **({"witnesses": [seen.to_meta()]} if seen else {}),
     }
     where = f"{store.name}/{draft.slug}"
     limits.check_text(where, title=meta["name"], description=draft.description, body=draft.body)
     text = nt.render(nt.new_note(meta, draft.body))
-    return store.write_file(draft.slug, text.encode("utf-8"), actor=actor).path
+    path = store.write_file(draft.slug, text.encode("utf-8"), actor=actor).path
+    if replaces and replaces in store.slugs():  # a revision: the old memory stays, superseded
+        supersede(store, replaces, draft.slug, actor=actor)
+    return path
 
 
 def _extend(store: Store, draft: Draft, actor: str) -> Path:
@@ -438,7 +444,10 @@ def _extend(store: Store, draft: Draft, actor: str) -> Path:
     merged = [str(e) for e in kept] if isinstance(kept, list) else []
     merged += [e for e in _evidence_meta(draft) if e not in merged]
     note = old.note.with_body(old.note.body.rstrip("\n") + "\n\n" + draft.body.strip("\n") + "\n")
-    note = note.with_meta(distilled=_today(), evidence=merged)
+    seen, _ = from_flags(draft.flags, draft.source, draft.evidence)
+    kept_w = old.note.meta.get("witnesses")
+    witnesses = [*(kept_w if isinstance(kept_w, list) else []), *([seen.to_meta()] if seen else [])]
+    note = note.with_meta(distilled=_today(), evidence=merged, witnesses=witnesses or None)
     return store.save(replace(old, note=note), actor=actor, base=base).path
 
 

@@ -29,23 +29,30 @@ from "read something, kept nothing".
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kura.claims import revised
 from kura.distill import journals as jr
 from kura.distill import novelty, seeds
 from kura.distill.brain import Minds, describe, merge, write
 from kura.distill.brain import spot as brain_spot
 from kura.distill.compose import compose
+from kura.distill.contradict import disagreements
 from kura.distill.evidence import CLASSES, Segment
 from kura.distill.gate import judge
 from kura.distill.spot import spot
 from kura.distill.surface import violations
+from kura.errors import KuraError
 from kura.finding import Finding
+from kura.lifecycle import reinforce
+from kura.purge import buried, tombstones
 from kura.store import Store
+from kura.witness import Witness
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 
@@ -83,6 +90,7 @@ class Metrics:
     extends: int = 0
     models: str = "rules only"
     usage: dict[str, Any] = field(default_factory=dict)
+    reinforced: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +103,7 @@ class Metrics:
             "drafts": [str(p) for p in self.drafts],
             "ideas": self.ideas,
             "extends": self.extends,
+            "reinforced": self.reinforced,
             "findings": [str(f) for f in self.findings],
             "models": self.models,
             "tokens_in": self.usage.get("tokens_in", 0),
@@ -115,6 +124,11 @@ class Metrics:
             + (f" ({reasons})" if reasons else "")
             + f", drafts {len(self.drafts)}"
             + (f" ({self.extends} extending a memory)" if self.extends else "")
+            + (
+                f", {self.reinforced} memor{'ies' if self.reinforced != 1 else 'y'} reinforced"
+                if self.reinforced
+                else ""
+            )
             + f", ideas {self.ideas}, {self.models}"
             + f", {self._tokens()}"
         )
@@ -136,11 +150,12 @@ class _Tally:
     ideas: int = 0
     findings: list[Finding] = field(default_factory=list)
     extends: int = 0
+    reinforced: int = 0
 
     def freeze(self, minds: Minds) -> Metrics:
         return Metrics(self.sources, dict(self.segments), self.candidates, self.kept, dict(self.dropped),
                        tuple(self.drafts), self.ideas, tuple(self.findings), self.sources == 0,
-                       self.extends, describe(minds), minds.usage.to_dict())  # fmt: skip
+                       self.extends, describe(minds), minds.usage.to_dict(), self.reinforced)  # fmt: skip
 
 
 def journals_for(distill: Mapping[str, Any], store_distill: Mapping[str, Any], *,
@@ -208,16 +223,20 @@ def _distil(
     tally.segments.update(s.cls for s in segments)
     if progress is not None:
         progress("spotting", 0, len(segments))
+    listed = store.list()
+    current = [m for m in listed if not m.note.meta.get("superseded_by") and not m.note.meta.get("archived")]
+    live = [(m.slug, f"{m.name}. {m.description}", m.type or "project") for m in current]
     brained, malformed = brain_spot(minds, segments)
-    candidates = merge(brained, spot(segments))
+    candidates = merge(brained, merge(spot(segments), disagreements(segments, live)))
     if progress is not None:
         progress("spotting", len(segments), len(segments))
     tally.candidates += len(candidates) + malformed
     if malformed:
         tally.dropped["malformed candidate from the brain"] += malformed
     slugs = store.slugs()
-    memories = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in store.list()]
+    memories = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in current]
     taken = set(slugs) | _staged_slugs(store)
+    graves = tombstones(store)
     for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
         if verdict.verdict == "idea":
             why = _field(candidate, "why")
@@ -227,9 +246,15 @@ def _distil(
         if verdict.verdict != "kept":
             tally.dropped[verdict.reason.split(" (", 1)[0]] += 1
             continue
-        new = _novelty(candidate, memories, minds)
+        if buried([novelty.statement(candidate), *(seg.text for seg in verdict.evidence)], graves):
+            tally.dropped["purged before (a tombstone matches)"] += 1
+            continue
+        replaces = _replaces(candidate, verdict.evidence, live)
+        seen = _witness(candidate, verdict.evidence, replaces, source.key)
+        new = novelty.Novelty("new") if replaces else _novelty(candidate, memories, minds)
         if new.verdict == "covered":
             tally.dropped[f"already covered by a memory ({new.slug})"] += 1
+            _reinforce(store, new.slug, seen, tally)
             continue
         near = [n.slug for n in novelty.neighbours(candidate, memories)]
         composed = write(minds, candidate, verdict, taken=taken, store_slugs=slugs, near=near) or compose(
@@ -242,12 +267,58 @@ def _distil(
         extends = new.slug if new.verdict == "extends" else None
         path = stage(store, slug=composed.slug, kind=composed.kind, title=composed.title,
                      description=composed.description, body=composed.body, evidence=verdict.evidence,
-                     source=source.key, flags=composed.flags, extends=extends)  # fmt: skip
+                     source=source.key, flags=(*composed.flags, *_flags(seen, replaces)),
+                     extends=extends)  # fmt: skip
         tally.extends += extends is not None
         taken.add(composed.slug)
         seeds.graduate(store, _field(candidate, "topic"), path.stem)  # later evidence confirms an idea
         tally.kept += 1
         tally.drafts.append(path)
+
+
+def _replaces(
+    candidate: Mapping[str, Any], evidence: Sequence[Segment], live: Sequence[tuple[str, str, str]]
+) -> str:
+    """The live memory a candidate in the human's words revises ("" for none)."""
+    if not any(seg.cls == "USER" for seg in evidence):
+        return ""
+    named = str(candidate.get("replaces") or "")
+    if named in {slug for slug, _, _ in live}:
+        return named
+    return revised(novelty.statement(candidate), [(slug, claim) for slug, claim, _ in live]) or ""
+
+
+def _witness(
+    candidate: Mapping[str, Any], evidence: Sequence[Segment], replaces: str, source: str
+) -> Witness:
+    """What kind of evidence the candidate is: a revision in the human's words is a FIX."""
+    rule = candidate.get("rule") if isinstance(candidate, Mapping) else None
+    kind = (
+        "FIX"
+        if replaces
+        else {"remember": "SAID", "correction": "FIX", "scar": "SCAR"}.get(str(rule), "INFERRED")
+    )
+    session = next((seg.session for seg in evidence if seg.session), "")
+    quote = next((seg.text for seg in evidence if seg.cls == "USER"), evidence[0].text if evidence else "")
+    return Witness(kind, dt.date.today(), session, source, quote[:400])
+
+
+def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:
+    out = [f"witness:{seen.kind}"]
+    if seen.session:
+        out.append(f"session:{seen.session}")
+    if replaces:
+        out.append(f"replaces:{replaces}")
+    return tuple(out)
+
+
+def _reinforce(store: Store, slug: str, seen: Witness, tally: _Tally) -> None:
+    """A restatement reinforces the memory it restates: one more witness, no new memory."""
+    try:
+        if reinforce(store, slug, seen, actor="distiller").changed:
+            tally.reinforced += 1
+    except KuraError as err:
+        tally.findings.append(Finding(slug, 1, f"could not add the restatement as a witness: {err}", "note"))
 
 
 def _novelty(

@@ -1,0 +1,43 @@
+"""A contradiction is a correction: a user turn that disagrees with a live memory.
+
+The rule-based spotter knows corrections by their opening ("no, …", "actually …"), but a
+person who says "we run the tests with make test now" while the store holds "… cargo test"
+is correcting it too, with no marker any word list would catch. So every USER sentence is
+compared with the live memories' claims (``kura.claims``: content words, not embeddings);
+a sentence that revises one — same subject, new value — becomes a correction candidate
+that names the memory it replaces. Pouring it supersedes that memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from kura.claims import revised
+from kura.distill.evidence import Segment
+from kura.distill.spot import MIN_CHARS, QUOTE_CHARS, cut
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Correction candidates from USER sentences that revise a live memory, given as
+    (slug, its claim: title and description, its type)."""
+    claims = [(slug, claim) for slug, claim, _ in live]
+    kinds = {slug: kind for slug, _, kind in live}
+    found: list[dict[str, Any]] = []
+    for segment in segments:
+        if segment.cls != "USER":
+            continue
+        for match in _SENTENCE.finditer(segment.text):
+            sentence = cut(match.group(0).strip(), QUOTE_CHARS)
+            if len(sentence) < MIN_CHARS or sentence.endswith("?"):
+                continue
+            old = revised(sentence, claims)
+            if old is None:
+                continue
+            found.append({"topic": sentence.rstrip("."), "kind": kinds.get(old) or "project",
+                          "why": f"it revises {old}", "quotes": [f"[USER] {sentence}"], "rule": "correction",
+                          "said": sentence, "replaces": old})  # fmt: skip
+    return found
