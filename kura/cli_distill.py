@@ -160,9 +160,10 @@ def _store_material(ctx: typer.Context, name: str | None) -> tuple[str, tuple[st
     if chosen is None:
         return "", ()
     opened = core(lambda: cfg.load_config(g.config).open(chosen))
+    from kura.distill.run import store_text
+
     memories = core(opened.list)
-    text = "\n\n".join(f"{m.name}\n{m.description}\n{m.note.body}" for m in memories)
-    return text, tuple(m.slug for m in memories)
+    return store_text(memories), tuple(m.slug for m in memories)
 
 
 def _say_human(number: int, result: dict[str, Any]) -> None:

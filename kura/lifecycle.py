@@ -61,7 +61,7 @@ def archive(
     False when it was already archived."""
     today = today or dt.date.today()
     memory = store.show(slug)
-    if memory.note.meta.get("archived"):
+    if memory.note.meta.get("archived"):  # already out of the index
         return False
     _edit(store, memory.slug, actor, archived=today.isoformat(), archived_reason=" ".join(reason.split()))
     store.edit_index(lambda index: ix.remove(index, memory.slug), actor=actor)
@@ -84,7 +84,8 @@ def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tu
     ``session:…``, ``replaces:slug``); the quote is its first USER evidence, else its first."""
     found = {f.split(":", 1)[0]: f.split(":", 1)[1] for f in flags if ":" in f}
     kind, replaces = found.get("witness", "").upper(), found.get("replaces", "")
-    quote = next((s.text for s in evidence if s.cls == "USER"), evidence[0].text if evidence else "")
     if kind not in wt.WEIGHTS:
         return None, replaces
-    return wt.Witness(kind, dt.date.today(), found.get("session", ""), source, quote[:400]), replaces
+    return wt.Witness(
+        kind, dt.date.today(), found.get("session", ""), source, wt.lead_quote(evidence)
+    ), replaces

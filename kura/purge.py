@@ -34,7 +34,6 @@ from kura import index as ix
 from kura import witness as wt
 from kura.atomic import write_atomic
 from kura.claims import words
-from kura.errors import StoreError
 from kura.store import Memory, Store
 
 TOMBSTONES = "tombstones.json"
@@ -238,8 +237,3 @@ def _mentions(path: Path, slugs: set[str], texts: list[str]) -> bool:
     return any(" ".join(t.split()).lower() in text for t in texts) or any(
         f"extends: {s}" in text or f"extends:{s}" in text for s in slugs
     )
-
-
-def refuse_missing(store: Store, slug: str) -> None:
-    if not store.resolve(slug).is_file():
-        raise StoreError(f"{store.name}/{slug}: no such memory")

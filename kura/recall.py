@@ -186,15 +186,12 @@ class _Standings:
     def _read(self, slug: str) -> Standing | None:
         try:
             path = self.store.resolve(slug)
-            head = path.read_bytes()[:65_536]
+            data = path.read_bytes()
         except (KuraError, OSError):
             return None
-        if not any(key in head for key in self._KEYS):
+        if not any(key in data for key in self._KEYS):
             return None
-        try:
-            meta = self.store.show(slug).note.meta
-        except KuraError:
-            return None
+        meta = self.store.decode(slug, path, data).note.meta  # the bytes already read
         return standing(slug, meta, self.today, live=lambda other: _exists(self.store, other))
 
 

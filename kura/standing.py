@@ -120,6 +120,11 @@ def standing(
     )  # fmt: skip
 
 
+def retired(meta: Mapping[str, Any]) -> bool:
+    """Superseded or archived: off the index by design, not a live claim."""
+    return bool(meta.get("superseded_by")) or bool(meta.get("archived"))
+
+
 LIFECYCLE = ("superseded_by", "supersedes", "valid_until", "contradicted_by", "archived", "archived_reason")
 
 

@@ -13,7 +13,7 @@ import subprocess
 from typing import Any
 
 from kura import witness as wt
-from kura.standing import Standing, standing
+from kura.standing import Standing, retired, standing
 from kura.store import Memory, Store
 
 BAR = 10
@@ -134,7 +134,7 @@ def _live(store: Store, slug: str) -> bool:
         meta = store.show(slug).note.meta
     except Exception:  # noqa: BLE001 - not a memory (or unreadable): not a live contradiction
         return False
-    return not meta.get("superseded_by") and not meta.get("archived")
+    return not retired(meta)
 
 
 def _git(store: Store, memory: Memory) -> str:

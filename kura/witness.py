@@ -208,6 +208,13 @@ def confidence(
                       tuple(reasons))  # fmt: skip
 
 
+def lead_quote(evidence: Sequence[Any]) -> str:
+    """The words a witness quotes from its evidence (segments with ``cls`` and ``text``):
+    the human's first, else the first of any class."""
+    text = next((s.text for s in evidence if s.cls == "USER"), evidence[0].text if evidence else "")
+    return str(text)[:400]
+
+
 def dedupe(witnesses: Iterable[Witness]) -> list[Witness]:
     """Witnesses without exact repeats (the same kind, session, source and quote)."""
     seen: set[tuple[str, str, str, str]] = set()

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,8 +51,9 @@ from kura.errors import KuraError
 from kura.finding import Finding
 from kura.lifecycle import reinforce
 from kura.purge import buried, tombstones
-from kura.store import Store
-from kura.witness import Witness
+from kura.standing import retired
+from kura.store import Memory, Store
+from kura.witness import Witness, lead_quote
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 
@@ -165,9 +166,9 @@ def journals_for(distill: Mapping[str, Any], store_distill: Mapping[str, Any], *
     return jr.journal_settings(distill, store_distill, base=base, store=store)
 
 
-def store_text(store: Store) -> str:
+def store_text(memories: Iterable[Memory]) -> str:
     """The store's own words, for echo detection: every memory's name, description, body."""
-    return "\n\n".join(f"{m.name}\n{m.description}\n{m.note.body}" for m in store.list())
+    return "\n\n".join(f"{m.name}\n{m.description}\n{m.note.body}" for m in memories)
 
 
 def run_pass(
@@ -188,7 +189,8 @@ def run_pass(
         stage = stage_draft
     sources, found = jr.discover(journals, store.root)
     tally = _Tally(findings=list(found))
-    own = store_text(store)
+    listed = store.list()  # read once a pass: the drafts a pass stages do not change the store
+    own = store_text(listed)
     for number, source in enumerate(sources, start=1):
         claim = jr.reserve(store.state_dir, source, max_bytes=max_bytes)
         if claim is None:
@@ -198,7 +200,7 @@ def run_pass(
             tally.findings.extend(stretch.findings)
             if claim.token:
                 tally.sources += 1
-                _distil(store, source, stretch.segments, own, stage, tally, progress, minds)
+                _distil(store, source, stretch.segments, (listed, own), stage, tally, progress, minds)
         except BaseException:
             jr.release(store.state_dir, claim)
             raise
@@ -214,7 +216,7 @@ def _distil(
     store: Store,
     source: jr.Source,
     segments: Sequence[Segment],
-    own: str,
+    known: tuple[Sequence[Memory], str],
     stage: Stage,
     tally: _Tally,
     progress: Progress | None,
@@ -223,8 +225,8 @@ def _distil(
     tally.segments.update(s.cls for s in segments)
     if progress is not None:
         progress("spotting", 0, len(segments))
-    listed = store.list()
-    current = [m for m in listed if not m.note.meta.get("superseded_by") and not m.note.meta.get("archived")]
+    listed, own = known
+    current = [m for m in listed if not retired(m.note.meta)]
     live = [(m.slug, f"{m.name}. {m.description}", m.type or "project") for m in current]
     brained, malformed = brain_spot(minds, segments)
     candidates = merge(brained, merge(spot(segments), disagreements(segments, live)))
@@ -251,13 +253,14 @@ def _distil(
             continue
         replaces = _replaces(candidate, verdict.evidence, live)
         seen = _witness(candidate, verdict.evidence, replaces, source.key)
-        new = novelty.Novelty("new") if replaces else _novelty(candidate, memories, minds)
+        near = novelty.neighbours(candidate, memories)
+        new = novelty.Novelty("new") if replaces else _novelty(candidate, near, minds)
         if new.verdict == "covered":
             tally.dropped[f"already covered by a memory ({new.slug})"] += 1
             _reinforce(store, new.slug, seen, tally)
             continue
-        near = [n.slug for n in novelty.neighbours(candidate, memories)]
-        composed = write(minds, candidate, verdict, taken=taken, store_slugs=slugs, near=near) or compose(
+        linkable = [n.slug for n in near]
+        composed = write(minds, candidate, verdict, taken=taken, store_slugs=slugs, near=linkable) or compose(
             candidate, verdict, taken=taken, store_slugs=slugs
         )
         text = "\n\n".join((composed.title, composed.description, composed.body)) if composed else ""
@@ -299,8 +302,7 @@ def _witness(
         else {"remember": "SAID", "correction": "FIX", "scar": "SCAR"}.get(str(rule), "INFERRED")
     )
     session = next((seg.session for seg in evidence if seg.session), "")
-    quote = next((seg.text for seg in evidence if seg.cls == "USER"), evidence[0].text if evidence else "")
-    return Witness(kind, dt.date.today(), session, source, quote[:400])
+    return Witness(kind, dt.date.today(), session, source, lead_quote(evidence))
 
 
 def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:
@@ -322,10 +324,9 @@ def _reinforce(store: Store, slug: str, seen: Witness, tally: _Tally) -> None:
 
 
 def _novelty(
-    candidate: Mapping[str, Any], memories: Sequence[tuple[str, str, str]], minds: Minds
+    candidate: Mapping[str, Any], near: Sequence[novelty.Neighbour], minds: Minds
 ) -> novelty.Novelty:
     """Mechanically covered, else the brain's verdict, else new."""
-    near = novelty.neighbours(candidate, memories)
     found = novelty.mechanical(candidate, near)
     model = minds.usable(minds.brain)
     if found.verdict != "new" or model is None:
