@@ -31,6 +31,7 @@ from kura.errors import (
 
 if TYPE_CHECKING:
     from kura.config import Config, load_config
+    from kura.context import Context, context
     from kura.store import Memory, Store, WriteResult, init_store
 
 __version__ = "0.1.0"
@@ -38,6 +39,8 @@ __version__ = "0.1.0"
 # Loaded on first use, so `import kura.<anything>` stays cheap for shell hooks.
 _LAZY = {
     "Config": "kura.config",
+    "Context": "kura.context",
+    "context": "kura.context",
     "load_config": "kura.config",
     "Memory": "kura.store",
     "Store": "kura.store",
@@ -48,6 +51,7 @@ _LAZY = {
 __all__ = [
     "Config",
     "ConfigError",
+    "Context",
     "KuraError",
     "Memory",
     "ModelUnavailable",
@@ -58,6 +62,7 @@ __all__ = [
     "StoreError",
     "UnknownStore",
     "WriteResult",
+    "context",
     "init_store",
     "load_config",
     "open_store",

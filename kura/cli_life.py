@@ -121,6 +121,8 @@ def forget(
             say(f"  pointer    in {other} (the reference is removed from its frontmatter)")
         for path in found.state:
             say(f"  derived    {path} (its rows and caches)")
+        if found.spans:
+            say(f"  spans      {len(found.spans)} transcript span(s) with its words (the transcripts stay)")
     if not yes and not typer.confirm("purge all of it?", default=False):
         warn("nothing was removed")
         raise typer.Exit(1)

@@ -26,6 +26,12 @@ def recall(
     everything: Annotated[
         bool, typer.Option("--all", help="Archived memories too (still marked as not current).")
     ] = False,
+    spans: Annotated[
+        bool,
+        typer.Option(
+            "--spans", help="Also transcript spans (kura ingest): what was said, as evidence, not fact."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that bear on a question, by meaning, and walk their links.
@@ -45,6 +51,7 @@ def recall(
         "explain": explain,
         "no_model": no_model,
         "everything": everything,
+        "spans": spans,
     }
     raise typer.Exit(recall_command(chosen, question, as_json=as_json, **options))  # type: ignore[arg-type]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 
 class ProgressLine:
@@ -50,6 +51,7 @@ def recall_command(
     no_model: bool = False,
     as_json: bool = False,
     everything: bool = False,
+    spans: bool = False,
 ) -> int:
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
     from kura.config import load_config
@@ -76,6 +78,11 @@ def recall_command(
             store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
             thinker=thinker, progress=bar, quick=True, embedder=embedder, everything=everything,
         )  # fmt: skip
+        said: tuple[list[Any], list[Any]] = ([], [])
+        if spans:
+            from kura.spans import evidence
+
+            said = evidence(store.open(), question, [found.context], k=5)
         if found.picked:
             from kura.slugs import STATE_DIR
             from kura.uses import mark as mark_used
@@ -89,9 +96,14 @@ def recall_command(
         return 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
     bar.close()
     out = sys.stdout.write
+    done = 0 if found.picked or said[0] else 2
     if as_json:
-        out(json.dumps(found.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
-        return 0 if found.picked else 2
+        data = found.to_dict()
+        if spans:
+            data["spans"] = [s.to_dict(question) for s in said[0]]
+            data["spans_left_out"] = [{**s.to_dict(question, words=False), "why": why} for s, why in said[1]]
+        out(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        return done
     how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
     picks = ", ".join(
         (p.slug if p.score is None else f"{p.slug} {p.score:.2f}")
@@ -112,4 +124,17 @@ def recall_command(
         out(f" {mark} {row['slug']:<36} {scores}\n")
     if found.context:
         out(f"\n{found.context}\n")
-    return 0 if found.picked else 2
+    if spans:
+        out(_said(said, question))
+    return done
+
+
+def _said(said: tuple[list[Any], list[Any]], question: str) -> str:
+    """Spans as evidence that something was said — never as fact."""
+    kept, dropped = said
+    if not kept and not dropped:
+        return "\nsaid before: no transcript span bears on this (kura ingest FILE indexes one)\n"
+    lines = ["", "Said before — evidence that it was said, not that it is true:"]
+    lines += [f'- {s.label} [{s.cls}]: "{s.shown(question)}"  ({s.place})' for s in kept]
+    lines += [f"  (left out: {s.place} — {why})" for s, why in dropped]
+    return "\n".join(lines) + "\n"

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
 _RECALL_NUMBERS = ("--top", "--hops", "--chars")
-_RECALL_FLAGS = {"--explain": "explain", "--no-model": "no_model", "--json": "as_json", "--all": "everything"}
+_RECALL_FLAGS = {
+    "--explain": "explain",
+    "--no-model": "no_model",
+    "--json": "as_json",
+    "--all": "everything",
+    "--spans": "spans",
+}
 
 
 def main() -> None:

@@ -62,6 +62,9 @@ class Local:
     def read(self, selector: str | None, slug: str) -> dict[str, Any]:
         return self.service.memory(slug, selector)
 
+    def context(self, selector: str | None, task: str, budget: int) -> dict[str, Any]:
+        return self.service.context(task, budget=budget, selector=selector)
+
     def map(self, selector: str | None) -> str:
         return self.service.prefill(selector).text
 

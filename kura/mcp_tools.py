@@ -30,14 +30,23 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kura.errors import KuraError, PolicyRefused
+from kura.mcp_text import (
+    MAX_ECHO,
+    context_text,
+    doctor_text,
+    memories_text,
+    read_text,
+    recall_text,
+    remember_text,
+    stores_text,
+)
 from kura.note import TYPES
 from kura.secrets import find_secret
-from kura.service import MAX_CHARS, MAX_HOPS, MAX_TOP, InvalidRequest
+from kura.service import MAX_BUDGET, MAX_CHARS, MAX_HOPS, MAX_TOP, MIN_BUDGET, InvalidRequest
 
 log = logging.getLogger("kura.mcp")
 
 MAX_SESSIONS = 4096  # sessions whose kura_use choice is remembered (streamable HTTP)
-MAX_ECHO = 200  # characters of a value the model sent that an answer may repeat
 # CLI advice inside core messages, said the way a model can act on it
 _HINTS = (("`kura list` shows what there is", "kura_list shows the slugs, kura_recall finds by meaning"),)
 
@@ -54,6 +63,7 @@ class Backend(Protocol):
         self, selector: str | None, question: str, top: int, hops: int, chars: int
     ) -> dict[str, Any]: ...
     def read(self, selector: str | None, slug: str) -> dict[str, Any]: ...
+    def context(self, selector: str | None, task: str, budget: int) -> dict[str, Any]: ...
     def map(self, selector: str | None) -> str: ...
     def doctor(self, selector: str | None) -> dict[str, Any]: ...
     def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]: ...
@@ -99,6 +109,21 @@ RECALL = Spec(
               ("depth", "links"), range=(0, MAX_HOPS), default=1),
         Param("chars", "Character budget for the memories' text (default 6000).",
               ("max_chars", "budget", "length"), range=(200, MAX_CHARS), default=6000),
+        STORE,
+    ),
+)  # fmt: skip
+CONTEXT = Spec(
+    "kura_context", "What to know before a task",
+    "Everything memory would tell you before a task, in one budget: the person's pinned rules, "
+    "the map of what is remembered, the memories that bear on the task, memories on record but "
+    "no longer current (check them before acting on them), things said in earlier sessions "
+    "(evidence that they were said, not facts) and the latest observations. Call it once at the "
+    "start of a piece of work, with the task in your own words.",
+    (
+        Param("task", "What you are about to do, in your own words.",
+              ("question", "query", "q", "text", "prompt", "topic", "goal"), required=True),
+        Param("budget", "Tokens the whole answer may take (default 4000).",
+              ("tokens", "max_tokens", "limit", "chars"), range=(MIN_BUDGET, MAX_BUDGET), default=4000),
         STORE,
     ),
 )  # fmt: skip
@@ -159,7 +184,7 @@ REMEMBER = Spec(
     ),
     read_only=False, destructive=True,
 )  # fmt: skip
-SPECS = (RECALL, READ, MAP, LIST, DOCTOR, USE, REMEMBER)
+SPECS = (RECALL, CONTEXT, READ, MAP, LIST, DOCTOR, USE, REMEMBER)
 _SYNONYMS = {"store": "stores", "mode": "stores", "modes": "stores", "memory": "memories", "all": "memories"}
 
 
@@ -270,6 +295,8 @@ class Tools:
             return recall_text(
                 backend.recall(store, args["question"], args["top"], args["hops"], args["chars"])
             )
+        if spec is CONTEXT:
+            return context_text(backend.context(store, args["task"], args["budget"]))
         if spec is READ:
             return read_text(backend.read(store, args["slug"]))
         if spec is MAP:
@@ -425,62 +452,3 @@ def _value(tool: str, p: Param, raw: Any) -> Any:
         if text not in p.choices:
             raise InvalidRequest(f"{tool}: {p.name} must be one of {', '.join(p.choices)}, got {raw!r}")
     return text
-
-
-# -- text for the model ---------------------------------------------------------------------
-
-
-def recall_text(found: dict[str, Any]) -> str:
-    store, question = found.get("store", "?"), found.get("question", "")
-    if not found.get("picked"):
-        note = f" ({found['reason']})" if found.get("reason") else ""
-        question = "that" if find_secret(question) else repr(question[:MAX_ECHO])
-        return (
-            f"nothing in store '{store}' bears on {question}{note}; try other words, or kura_map "
-            "to see what is remembered"
-        )
-    how = f"{found['how']} — degraded: {found['reason']}" if found.get("degraded") else found.get("how")
-    picks = ", ".join(p["slug"] for p in found["picked"])
-    walked = f"; linked: {', '.join(found['walked'])}" if found.get("walked") else ""
-    return f"recalled from store '{store}' ({how}): {picks}{walked}\n\n{found.get('context', '')}"
-
-
-def read_text(memory: dict[str, Any]) -> str:
-    text = str(memory.get("text") or memory.get("body") or "")
-    problems = "".join(f"\n(kura: {f})" for f in memory.get("findings", []))
-    return text + problems
-
-
-def doctor_text(report: dict[str, Any]) -> str:
-    kinds = ", ".join(f"{kind} {n}" for kind, n in report.get("types", {}).items())
-    findings = report.get("findings", [])
-    state = "healthy" if report.get("healthy") else "problems found"
-    lines = [f"store '{report.get('store')}': {report.get('memories')} memories ({kinds}) — {state}"]
-    lines += [f"  {f['path']}:{f['line']}: {f['message']}  [{f['check']}, {f['severity']}]" for f in findings]
-    return "\n".join(lines)
-
-
-def memories_text(rows: list[dict[str, Any]], store: str) -> str:
-    if not rows:
-        return f"store '{store}' has no such memories"
-    width = max(len(r["slug"]) for r in rows)
-    head = f"store '{store}': {len(rows)} memories"
-    return "\n".join(
-        [head, *(f"{r['slug']:<{width}}  {r.get('type') or '?':<9}  {r['description']}" for r in rows)]
-    )
-
-
-def stores_text(rows: list[dict[str, Any]], current: str) -> str:
-    lines = []
-    for row in rows:
-        mark = "*" if row["name"] == current else " "
-        label = f" — {row['label']}" if row.get("label") else ""
-        modes = f"; modes: {', '.join(row['modes'])}" if row.get("modes") else ""
-        writes = "writable" if row.get("writable") else "read-only"
-        lines.append(f"{mark} {row['name']}{label} [{row.get('write_policy')}, {writes}{modes}]")
-    return "\n".join(lines) + "\n(* the store this session uses)"
-
-
-def remember_text(done: dict[str, Any]) -> str:
-    verb = "created" if done.get("created") else "updated" if done.get("changed") else "unchanged (same text)"
-    return f"{verb} {done['slug']} in store '{done['store']}' ({done.get('path')})"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kura.service import MAX_CHARS, MAX_HOPS, MAX_TOP
+from kura.service import MAX_BUDGET, MAX_CHARS, MAX_HOPS, MAX_TOP, MIN_BUDGET
 
 MemoryType = Literal[
     "user", "feedback", "project", "reference"
@@ -37,6 +37,11 @@ class RecallIn(_In):
     hops: int = Field(1, ge=0, le=MAX_HOPS, description="Follow [[links]] this many steps.")
     top: int = Field(3, ge=1, le=MAX_TOP, description="At most this many memories picked.")
     chars: int = Field(6000, ge=200, le=MAX_CHARS, description="Character budget for the context.")
+
+
+class ContextIn(_In):
+    task: str = Field(min_length=1, description="What the model is about to do, in your own words.")
+    budget: int = Field(4000, ge=MIN_BUDGET, le=MAX_BUDGET, description="Tokens the whole context may take.")
 
 
 class RememberIn(_In):
@@ -128,6 +133,25 @@ class RecallOut(_Out):
     context: str
     chars: int
     elapsed: float
+
+
+class ContextItem(_Out):
+    section: str
+    source: str
+    tokens: int
+    why: str
+
+
+class ContextOut(_Out):
+    store: str
+    task: str
+    budget: int
+    tokens: int
+    recall: str
+    sections: list[dict[str, Any]]
+    items: list[ContextItem]
+    left_out: list[ContextItem]
+    text: str
 
 
 class Remembered(_Out):

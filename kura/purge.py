@@ -9,7 +9,9 @@ answered with yes. The closure is computed first and shown before anything is re
   to it in other memories (``supersedes``, ``superseded_by``, ``contradicted_by``), which
   are removed from those memories' frontmatter;
 - derived state: its search-index rows and vectors, the catalog row and the trigger
-  ledger, the woven map and its backups, its use marks.
+  ledger, the woven map and its backups, its use marks;
+- transcript spans (``kura.spans``) that carry its words — a quote, its claim, a
+  paragraph of its body — so ``kura context`` cannot offer it back as "said before".
 
 SQLite keeps deleted text in free pages, its write-ahead log and, for full-text tables,
 old index segments, so the databases are compacted (secure delete, FTS optimise, VACUUM,
@@ -34,6 +36,8 @@ from kura import index as ix
 from kura import witness as wt
 from kura.atomic import write_atomic
 from kura.claims import words
+from kura.spans import carrying
+from kura.spans import forget as forget_spans
 from kura.store import Memory, Store
 
 TOMBSTONES = "tombstones.json"
@@ -50,11 +54,13 @@ class Closure:
     drafts: tuple[Path, ...]
     pointers: tuple[str, ...]  # other memories whose frontmatter points to it
     state: tuple[Path, ...] = field(default=())  # derived files that hold its text
+    spans: tuple[int, ...] = field(default=())  # transcript spans that carry its words
 
     def to_dict(self) -> dict[str, Any]:
         return {"slug": self.slug, "files": [str(p) for p in self.files], "derived": list(self.derived),
                 "index_lines": list(self.index_lines), "drafts": [str(p) for p in self.drafts],
-                "pointers": list(self.pointers), "state": [str(p) for p in self.state]}  # fmt: skip
+                "pointers": list(self.pointers), "state": [str(p) for p in self.state],
+                "spans": len(self.spans)}  # fmt: skip
 
 
 def closure(store: Store, slug: str) -> Closure:
@@ -72,9 +78,10 @@ def closure(store: Store, slug: str) -> Closure:
     drafts = [p for p in _draft_files(store) if _mentions(p, gone, texts)]
     state = [store.state_dir / name for name in ("search.db", "state.db", "uses.json", *_MAP_FILES)]
     state += sorted(store.state_dir.glob("map.md.*"))
+    said = carrying(store, [*texts, *(p for m in (memory, *derived) for p in m.note.body.split("\n\n"))])
     return Closure(memory.slug, (memory.path, *(m.path for m in derived)), tuple(m.slug for m in derived),
                    tuple(lines), tuple(drafts), tuple(pointers),
-                   tuple(p for p in state if p.exists()))  # fmt: skip
+                   tuple(p for p in state if p.exists()), tuple(said))  # fmt: skip
 
 
 def purge(store: Store, found: Closure, *, actor: str = "direct") -> Closure:
@@ -92,6 +99,7 @@ def purge(store: Store, found: Closure, *, actor: str = "direct") -> Closure:
     store.edit_index(lambda index: _drop_lines(index, gone), actor=actor)
     for path in (*found.files, *found.drafts):
         path.unlink(missing_ok=True)
+    forget_spans(store, found.spans)
     _scrub_state(store, gone)
     return found
 

@@ -309,15 +309,15 @@ def _fit(store: Store, slugs: list[str], question: str, chars: int, marks: dict[
     for slug in slugs:
         text = store.resolve(slug).read_text(encoding="utf-8", errors="replace")
         found = marks.get(slug)
-        note = "" if found is None or found.asserted else f" ({ON_RECORD}: {found.status}, {_why_not(found)})"
-        parts.append(f"=== {slug}{note} ===\n{_shorten(text, question, share)}")
+        note = "" if found is None or found.asserted else f" ({ON_RECORD}: {found.status}, {why_not(found)})"
+        parts.append(f"=== {slug}{note} ===\n{shorten(text, question, share)}")
     return "\n\n".join(parts)
 
 
 ON_RECORD = "on record, may be stale — not current fact"
 
 
-def _why_not(found: Standing) -> str:
+def why_not(found: Standing) -> str:
     if found.superseded_by:
         return f"superseded by {found.superseded_by}"
     if found.archived is not None:
@@ -325,7 +325,7 @@ def _why_not(found: Standing) -> str:
     return f"confidence {found.confidence.value:.2f}"
 
 
-def _shorten(text: str, question: str, limit: int) -> str:
+def shorten(text: str, question: str, limit: int) -> str:
     """The memory within ``limit`` characters: whole if it fits; else its head and the
     paragraphs closest to the question, in order, with markers where text was left out."""
     if len(text) <= limit:

@@ -56,6 +56,12 @@ class Remote:
         found: dict[str, Any] = self._call("POST", "/recall", selector, json=body)
         return found
 
+    def context(self, selector: str | None, task: str, budget: int) -> dict[str, Any]:
+        found: dict[str, Any] = self._call(
+            "POST", "/context", selector, json={"task": task, "budget": budget}
+        )
+        return found
+
     def read(self, selector: str | None, slug: str) -> dict[str, Any]:
         found: dict[str, Any] = self._call("GET", f"/memory/{quote(slug, safe='')}", selector)
         return found

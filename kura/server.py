@@ -33,6 +33,8 @@ from kura import __version__
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
 from kura.guard import Guard, check_bind, error_body, shorten
 from kura.payloads import (
+    ContextIn,
+    ContextOut,
     Doctor,
     Health,
     MemoryItem,
@@ -218,6 +220,17 @@ def _routes(service: Service) -> "APIRouter":
         model that cannot answer degrades the search (``degraded``, ``reason``), never a 503."""
         name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
         return service.recall(body.question, top=body.top, hops=body.hops, chars=body.chars, selector=name)
+
+    @router.post(
+        "/context", response_model=ContextOut, tags=["recall"], responses=errors(400, 401, 404, 413, 422)
+    )
+    def context(body: ContextIn, given: Selected) -> dict[str, Any]:
+        """Exactly what a model about to do ``task`` would be told, within ``budget`` tokens:
+        pinned rules, the map, recalled memories, memories on record but not current, spans
+        said before (evidence, never fact) and the latest observations; every item with its
+        source, tokens and why, and what was left out."""
+        name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
+        return service.context(body.task, budget=body.budget, selector=name)
 
     @router.post(
         "/remember", response_model=Remembered, tags=["write"],

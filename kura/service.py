@@ -42,6 +42,8 @@ FRESH_SECONDS = 1.0
 MAX_TOP = 50
 MAX_HOPS = 5
 MAX_CHARS = 200_000
+MIN_BUDGET = 50  # tokens: less than this tells nothing
+MAX_BUDGET = 200_000
 
 
 class InvalidRequest(KuraError):
@@ -233,6 +235,22 @@ class Service:
         found = recall(served.store, question, top=top, hops=hops, chars=chars, index=index,
                        thinker=thinker, guard=served.lock)  # fmt: skip
         return found.to_dict()
+
+    @_private_paths
+    def context(self, task: str, *, budget: int = 4000, selector: str | None = None) -> dict[str, Any]:
+        """What a model about to do ``task`` would be told (``kura.context``)."""
+        from kura.context import context
+
+        if not task.strip():
+            raise InvalidRequest("the task is empty; say what the model is about to do")
+        _check_range("budget", budget, MIN_BUDGET, MAX_BUDGET)
+        served = self.served(selector)
+        with served.lock:
+            index = self._fresh_index(served)
+        thinker = self.config.thinker_for(served.config)
+        told = context(served.store, task, budget=budget, settings=self.config.map_settings(served.config),
+                       index=index, thinker=thinker, guard=served.lock)  # fmt: skip
+        return told.to_dict()
 
     # -- writing -----------------------------------------------------------------------
 

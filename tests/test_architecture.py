@@ -17,6 +17,8 @@ EDGES = {
     "cli_mcp",
     "cli_distill",
     "cli_life",
+    "cli_observe",
+    "cli_context",
     "mcp_server",
     "server",
     "mcp",

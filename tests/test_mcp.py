@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from kura.config import load_config
 from kura.service import Service
 
-ALL_TOOLS = ["kura_recall", "kura_read", "kura_map", "kura_list", "kura_doctor", "kura_use", "kura_remember"]
+ALL_TOOLS = ["kura_recall", "kura_context", "kura_read", "kura_map", "kura_list", "kura_doctor", "kura_use", "kura_remember"]
 TOKEN = "s3cret-token-for-tests"
 PAGER = "recalled from store 'team' (embedded): runbooks-location\n\n"
 
@@ -225,6 +225,18 @@ def test_recall_returns_the_memories_that_bear_on_the_question(free: Client) -> 
     assert archived.startswith("recalled from store 'vault' (embedded): archive-disk\n\n")
 
 
+def test_context_tells_what_a_model_would_be_told(free: Client) -> None:
+    text = free.ok("kura_context", task="restore last night's database backup", budget=600)
+    body, _, foot = text.rpartition("\n(kura: ")
+    assert body.startswith("Pinned — the person's rules, and who they are:\n- [")
+    assert "From memory:\n### " in body and "[backup-schedule]" in body
+    used, budget = foot.split(" tokens", 1)[0].split("/")
+    assert int(used) <= int(budget) == 600 and "left out for budget" in foot
+    same = free.ok("kura_context", query="restore last night's database backup", tokens="600")
+    assert same == text  # the names models guess, numbers in strings; and the same bytes twice
+    assert free.error("kura_context", task="x", budget=10).startswith("kura_context: budget must be")
+
+
 def test_read_map_list_and_doctor(free: Client, root: Path) -> None:
     assert free.ok("kura_read", slug="deploy-commands") == (root / "team" / "deploy-commands.md").read_text()
     assert free.ok("kura_read", slug="deploy-commands.md").startswith("---\nname: Prod deploy and rollback\n")
@@ -369,7 +381,7 @@ def test_the_names_models_guess_are_understood(
         (
             "kura_delete",
             {"slug": "x"},
-            "there is no tool 'kura_delete'; the kura tools are kura_recall, kura_read",
+            "there is no tool 'kura_delete'; the kura tools are kura_recall, kura_context, kura_read",
         ),
     ],
 )

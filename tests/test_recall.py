@@ -10,7 +10,7 @@ import pytest
 from conftest import SAMPLE, Cli, write_memory
 
 from kura.embed import Unavailable
-from kura.recall import _shorten, recall
+from kura.recall import recall, shorten
 from kura.search import SearchIndex
 from kura.store import Store
 
@@ -58,7 +58,7 @@ def test_long_memories_keep_their_head_and_the_closest_paragraphs() -> None:
             "More filler " * 40,
         ]
     )
-    short = _shorten(text, "when does the backup run and how do I restore", 200)
+    short = shorten(text, "when does the backup run and how do I restore", 200)
     assert short.startswith("---\nname: x\ndescription: d\n---")
     assert "The backup runs nightly at 02:30." in short and "Restore by copying the dump back." in short
     assert "[…]" in short and "Unrelated" not in short

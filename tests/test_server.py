@@ -178,6 +178,21 @@ def test_every_route_answers(served: Served) -> None:
     assert http.get("/memory/tea").json()["description"] == "green tea in the kitchen"
 
 
+def test_context_lists_its_items_and_what_was_left_out(served: Served) -> None:
+    asked = {"task": "when do the nightly database backups run?", "budget": 500}
+    told = served.http.post("/context", json=asked)
+    assert told.status_code == 200
+    body = told.json()
+    assert body["tokens"] <= 500 and body["store"] == "team" and body["recall"] == "embedded"
+    assert [s["name"] for s in body["sections"]][:3] == ["rules", "map", "memory"]
+    assert {"section", "source", "tokens", "why"} <= set(body["items"][0])
+    assert body["left_out"] and all(i["why"] for i in body["left_out"])
+    assert body["tokens"] <= sum(s["tokens"] for s in body["sections"]) <= 500
+    assert served.http.post("/context", json=asked).json()["text"] == body["text"]
+    assert served.http.post("/context", json={**asked, "budget": 10}).status_code == 422
+    assert served.http.post("/context", json={"task": ""}).status_code == 422
+
+
 def test_prefill_has_an_etag_and_answers_304(served: Served) -> None:
     http = served.http
     text = http.get("/prefill?format=text")

@@ -19,7 +19,7 @@ the quote is a paraphrase.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CLASSES: tuple[str, ...] = ("USER", "TOOL", "ACT", "SELF")
 
@@ -34,6 +34,10 @@ class Segment:
     text: str
     session: str = ""
     turn: str = ""
+    # where and when it was said (file line, the record's timestamp): attribution for spans,
+    # not part of what a segment *is* — two readings of one line compare equal
+    line: int = field(default=0, compare=False)
+    when: str = field(default="", compare=False)
 
 
 def normalise(text: str) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kura import spans
 from kura.claims import revised
 from kura.distill import journals as jr
 from kura.distill import novelty, seeds
@@ -198,6 +199,7 @@ def run_pass(
         try:
             stretch = claim.read()
             tally.findings.extend(stretch.findings)
+            _keep_spans(store, source, stretch.segments, tally)
             if claim.token:
                 tally.sources += 1
                 _distil(store, source, stretch.segments, (listed, own), stage, tally, progress, minds)
@@ -210,6 +212,17 @@ def run_pass(
         if progress is not None:
             progress("sources", number, len(sources))
     return tally.freeze(minds)
+
+
+def _keep_spans(store: Store, source: jr.Source, segments: Sequence[Segment], tally: _Tally) -> None:
+    """Index what was read as spans (``kura.spans``): evidence of what was said, kept even
+    when nothing in it becomes a memory."""
+    import sqlite3
+
+    try:
+        spans.add(store, source.key, segments, fallback_when=spans.file_day(source.path))
+    except sqlite3.Error as err:
+        tally.findings.append(Finding(source.key, 1, f"could not index the spans read: {err}", "warning"))
 
 
 def _distil(

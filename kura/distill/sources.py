@@ -45,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -279,7 +279,7 @@ def parse_lines(
         if isinstance(piece, str):
             found.append(Finding(name, number, f"{piece}; line skipped — fix or remove it"))
         elif piece.text.strip():
-            segments.append(_capped(piece, name, number, found))
+            segments.append(replace(_capped(piece, name, number, found), line=number, when=piece.when))
     return tuple(segments), tuple(found)
 
 
@@ -296,7 +296,7 @@ def _capped(segment: Segment, name: str, number: int, found: list[Finding]) -> S
         return segment
     note = f"{segment.cls} segment of {len(segment.text)} characters cut to the first {CAP}"
     found.append(Finding(name, number, note, "note"))
-    return Segment(segment.cls, segment.text[:CAP], segment.session, segment.turn)
+    return replace(segment, text=segment.text[:CAP])
 
 
 def _text(lines: list[str], first_line: int, session: str) -> Iterator[tuple[int, Piece]]:
@@ -327,5 +327,7 @@ def _records(lines: list[str], fmt: str, first_line: int, session: str) -> Itera
         if not isinstance(obj, dict):
             yield number, f"a JSON {type(obj).__name__}, not an object"
             continue
+        stamp = obj.get("timestamp")
+        when = stamp if isinstance(stamp, str) and len(stamp) <= 40 else ""
         for piece in adapter(obj, number, session):
-            yield number, piece
+            yield number, replace(piece, when=when) if when and not isinstance(piece, str) else piece

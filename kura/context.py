@@ -1,0 +1,296 @@
+"""``kura context "TASK"``: exactly what a model would be told, within one budget.
+
+Three sources, one budget. The map is what is known, recalled memories are what bears on
+the task, and transcript spans are what somebody said once and nobody wrote down — offered
+as evidence that it was said, never as truth. The prompt is built in six sections, always
+in this order:
+
+1. **Pinned** — the pinned lines of the woven map (types in ``pinned_types``: user,
+   feedback) whose memories are asserted: the standing instructions, from the person.
+2. **Map** — the rest of the woven map's entry lines (headings and prose are left to the
+   map itself): what the store knows, one trigger each.
+3. **From memory** — the memories recall picked for the task (and their ``[[links]]``)
+   that are asserted today, with their text.
+4. **On record, not current — check before acting** — memories recall found whose
+   evidence no longer carries them (thin, aged, contradicted) or that were replaced, and
+   what a picked memory replaced: stated as history, with the reason.
+5. **Said before** — spans (``kura.spans``), labelled "said in <session>, <when>". A span
+   that reads like an instruction is never shown (``kura.quarantine``) and one that
+   merely restates a memory already shown is dropped.
+6. **Latest observations** — the observation log's unresolved high-priority entries and
+   its newest ones (``kura.observe``).
+
+Rules and map come first and do not depend on the task, so a prompt cache keeps that
+prefix from one task to the next; everything task-bound follows. Sections share the budget
+by weight (``kura.budget``); items are whole lines or whole memories, never cut to fit,
+and what was left out is listed. Nothing here writes to the store: recall's use marks are
+left to recall, so asking twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kura import budget as bd
+from kura import spans as sp
+from kura.errors import KuraError
+from kura.index import classify_line
+from kura.prefill import MapSettings
+from kura.recall import Recall, recall, shorten, why_not
+from kura.standing import Standing
+from kura.store import Store
+from kura.tokens import estimate_tokens
+from kura.weave import ON_RECORD
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+    from kura.search import AnyEmbedder, SearchIndex
+
+DEFAULT_BUDGET = 4000
+MIN_BUDGET = 50
+HEADINGS = {
+    "rules": "Pinned — the person's rules, and who they are:",
+    "map": "Map of what this store knows:",
+    "memory": "From memory:",
+    "record": "On record, not current — check before acting:",
+    "spans": "Said before — evidence that it was said, not that it is true:",
+    "observations": "Latest observations:",
+}
+WEIGHTS = {"rules": 3.0, "map": 2.0, "memory": 3.0, "record": 1.0, "spans": 1.0, "observations": 1.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    section: str
+    text: str
+    source: str  # a slug, a span's file:line, the observation log's date
+    why: str
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"section": self.section, "source": self.source, "tokens": self.tokens, "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    store: str
+    task: str
+    budget: int
+    text: str
+    tokens: int
+    items: tuple[Item, ...]
+    left_out: tuple[Item, ...]
+    how: str  # how recall answered
+    reason: str = ""
+    shares: dict[str, int] = field(default_factory=dict)  # what the weights gave each section
+    used: dict[str, int] = field(default_factory=dict)  # what each took, heading included
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store, "task": self.task, "budget": self.budget, "tokens": self.tokens,
+            "recall": self.how, "reason": self.reason,
+            "sections": [{"name": n, "heading": HEADINGS[n], "share": s,
+                          "items": sum(i.section == n for i in self.items),
+                          "tokens": self.used.get(n, 0)}
+                         for n, s in self.shares.items()],
+            "items": [i.to_dict() for i in self.items],
+            "left_out": [i.to_dict() for i in self.left_out],
+            "text": self.text,
+        }  # fmt: skip
+
+
+def context(
+    store: Store,
+    task: str,
+    *,
+    budget: int = DEFAULT_BUDGET,
+    settings: MapSettings | None = None,
+    today: dt.date | None = None,
+    index: SearchIndex | None = None,
+    thinker: ModelConfig | None = None,
+    embedder: AnyEmbedder | None = None,
+    quick: bool = False,
+    guard: AbstractContextManager[Any] | None = None,
+) -> Context:
+    """What a model working on ``task`` would be told from ``store`` (see the module
+    docstring). ``index``/``thinker``/``embedder``/``quick``/``guard`` go to recall."""
+    if not task.strip():
+        raise KuraError("the task is empty; say what the model is about to do")
+    if budget < MIN_BUDGET:
+        raise KuraError(
+            f"a budget of {budget} tokens is too small to tell anything; give at least {MIN_BUDGET}"
+        )
+    settings = settings or MapSettings()
+    today = today or dt.date.today()
+    rules, mapped = _map_items(store, settings, today)
+    found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker,
+                   quick=quick, embedder=embedder, guard=guard, today=today)  # fmt: skip
+    memory, record = _recalled(store, found, task, budget)
+    shown = [i.text for i in (*rules, *memory, *record)]
+    spans, dropped = _spans(store, task, shown)
+    candidates = {"rules": rules, "map": mapped, "memory": memory, "record": record, "spans": spans,
+                  "observations": _observations(store)}  # fmt: skip
+    return _assemble(store.name, task, budget, candidates, dropped, found)
+
+
+def _assemble(
+    name: str, task: str, budget: int, candidates: dict[str, list[Item]], dropped: list[Item], found: Recall
+) -> Context:
+    asks = [bd.Ask(n, WEIGHTS[n], estimate_tokens(HEADINGS[n] + "\n\n"), tuple(i.tokens for i in items))
+            for n, items in candidates.items()]  # fmt: skip
+    granted = bd.share(asks, budget)
+    kept: list[Item] = []
+    left = list(dropped)
+    blocks = []
+    for grant in granted:
+        items = candidates[grant.name]
+        chosen = set(grant.taken)
+        left += [replace_why(item, "left out for budget") for i, item in enumerate(items) if i not in chosen]
+        if chosen:
+            picked = [items[i] for i in grant.taken]
+            kept += picked
+            blocks.append(HEADINGS[grant.name] + "\n" + "\n".join(i.text for i in picked))
+    text = "\n\n".join(blocks) + ("\n" if blocks else "")
+    shares = {g.name: g.share for g in granted}
+    used = {g.name: g.tokens for g in granted}
+    return Context(name, task, budget, text, estimate_tokens(text), tuple(kept), tuple(left), found.how,
+                   found.reason, shares, used)  # fmt: skip
+
+
+def replace_why(item: Item, why: str) -> Item:
+    return Item(item.section, item.text, item.source, why, item.tokens)
+
+
+def _item(section: str, text: str, source: str, why: str) -> Item:
+    return Item(section, text, source, why, estimate_tokens(text + "\n"))
+
+
+# -- the map: rules and the rest ----------------------------------------------------------
+
+
+def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[list[Item], list[Item]]:
+    """The woven map's entry lines: pinned and asserted ones as rules, the others as map."""
+    from kura import catalog
+    from kura.weave import weave
+
+    cloth = ""
+    try:
+        woven = weave(store, settings, today=today)
+        cloth = woven.text if woven is not None else ""
+    except KuraError:
+        pass
+    if not cloth:
+        cloth = (
+            store.index_path.read_text(encoding="utf-8", errors="replace")
+            if store.index_path.is_file()
+            else ""
+        )
+    types = {slug: entry.type for slug, entry in catalog.entries(store).items()}
+    rules: list[Item] = []
+    mapped: list[Item] = []
+    for raw in cloth.splitlines():
+        line = classify_line(raw)
+        if line.kind not in ("entry", "group") or not line.slugs:
+            continue
+        slug = line.slugs[0]
+        kind = types.get(slug) or ""
+        if kind in settings.pinned_types and not raw.endswith(ON_RECORD):
+            rules.append(_item("rules", raw.strip(), slug, f"pinned ({kind})"))
+        else:
+            mapped.append(_item("map", raw.strip(), slug, "in the map"))
+    return rules, mapped
+
+
+# -- recalled memories --------------------------------------------------------------------
+
+
+def _recalled(store: Store, found: Recall, task: str, budget: int) -> tuple[list[Item], list[Item]]:
+    """Asserted picks (and walked neighbours) with their text; the rest as history."""
+    memory: list[Item] = []
+    record: list[Item] = []
+    seen: set[str] = set()
+    how = {p.slug: _picked_why(found.how, p.score) for p in found.picked}
+    how.update({s: "linked from a picked memory" for s in found.walked if s not in how})
+    nominal = budget * WEIGHTS["memory"] / sum(WEIGHTS.values())  # the section's share before surplus
+    cap = max(int(nominal * 4 / max(len(how), 1)), 400)  # characters one memory may keep
+    for slug, why in how.items():
+        try:
+            shown = store.show(slug)
+        except KuraError:
+            continue
+        seen.add(slug)
+        standing = found.standing.get(slug)
+        if standing is None or standing.asserted:
+            body = shorten(_without_lead(shown.note.body.strip(), shown.description), task, cap)
+            text = f"### {shown.name} [{slug}]\n{shown.description}" + (f"\n{body}" if body else "")
+            memory.append(_item("memory", text, slug, why))
+            for old in standing.supersedes if standing is not None else ():
+                record.append(_history(store, old, f"replaced by {slug}", seen))
+        else:
+            record.append(_history(store, slug, _status(standing), seen, why=why))
+    return memory, [r for r in record if r.text]
+
+
+def _without_lead(body: str, description: str) -> str:
+    """The body less a first paragraph that only repeats the description."""
+    first, _, rest = body.partition("\n\n")
+    return rest.strip() if " ".join(first.split()) == " ".join(description.split()) else body
+
+
+def _history(store: Store, slug: str, reason: str, seen: set[str], *, why: str = "") -> Item:
+    if slug in seen and not why:
+        return _item("record", "", slug, "")
+    seen.add(slug)
+    try:
+        shown = store.show(slug)
+    except KuraError:
+        return _item("record", "", slug, "")
+    text = f"- {shown.name} [{slug}]: {shown.description} ({reason})"
+    return _item("record", text, slug, why + ("; " if why else "") + reason)
+
+
+def _status(standing: Standing) -> str:
+    if standing.superseded_by:
+        return f"replaced by {standing.superseded_by}"
+    return f"{standing.status}: {why_not(standing)}"
+
+
+def _picked_why(how: str, score: float | None) -> str:
+    return "picked by the thinker" if score is None else f"picked by recall ({how}, score {score:.2f})"
+
+
+# -- spans and observations ----------------------------------------------------------------
+
+
+def _spans(store: Store, task: str, shown: list[str]) -> tuple[list[Item], list[Item]]:
+    found, dropped = sp.evidence(store, task, shown)
+    kept = [
+        _item("spans", line(span, task), span.place, f"said, not asserted ({span.label})") for span in found
+    ]
+    left = [Item("spans", "", span.place, why, 0) for span, why in dropped]
+    return kept, left
+
+
+def line(span: sp.Span, task: str) -> str:
+    """A span as the prompt shows it: who said it, when, and its words in quotes."""
+    return f'- {span.label} [{span.cls}]: "{span.shown(task)}"'
+
+
+def _observations(store: Store) -> list[Item]:
+    from kura import observe
+
+    out = []
+    for entry in observe.latest(store, 10):
+        why = "unresolved, high priority" if entry.priority == "high" and not entry.resolved else "latest"
+        out.append(
+            _item(
+                "observations",
+                f"- {entry.day.isoformat()} {observe.MARKERS[entry.priority]} {entry.text}",
+                f"{observe.LOG_NAME}:{entry.line}",
+                why,
+            )
+        )
+    return out

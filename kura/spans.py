@@ -1,0 +1,285 @@
+"""Spans: what was said once and nobody wrote down — searchable as evidence, never as truth.
+
+A claim stated once in a transcript, never repeated and never distilled, lives there and
+nowhere else. The distiller's journals (as ``kura distill run`` reads them) and any file
+given to ``kura ingest`` are cut into the segments the adapters already class — USER,
+TOOL, ACT, SELF — and each is kept, attributed, in a full-text index in the state folder
+(``.kura/spans.db``, SQLite FTS5): the source file and line, the session, when it was said
+(the record's timestamp, else the file's date) and the class.
+
+A span found for a question is offered as *evidence that somebody said a thing*, which is a
+weaker claim than the thing being true: it is labelled "said in <session>, <when>" and
+never asserted. Secrets are redacted before a span is stored. A span that reads like an
+instruction (``kura.quarantine``) is marked when it is stored and never put in a prompt.
+
+Derived state, like the search index: delete the file and ``kura ingest`` rebuilds what it
+is given (the journals refill it as the distiller reads on). A span is stored once however
+often its file is read — the key is a hash of session, class and words — and ``kura forget
+--purge`` deletes the spans that carry a purged memory's words, keeping only the hash so a
+re-read does not bring them back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kura.distill.evidence import Segment, normalise
+from kura.finding import Finding
+from kura.quarantine import reads_like_instruction
+from kura.search import query_words, quote
+from kura.secrets import redact
+from kura.store import Store
+
+DB_NAME = "spans.db"
+MIN_CHARS = 12  # shorter segments ("yes", "ok go") are not evidence of anything
+SHOWN = 320  # characters of a span put in front of a reader
+RESTATED = 0.8  # a span this much inside one memory already shown adds nothing
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_OPAQUE_ID = re.compile(r"^[0-9A-Za-z-]{20,}$")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS spans USING fts5(
+    text, source UNINDEXED, line UNINDEXED, session UNINDEXED, at UNINDEXED,
+    cls UNINDEXED, quarantined UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS seen (digest TEXT PRIMARY KEY);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    id: int
+    source: str
+    line: int
+    session: str
+    when: str
+    cls: str
+    text: str
+    quarantined: str = ""  # why it reads like an instruction ("" when it does not)
+    score: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """``said in <session>, <when>`` — by a short name, never a 36-character id."""
+        who = short_session(self.session) or Path(self.source).name or "an unnamed session"
+        return f"said in {who}, {day(self.when)}"
+
+    @property
+    def place(self) -> str:
+        return f"{self.source}:{self.line}" if self.line else self.source
+
+    def shown(self, question: str = "") -> str:
+        """The span on one line, cut to ``SHOWN`` characters around the question's words."""
+        return excerpt(normalise(self.text), query_words(question), SHOWN)
+
+    def to_dict(self, question: str = "", *, words: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "label": self.label, "class": self.cls, "session": self.session,
+                               "when": self.when, "source": self.source, "line": self.line,
+                               "score": round(self.score, 4)}  # fmt: skip
+        if self.quarantined:
+            out["quarantined"] = self.quarantined
+        if words and not self.quarantined:
+            out["text"] = self.shown(question)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    source: str
+    segments: int
+    added: int
+    quarantined: int
+    findings: tuple[Finding, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "segments": self.segments, "added": self.added,
+                "quarantined": self.quarantined, "findings": [str(f) for f in self.findings]}  # fmt: skip
+
+
+def connect(store: Store) -> sqlite3.Connection:
+    store.state_dir.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(store.state_dir / DB_NAME, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(_SCHEMA)
+    return db
+
+
+def add(
+    store: Store, source: str, segments: Iterable[Segment], *, fallback_when: str = ""
+) -> tuple[int, int]:
+    """Index ``segments`` read from ``source``; (spans added, of them quarantined). A span
+    already stored (same session, class and words) is not stored twice."""
+    rows = []
+    for seg in segments:
+        text, _ = redact(seg.text)
+        if len(normalise(text)) < MIN_CHARS or len(_WORD.findall(text)) < 2:
+            continue
+        digest = hashlib.sha256(f"{seg.session}\x00{seg.cls}\x00{normalise(text)}".encode()).hexdigest()
+        rows.append((digest, text, source, seg.line, seg.session, seg.when or fallback_when, seg.cls))
+    if not rows:
+        return 0, 0
+    db = connect(store)
+    added = quarantined = 0
+    try:
+        with db:
+            for digest, text, *meta in rows:
+                if db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (digest,)).rowcount != 1:
+                    continue
+                why = reads_like_instruction(text)
+                db.execute("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)", (text, *meta, why))
+                added += 1
+                quarantined += bool(why)
+    finally:
+        db.close()
+    return added, quarantined
+
+
+def ingest(store: Store, path: Path, *, fmt: str | None = None) -> Ingested:
+    """Index a whole transcript (any format the distiller reads) as spans."""
+    from kura.distill.sources import read_from
+
+    stretch = read_from(path, fmt=fmt, finished=True)
+    added, quarantined = add(store, str(path), stretch.segments, fallback_when=file_day(path))
+    return Ingested(str(path), len(stretch.segments), added, quarantined, stretch.findings)
+
+
+def search(store: Store, question: str, *, k: int = 5) -> list[Span]:
+    """The spans that bear on ``question``, best first: at least two of its words (all of
+    them for a one-word question) and a third of them must appear in the span."""
+    words = query_words(question)
+    path = store.state_dir / DB_NAME
+    if not words or k <= 0 or not path.is_file():
+        return []
+    db = connect(store)
+    try:
+        rows = db.execute(
+            "SELECT rowid, source, line, session, at, cls, text, quarantined, bm25(spans) AS rank "
+            "FROM spans WHERE spans MATCH ? ORDER BY rank, rowid LIMIT ?",
+            (" OR ".join(quote(w) for w in words), k * 8),
+        ).fetchall()
+    finally:
+        db.close()
+    need = min(2, len(words))
+    found = []
+    for row in rows:
+        present = {w.lower() for w in _WORD.findall(row[6])}
+        shared = sum(w in present for w in words)
+        if shared >= need and shared * 3 >= len(words):
+            found.append(
+                Span(row[0], row[1], int(row[2] or 0), row[3], row[4], row[5], row[6], row[7], -row[8])
+            )
+    return found[:k]
+
+
+def evidence(
+    store: Store, question: str, shown: Sequence[str], *, k: int = 8
+) -> tuple[list[Span], list[tuple[Span, str]]]:
+    """The spans that may be put before a reader, and those left out with the reason: one
+    that reads like an instruction, or that restates ``shown`` text (memories already
+    included) — at least ``RESTATED`` of its content words inside one of them."""
+    from kura.claims import words
+
+    known = [words(text) for text in shown]
+    kept: list[Span] = []
+    dropped: list[tuple[Span, str]] = []
+    for span in search(store, question, k=k):
+        said = words(span.text)
+        if span.quarantined:
+            dropped.append((span, f"quarantined: reads like an instruction ({span.quarantined})"))
+        elif len(said) >= 3 and any(len(said & known_words) >= RESTATED * len(said) for known_words in known):
+            dropped.append((span, "restates a memory already shown"))
+        else:
+            kept.append(span)
+    return kept, dropped
+
+
+def count(store: Store) -> int:
+    if not (store.state_dir / DB_NAME).is_file():
+        return 0
+    db = connect(store)
+    try:
+        return int(db.execute("SELECT count(*) FROM spans").fetchone()[0])
+    finally:
+        db.close()
+
+
+def carrying(store: Store, texts: Sequence[str]) -> list[int]:
+    """The spans whose words contain one of ``texts`` (case and spacing aside)."""
+    wanted = [" ".join(t.lower().split()) for t in texts if len(t.strip()) >= MIN_CHARS]
+    if not wanted or not (store.state_dir / DB_NAME).is_file():
+        return []
+    db = connect(store)
+    try:
+        ids: set[int] = set()
+        for text in wanted:
+            words = query_words(text)
+            if not words:
+                continue
+            match = " AND ".join(quote(w) for w in words[:12])
+            for rowid, body in db.execute("SELECT rowid, text FROM spans WHERE spans MATCH ?", (match,)):
+                if text in " ".join(body.lower().split()):
+                    ids.add(int(rowid))
+        return sorted(ids)
+    finally:
+        db.close()
+
+
+def forget(store: Store, ids: Sequence[int]) -> int:
+    """Delete spans (their hashes stay in ``seen``, so reading the file again does not
+    bring them back) and compact the file so the words leave the disk."""
+    if not ids:
+        return 0
+    db = connect(store)
+    try:
+        db.execute("PRAGMA secure_delete=ON")
+        with db:
+            marks = ",".join("?" * len(ids))
+            gone = db.execute(f"DELETE FROM spans WHERE rowid IN ({marks})", list(ids)).rowcount
+            db.execute("INSERT INTO spans(spans) VALUES('optimize')")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return int(gone)
+    finally:
+        db.close()
+
+
+def short_session(session: str) -> str:
+    """A session by a name a person can say: the head of a long opaque id."""
+    session = session.strip()
+    return session[:8] if _OPAQUE_ID.match(session) else session[:40]
+
+
+def day(when: str) -> str:
+    found = _DAY.match(when.strip())
+    return found.group(0) if found else (when.strip()[:20] or "date unknown")
+
+
+def file_day(path: Path) -> str:
+    try:
+        return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).date().isoformat()
+    except OSError:
+        return ""
+
+
+def excerpt(text: str, words: Sequence[str], limit: int) -> str:
+    """``text`` cut to about ``limit`` characters on word boundaries, around the first of
+    ``words`` it contains, with ``…`` where text was left out."""
+    if len(text) <= limit:
+        return text
+    lower = text.lower()
+    hits = [lower.find(w) for w in words if lower.find(w) >= 0]
+    start = max(0, min(hits) - limit // 3) if hits else 0
+    if start:
+        start = text.find(" ", start) + 1 or start
+    end = start + limit
+    if end < len(text):
+        end = text.rfind(" ", start, end) if text.rfind(" ", start, end) > start else end
+    return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
