@@ -128,9 +128,10 @@ def context(
     rules, mapped = _map_items(store, settings, today)
     found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker,
                    quick=quick, embedder=embedder, guard=guard, today=today)  # fmt: skip
-    memory, record = _recalled(store, found, task, budget)
+    memory, record, withheld = _recalled(store, found, task, budget)
     shown = [i.text for i in (*rules, *memory, *record)]
     spans, dropped = _spans(store, task, shown)
+    dropped = withheld + dropped
     candidates = {"rules": rules, "map": mapped, "memory": memory, "record": record, "spans": spans,
                   "observations": _observations(store)}  # fmt: skip
     return _assemble(store.name, task, budget, candidates, dropped, found)
@@ -171,24 +172,37 @@ def _item(section: str, text: str, source: str, why: str) -> Item:
 # -- the map: rules and the rest ----------------------------------------------------------
 
 
+_MAPS: dict[tuple[str, str], tuple[list[Item], list[Item]]] = {}  # (store, weave stamp) -> items
+_MAPS_KEPT = 8
+
+
 def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[list[Item], list[Item]]:
-    """The woven map's entry lines: pinned and asserted ones as rules, the others as map."""
+    """The woven map's entry lines: pinned and asserted ones as rules, the others as map.
+    Kept per process under the weave's own fingerprint (every file's identity, the
+    settings, the day), so a server answering many tasks splits the map once per change."""
     from kura import catalog
+    from kura.prefill import fingerprint
+    from kura.slugs import file_stats
     from kura.weave import weave
 
+    stats = file_stats(store.root)
+    key = (str(store.root), fingerprint(store.root, settings, today=today, stats=stats))
+    if key in _MAPS:
+        return _MAPS[key]
     cloth = ""
     try:
-        woven = weave(store, settings, today=today)
+        woven = weave(store, settings, today=today, stats=stats)
         cloth = woven.text if woven is not None else ""
     except KuraError:
         pass
-    if not cloth:
-        cloth = (
-            store.index_path.read_text(encoding="utf-8", errors="replace")
-            if store.index_path.is_file()
-            else ""
-        )
-    types = {slug: entry.type for slug, entry in catalog.entries(store).items()}
+    if not cloth and store.index_path.is_file():
+        cloth = store.index_path.read_text(encoding="utf-8", errors="replace")
+    db = catalog.connect(store)
+    try:
+        scanned = catalog.scan(store, db, stats=stats)
+    finally:
+        db.close()
+    types = {slug: entry.type for slug, entry in scanned.entries.items()} if scanned is not None else {}
     rules: list[Item] = []
     mapped: list[Item] = []
     for raw in cloth.splitlines():
@@ -201,16 +215,23 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[lis
             rules.append(_item("rules", raw.strip(), slug, f"pinned ({kind})"))
         else:
             mapped.append(_item("map", raw.strip(), slug, "in the map"))
+    while len(_MAPS) >= _MAPS_KEPT:
+        _MAPS.pop(next(iter(_MAPS)))
+    _MAPS[key] = (rules, mapped)
     return rules, mapped
 
 
 # -- recalled memories --------------------------------------------------------------------
 
 
-def _recalled(store: Store, found: Recall, task: str, budget: int) -> tuple[list[Item], list[Item]]:
-    """Asserted picks (and walked neighbours) with their text; the rest as history."""
+def _recalled(
+    store: Store, found: Recall, task: str, budget: int
+) -> tuple[list[Item], list[Item], list[Item]]:
+    """Asserted picks (and walked neighbours) with their text; the findable rest and what
+    they replaced as history; and those withheld (below the findable floor), left out."""
     memory: list[Item] = []
     record: list[Item] = []
+    withheld: list[Item] = []
     seen: set[str] = set()
     how = {p.slug: _picked_why(found.how, p.score) for p in found.picked}
     how.update({s: "linked from a picked memory" for s in found.walked if s not in how})
@@ -229,9 +250,13 @@ def _recalled(store: Store, found: Recall, task: str, budget: int) -> tuple[list
             memory.append(_item("memory", text, slug, why))
             for old in standing.supersedes if standing is not None else ():
                 record.append(_history(store, old, f"replaced by {slug}", seen))
-        else:
+        elif standing.findable or standing.superseded_by:
             record.append(_history(store, slug, _status(standing), seen, why=why))
-    return memory, [r for r in record if r.text]
+        else:
+            withheld.append(
+                Item("record", "", slug, f"withheld: {why_not(standing)}, below the findable floor", 0)
+            )
+    return memory, [r for r in record if r.text], withheld
 
 
 def _without_lead(body: str, description: str) -> str:

@@ -187,18 +187,31 @@ def evidence(
     included) — at least ``RESTATED`` of its content words inside one of them."""
     from kura.claims import words
 
-    known = [words(text) for text in shown]
+    lowered = [text.lower() for text in shown]
     kept: list[Span] = []
     dropped: list[tuple[Span, str]] = []
     for span in search(store, question, k=k):
-        said = words(span.text)
         if span.quarantined:
             dropped.append((span, f"quarantined: reads like an instruction ({span.quarantined})"))
-        elif len(said) >= 3 and any(len(said & known_words) >= RESTATED * len(said) for known_words in known):
+        elif _restates(words(span.text), lowered):
             dropped.append((span, "restates a memory already shown"))
         else:
             kept.append(span)
     return kept, dropped
+
+
+def _restates(said: set[str], shown: Sequence[str]) -> bool:
+    """Whether ``RESTATED`` of the span's content words are in one shown text (a substring
+    test first, which a word match implies, so thousands of map lines cost little)."""
+    from kura.claims import words
+
+    if len(said) < 3:
+        return False
+    need = RESTATED * len(said)
+    for text in shown:
+        if sum(word in text for word in said) >= need and len(said & words(text)) >= need:
+            return True
+    return False
 
 
 def count(store: Store) -> int:

@@ -19,6 +19,7 @@ EDGES = {
     "cli_life",
     "cli_observe",
     "cli_context",
+    "cli_eval",
     "mcp_server",
     "server",
     "mcp",

@@ -29,7 +29,16 @@ from mcp.client.streamable_http import streamable_http_client
 from kura.config import load_config
 from kura.service import Service
 
-ALL_TOOLS = ["kura_recall", "kura_context", "kura_read", "kura_map", "kura_list", "kura_doctor", "kura_use", "kura_remember"]
+ALL_TOOLS = [
+    "kura_recall",
+    "kura_context",
+    "kura_read",
+    "kura_map",
+    "kura_list",
+    "kura_doctor",
+    "kura_use",
+    "kura_remember",
+]
 TOKEN = "s3cret-token-for-tests"
 PAGER = "recalled from store 'team' (embedded): runbooks-location\n\n"
 

@@ -1,0 +1,190 @@
+"""The figures ``kura eval`` reports, and the words it prints them with.
+
+Every figure is counted against something that keeps it honest:
+
+- **task success** is the share of sessions whose first command was the working one, next
+  to the **ceiling** — the share of sessions whose answer had been shown in an earlier
+  session (after the last time it changed), which is the most any memory could get;
+- the **window** arm is the rival that matters: the same history carried forward in the
+  same token budget with no memory layer. Whichever arm is ahead is named and by how many
+  points; when the window wins, the report says so in as many words. A benchmark that
+  could only ever print "kura is ahead" would measure nothing;
+- **sessions before memory catches the window** counts the sessions after which kura's
+  running total of successes is never again behind the window's ("never" when it ends
+  behind);
+- **injected tokens** are what each arm put in front of the agent per session;
+- **assertion accuracy** is, of the sessions where the agent took a command as known, the
+  share where that command was the working one — a replaced command taken as current
+  counts against, and for the scenario with a replacement it is also counted on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kura.evals.arms import ARMS, Run
+
+LABELS = {"kura": "kura memory", "window": "the window", "none": "no memory"}
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    name: str
+    success: int
+    stated: int
+    correct: int
+    tokens_mean: int
+    tokens_max: int
+    stale: int  # sessions after a replacement that stated the replaced command as current
+
+    def to_dict(self, sessions: int) -> dict[str, Any]:
+        return {
+            "success": self.success, "success_pct": pct(self.success, sessions), "stated": self.stated,
+            "correct": self.correct, "accuracy_pct": pct(self.correct, self.stated) if self.stated else None,
+            "tokens_mean": self.tokens_mean, "tokens_max": self.tokens_max, "stale": self.stale,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    kind: str
+    title: str
+    sessions: int
+    ceiling: int
+    arms: dict[str, Arm]
+    catch: int | None  # sessions before kura's running total is never behind the window's
+    change_at: int
+    old: str
+    new: str
+    after: int  # sessions after the replacement whose task needed the replaced command
+    superseded: tuple[tuple[str, str], ...]
+    memories: int
+    refused: int
+
+    @property
+    def gap(self) -> int:
+        """kura's success minus the window's, in percentage points."""
+        return pct(self.arms["kura"].success, self.sessions) - pct(self.arms["window"].success, self.sessions)
+
+
+def pct(part: int, whole: int) -> int:
+    return round(100 * part / whole) if whole else 0
+
+
+def figures(done: Run) -> Figures:
+    scenario = done.scenario
+    sessions = scenario.sessions
+    change = sessions[scenario.change_at - 1] if scenario.change_at else None
+    replaced = change.lesson.works[0] if change else ""
+    after = [s.number for s in sessions if change and s.number > change.number and s.lesson is change.lesson]
+    arms = {}
+    for name in ARMS:
+        turns = done.turns[name]
+        stated = [(t, s) for t, s in zip(turns, sessions, strict=True) if t.stated is not None]
+        tokens = [t.tokens for t in turns]
+        stale = sum(1 for n in after if turns[n - 1].stated == replaced)
+        correct = sum(t.stated == s.value for t, s in stated)
+        mean = round(sum(tokens) / len(tokens))
+        arms[name] = Arm(name, sum(t.ok for t in turns), len(stated), correct, mean, max(tokens), stale)
+    return Figures(scenario.kind, scenario.title, len(sessions), sum(s.knowable for s in sessions), arms,
+                   catch(done), scenario.change_at, replaced, change.value if change else "", len(after),
+                   done.store.superseded, done.store.memories, done.store.refused)  # fmt: skip
+
+
+def catch(done: Run) -> int | None:
+    """How many sessions pass before kura's running successes stop trailing the window's."""
+    kura = window = 0
+    trailing = 0
+    for n, (mine, theirs) in enumerate(zip(done.turns["kura"], done.turns["window"], strict=True), start=1):
+        kura += mine.ok
+        window += theirs.ok
+        if kura < window:
+            trailing = n
+    return None if kura < window else trailing
+
+
+def verdict(found: Figures) -> str:
+    gap = found.gap
+    if gap > 0:
+        return f"kura is ahead by {gap} point{'s' if gap != 1 else ''}"
+    if gap < 0:
+        return f"the window wins: it is ahead of kura by {-gap} point{'s' if gap != -1 else ''}"
+    return "kura is level"
+
+
+def render(found: Figures, *, budget: int, seed: int) -> str:
+    """One scenario's block of the report."""
+    kura, window, none = (found.arms[a] for a in ARMS)
+    n = found.sessions
+    lines = [
+        f"{found.title} — {n} sessions, seed {seed}",
+        "agent outcomes",
+        f"{pct(kura.success, n):>8}%  task success against a {pct(found.ceiling, n)}% ceiling, "
+        f"{pct(none.success, n)}% without memory",
+        f"{pct(window.success, n):>8}%  the same history in the window, no memory at all — {verdict(found)}",
+        _catch_line(found.catch, n),
+        f"injected tokens per session (mean; a {budget}-token budget for both)",
+        f"{kura.tokens_mean:>9}  kura memory (at most {kura.tokens_max})",
+        f"{window.tokens_mean:>9}  the window (at most {window.tokens_max})",
+        f"{none.tokens_mean:>9}  no memory",
+        "assertions: commands taken as known that were the working one",
+        *(_accuracy(found.arms[a]) for a in ARMS),
+        f"{found.memories:>9}  memories in kura's store at the end ({len(found.superseded)} superseded, "
+        f"{found.refused} draft{'s' if found.refused != 1 else ''} refused at pouring)",
+    ]
+    if found.change_at:
+        lines += _replacement(found)
+    return "\n".join(lines)
+
+
+def _catch_line(caught: int | None, sessions: int) -> str:
+    if caught is None:
+        return f"{'never':>9}  memory does not catch the window in {sessions} sessions"
+    if caught == 0:
+        return f"{0:>8}   sessions before memory catches the window (it is never behind)"
+    return f"{caught:>8}   session{'s' if caught != 1 else ''} before memory catches the window"
+
+
+def _accuracy(arm: Arm) -> str:
+    if not arm.stated:
+        return f"{'—':>9}  {LABELS[arm.name]}: took no command as known"
+    return f"{pct(arm.correct, arm.stated):>8}%  {LABELS[arm.name]}: {arm.correct} of {arm.stated}"
+
+
+def _replacement(found: Figures) -> list[str]:
+    lines = [f"the replaced fact (session {found.change_at}: {found.old} → {found.new})"]
+    if found.superseded:
+        pairs = ", ".join(f"{old} → {new}" for old, new in found.superseded)
+        lines.append(f"{'yes':>9}  the rule-based distiller superseded the old memory ({pairs})")
+    else:
+        lines.append(
+            f"{'no':>9}  the rule-based distiller superseded nothing: the old memory is still current"
+        )
+    for name in ("kura", "window"):
+        arm = found.arms[name]
+        lines.append(
+            f"{arm.stale:>8}   of {found.after} later session{'s' if found.after != 1 else ''} needing it: "
+            f"{LABELS[name]} took {found.old} as current"
+        )
+    return lines
+
+
+def to_dict(found: Figures, done: Run) -> dict[str, Any]:
+    n = found.sessions
+    return {
+        "scenario": found.kind, "title": found.title, "sessions": n, "ceiling": found.ceiling,
+        "ceiling_pct": pct(found.ceiling, n), "gap_points": found.gap, "verdict": verdict(found),
+        "catch_up_sessions": found.catch, "memories": found.memories, "refused_drafts": found.refused,
+        "arms": {name: arm.to_dict(n) for name, arm in found.arms.items()},
+        "replacement": ({"session": found.change_at, "old": found.old, "new": found.new,
+                         "later_sessions": found.after, "superseded": [list(p) for p in found.superseded]}
+                        if found.change_at else None),
+        "per_session": [_session(done, s.number) for s in done.scenario.sessions],
+    }  # fmt: skip
+
+
+def _session(done: Run, number: int) -> dict[str, Any]:
+    s = done.scenario.sessions[number - 1]
+    turns = {arm: done.turns[arm][number - 1].to_dict() for arm in ARMS}
+    return {"session": number, "task": s.lesson.key, "working": s.value, "knowable": s.knowable, **turns}

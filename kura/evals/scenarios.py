@@ -1,0 +1,272 @@
+"""The synthetic world ``kura eval`` runs in: lessons, a schedule of sessions, transcripts.
+
+A benchmark of a memory layer has to be the same every time it runs, or a difference
+between two runs says nothing. So the world is made, not sampled from life: no clock, no
+model, no network, and every choice (which task comes next, what the chatter around it
+says) comes from one ``random.Random(seed)``. The same seed gives the same sessions, the
+same transcripts and, through the real distiller, the same memories.
+
+A **lesson** is a task whose obvious command fails and another one works — the kind of
+thing a session learns the expensive way ("make test" fails, "make check" passes) and the
+next session should already know. Each pair is built so the rule-based spotter can see it
+(``kura.distill.spot``): the same program or most of the same words, a failure line that
+names the failure, output that reads as success. One lesson's working command can be
+**replaced** midway: from that session on the old command fails too, and the user says so
+in words the rule-based distiller reads as a revision of the memory that held the old
+command (``kura.distill.contradict``; the sentence shares the old memory's words and
+changes at most two of them). Whether the old memory really ends up superseded is
+measured by the run, never assumed.
+
+Every session also carries **chatter**: unrelated asks, commands and output, now and then
+a small failure fixed on the spot. It makes the history grow as a real one does, so a
+window of fixed size holds fewer sessions than there are, and it puts unrelated memories
+in the store for recall to see past.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+KINDS = ("one", "rotated", "long")
+TITLES = {
+    "one": "one lesson, repeated",
+    "rotated": "several lessons, rotated",
+    "long": "a long history, one fact replaced midway",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    """A task, the command tried without knowing better, and the commands that work: the
+    first one, then each one that replaced it; ``gone[i]`` is what ``works[i]`` prints once
+    it has been replaced."""
+
+    key: str
+    ask: str
+    naive: str
+    fails: str
+    works: tuple[str, ...]
+    prints: str
+    gone: tuple[str, ...] = ()
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return (self.naive, *self.works)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One line of a transcript: ``user``/``assistant`` text, or a ``call`` and what it printed."""
+
+    kind: str
+    text: str
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One session: its task, the command that works today, whether that was knowable from
+    an earlier session, the chatter around the task, and the user's words when the working
+    command was replaced today."""
+
+    number: int
+    lesson: Lesson
+    value: str
+    knowable: bool
+    before: tuple[Step, ...]
+    after: tuple[Step, ...]
+    change: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    kind: str
+    title: str
+    seed: int
+    sessions: tuple[Session, ...]
+    change_at: int = 0  # the session where a working command was replaced (0: none)
+
+
+LESSONS = (
+    Lesson("tests", "Run the test suite.", "make test",
+           "make: *** No rule to make target 'test'.  Stop. (error 2)", ("make check", "make verify"),
+           "87 passed in 4.21s", ("make: *** No rule to make target 'check'.  Stop. (error 2)",)),
+    Lesson("docs", "Build the documentation.", "mkdocs build",
+           "Error: Config file 'mkdocs.yml' does not exist.", ("mkdocs build -f docs/mkdocs.yml",),
+           "INFO - Documentation built in 1.92 seconds"),
+    Lesson("dev", "Start the dev server.", "npm start", 'npm error Missing script: "start"',
+           ("npm run dev",), "VITE ready in 412 ms at http://localhost:5173/"),
+    Lesson("format", "Format the frontend code.", "prettier --write src",
+           "bash: prettier: command not found", ("npx prettier --write src",),
+           "23 files formatted, done in 0.8s"),
+    Lesson("migrate", "Apply the database migrations.", "alembic upgrade head",
+           "FAILED: No config file 'alembic.ini' found", ("alembic -c db/alembic.ini upgrade head",),
+           "INFO  [alembic.runtime.migration] Running upgrade -> 3f2a, done"),
+    Lesson("types", "Type-check the backend.", "mypy src",
+           "error: Cannot find implementation or library stub for module named 'src'",
+           ("mypy -p app",), "Success: no issues found in 42 source files"),
+    Lesson("lint", "Lint the shell scripts.", "shellcheck deploy.sh",
+           "deploy.sh: openBinaryFile: does not exist (No such file or directory)",
+           ("shellcheck scripts/deploy.sh",), "scripts/deploy.sh: ok, 0 warnings"),
+    Lesson("package", "Build the release package.", "python -m build",
+           "ERROR: No module named build", ("uv run python -m build",),
+           "Successfully built kura-0.4.0.tar.gz"),
+)  # fmt: skip
+
+# (ask, reply, command, output); {n} {m} {f} {b} are filled from the seed
+CHATTER = (
+    ("What changed since yesterday?", "Three commits landed on {b}.", "git log --oneline -3",
+     "a1{n}f3 tidy the parser; 9c{m}e0 bump httpx; 77{n}d1 fix a typo in the README"),
+    ("Where is the config loaded?", "It is read in one place.", "grep -rn load_config app",
+     "app/config.py:{n}: def load_config(path):"),
+    ("Rename the helper in {f} to split_fields.", "Renamed it and updated both call sites.",
+     "git diff --stat", "2 files changed, {m} insertions(+), {m} deletions(-)"),
+    ("How big is the repository now?", "About what it was last week.", "du -sh .", "{n}M ."),
+    ("What branch am I on?", "You are on {b}.", "git branch --show-current", "{b}"),
+    ("Show me the open TODOs in {f}.", "There are a few, none urgent.", "grep -n TODO app/{f}",
+     "{n}: # TODO: handle empty rows; {m}: # TODO: cache the lookup"),
+    ("Summarise the last review comments.", "Two asked for clearer names, one for a test.",
+     "gh pr view --comments", "{m} comments; latest: please rename tmp_rows"),
+    ("Check the disk space on the build box.", "Plenty left.", "df -h /srv",
+     "/dev/sda1  {n}G  {m}G  {n}% /srv"),
+    ("Add a line about the new flag to the changelog.", "Added it under Unreleased.",
+     "git diff --stat CHANGELOG.md", "1 file changed, 1 insertion(+)"),
+    ("Which Python version is in the image?", "The image pins it.", "grep -n python Dockerfile",
+     "1: FROM python:3.{m}-slim"),
+)  # fmt: skip
+# small failures fixed on the spot: (ask, command that fails, its output, the fix, its output)
+SLIPS = (
+    ("Open the setup notes.", "cat docs/setup.md", "cat: docs/setup.md: No such file or directory",
+     "cat docs/SETUP.md", "# Setup: install uv, then run the bootstrap script"),
+    ("List the fixtures.", "ls tests/fixture", "ls: cannot access 'tests/fixture': No such file or directory",
+     "ls tests/fixtures", "orders.csv  users.csv  empty.csv"),
+    ("Show the nginx config.", "cat /etc/nginx/site.conf",
+     "cat: /etc/nginx/site.conf: No such file or directory", "cat /etc/nginx/sites-enabled/app.conf",
+     "server { listen 80; server_name app.local; }"),
+)  # fmt: skip
+FILES = ("parser.py", "orders.py", "cli.py", "report.py", "storage.py")
+BRANCHES = ("main", "feature/parser", "fix/orders")
+
+
+def build(kind: str, sessions: int, seed: int) -> Scenario:
+    """The scenario ``kind`` (one of ``KINDS``) over ``sessions`` sessions."""
+    if kind not in KINDS:
+        raise ValueError(f"no scenario {kind!r} (known: {', '.join(KINDS)})")
+    if sessions < 2:
+        raise ValueError("a scenario needs at least two sessions: one to learn, one to remember")
+    rng = random.Random(f"{kind}:{seed}")
+    plan, change_at = _plan(kind, sessions, rng)
+    return make(kind, TITLES[kind], plan, seed=seed, change_at=change_at, rng=rng)
+
+
+def make(
+    kind: str,
+    title: str,
+    plan: Sequence[Lesson],
+    *,
+    seed: int,
+    change_at: int = 0,
+    rng: random.Random | None = None,
+) -> Scenario:
+    """Sessions whose tasks need the lessons of ``plan`` in order; at session ``change_at``
+    the working command of that session's lesson is replaced by its next one."""
+    rng = rng or random.Random(f"{kind}:{seed}")
+    changed = plan[change_at - 1].key if change_at else ""
+    known: dict[str, str] = {}
+    out = []
+    for number, lesson in enumerate(plan, start=1):
+        value = lesson.works[1 if change_at and number >= change_at and lesson.key == changed else 0]
+        change = f"No, {lesson.works[0]} fails now: use {value}." if number == change_at else ""
+        before = chatter(rng, rng.randint(1, 3))
+        after = chatter(rng, rng.randint(0, 2))
+        out.append(Session(number, lesson, value, known.get(lesson.key) == value, before, after, change))
+        known[lesson.key] = value
+    return Scenario(kind, title, seed, tuple(out), change_at)
+
+
+def _plan(kind: str, sessions: int, rng: random.Random) -> tuple[list[Lesson], int]:
+    """Which lesson each session's task needs, and where the replacement happens."""
+    tests = LESSONS[0]
+    if kind == "one":
+        return [tests] * sessions, 0
+    if kind == "rotated":
+        return [rng.choice(LESSONS[:6]) for _ in range(sessions)], 0
+    plan = [rng.choice(LESSONS) for _ in range(sessions)]
+    change_at = max(2, sessions // 2)
+    for number in (1, change_at, sessions):  # learnt early, replaced midway, needed again at the end
+        plan[number - 1] = tests
+    return plan, change_at
+
+
+def chatter(rng: random.Random, count: int) -> tuple[Step, ...]:
+    """``count`` unrelated exchanges; about one in five is a small failure fixed at once."""
+    steps: list[Step] = []
+    for _ in range(count):
+        if rng.random() < 0.2:
+            ask, bad, error, good, output = rng.choice(SLIPS)
+            steps += [Step("user", ask), Step("call", bad, error), Step("call", good, output)]
+            continue
+        ask, reply, command, output = rng.choice(CHATTER)
+        fill = {
+            "n": rng.randint(10, 99),
+            "m": rng.randint(2, 9),
+            "f": rng.choice(FILES),
+            "b": rng.choice(BRANCHES),
+        }
+        steps += [
+            Step("user", ask.format(**fill)),
+            Step("call", command.format(**fill), output.format(**fill)),
+            Step("assistant", reply.format(**fill)),
+        ]
+    return tuple(steps)
+
+
+def task_steps(session: Session, first: str) -> tuple[Step, ...]:
+    """The task as it went when ``first`` was tried first: at once, or the expensive way —
+    the failure, then (when the command was replaced today) the user's correction, then
+    the working call."""
+    lesson = session.lesson
+    steps = [Step("user", lesson.ask), Step("assistant", "On it.")]
+    if first == session.value:
+        return (*steps, Step("call", first, lesson.prints))
+    steps.append(Step("call", first, _failure(lesson, first)))
+    if session.change:
+        steps.append(Step("user", session.change))
+    return (*steps, Step("call", session.value, lesson.prints))
+
+
+def _failure(lesson: Lesson, command: str) -> str:
+    if command in lesson.works[:-1]:
+        return lesson.gone[lesson.works.index(command)]
+    return lesson.fails
+
+
+def transcript(session: Session, first: str) -> tuple[Step, ...]:
+    return (*session.before, *task_steps(session, first), *session.after)
+
+
+def chat_rows(steps: tuple[Step, ...]) -> list[dict[str, object]]:
+    """The transcript in the ``chat`` JSONL shape the distiller reads."""
+    rows: list[dict[str, object]] = []
+    for n, step in enumerate(steps, start=1):
+        if step.kind != "call":
+            rows.append({"role": step.kind, "content": step.text})
+            continue
+        arguments = json.dumps({"command": step.text})
+        call = {"id": f"call_{n}", "type": "function", "function": {"name": "Bash", "arguments": arguments}}
+        rows += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "content": step.output},
+        ]
+    return rows
+
+
+def render(number: int, steps: tuple[Step, ...]) -> str:
+    """The transcript as a window carries it: one line a turn, a call and its output together."""
+    lines = [f"--- session {number} ---"]
+    for step in steps:
+        lines.append(f"$ {step.text} → {step.output}" if step.kind == "call" else f"{step.kind}: {step.text}")
+    return "\n".join(lines)

@@ -1,0 +1,127 @@
+"""``kura eval``: three arms on one synthetic history, read by one agent, reported honestly —
+including when the window draws or wins."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+from conftest import Cli
+
+import kura.cli_eval  # noqa: F401  (registers the command on the shared app)
+from kura.context import HEADINGS
+from kura.evals import Report, agent, arms, evaluate, report
+from kura.evals import scenarios as sc
+
+TESTS, DOCS = sc.LESSONS[0], sc.LESSONS[1]
+
+
+@pytest.fixture(scope="module")
+def short() -> Report:
+    return evaluate(kinds=("one", "rotated"), sessions=6)
+
+
+def test_every_scenario_reports_three_arms_within_the_ceiling(short: Report) -> None:
+    for found in short.figures:
+        assert set(found.arms) == {"kura", "window", "none"}
+        assert found.arms["kura"].success <= found.ceiling
+        assert found.arms["window"].success <= found.ceiling
+    text = short.text()
+    assert text.count("agent outcomes") == 2
+    assert "% without memory" in text and "the same history in the window" in text
+
+
+def test_without_memory_every_task_fails_and_nothing_is_injected(short: Report) -> None:
+    for found in short.figures:
+        none = found.arms["none"]
+        assert (none.success, none.stated, none.tokens_mean) == (0, 0, 0)
+
+
+def test_one_lesson_is_learnt_once_and_the_window_is_level(short: Report) -> None:
+    one = short.figures[0]
+    assert one.kind == "one"
+    assert one.ceiling == 5  # every session after the first
+    assert one.arms["kura"].success == 5
+    assert one.arms["window"].success == 5
+    assert report.verdict(one) == "kura is level"
+    assert "— kura is level" in short.text()
+    first = short.runs[0].turns["kura"][0]
+    assert (first.tried, first.ok, first.stated) == ("make test", False, None)
+
+
+def test_the_window_loses_a_lesson_its_history_outgrew() -> None:
+    scenario = sc.make("custom", "outgrown", [DOCS] + [TESTS] * 7 + [DOCS], seed=0)
+    done = arms.run(scenario, budget=400)
+    last = {arm: turns[-1] for arm, turns in done.turns.items()}
+    assert last["kura"].ok and last["kura"].stated == DOCS.works[0]
+    assert not last["window"].ok and last["window"].stated is None
+    assert all(turns[-1].tokens <= 400 for turns in done.turns.values())
+    found = report.figures(done)
+    assert found.gap > 0 and report.verdict(found).startswith("kura is ahead by")
+
+
+def test_a_window_that_wins_is_named_the_winner(short: Report) -> None:
+    rotated = short.figures[1]
+    kura = rotated.arms["kura"]
+    behind = replace(
+        rotated, arms={**rotated.arms, "window": replace(kura, name="window", success=kura.success + 1)}
+    )
+    assert report.verdict(behind).startswith("the window wins: it is ahead of kura by")
+    assert "the window wins" in report.render(behind, budget=1500, seed=0)
+
+
+def test_the_same_seed_gives_the_same_report() -> None:
+    first = evaluate(kinds=("rotated",), sessions=5, seed=7)
+    again = evaluate(kinds=("rotated",), sessions=5, seed=7)
+    assert json.dumps(first.to_dict()) == json.dumps(again.to_dict())
+    assert first.text() == again.text()
+
+
+def test_a_replaced_fact_is_superseded_and_never_stated_as_current_again() -> None:
+    done = evaluate(kinds=("long",), sessions=8)
+    found, run = done.figures[0], done.runs[0]
+    assert (found.change_at, found.old, found.new) == (4, "make check", "make verify")
+    assert found.superseded, "the rule-based distiller did not supersede the old memory"
+    kura = run.turns["kura"]
+    assert kura[3].stated == "make check" and not kura[3].ok  # the day it changed nobody knew
+    assert kura[7].stated == "make verify" and kura[7].ok
+    assert found.after >= 1 and found.arms["kura"].stale == 0
+    assert "yes  the rule-based distiller superseded the old memory" in done.text()
+
+
+def test_no_embedder_is_ever_loaded() -> None:
+    code = (
+        "import sys; from kura.evals import evaluate; evaluate(kinds=('one',), sessions=2); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('onnxruntime', 'httpx')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_agent_reads_every_arm_the_same_way() -> None:
+    window = "\n".join([
+        "$ make test → make: *** No rule to make target 'test'.  Stop. (error 2)",
+        "$ make check → 87 passed in 4.21s",
+    ])  # fmt: skip
+    assert agent.stated(window, TESTS.candidates) == "make check"
+    memory = "From memory:\n### Use make check [make-check]\nWhen make test fails: make check is what worked"
+    assert agent.stated(memory, TESTS.candidates) == "make check"
+    withdrawn = f"{HEADINGS['record']}\n- Use make check [make-check]: When make test fails: make check is what worked"
+    assert agent.stated(withdrawn, TESTS.candidates) is None
+    corrected = window + "\nuser: No, make check fails now: use make verify."
+    assert agent.stated(corrected, TESTS.candidates) == "make verify"
+    assert agent.stated("", TESTS.candidates) is None
+
+
+def test_the_command_prints_the_report_and_json(cli: Cli) -> None:
+    result = cli("eval", "--sessions", "2", "--json")
+    assert result.code == 0, result
+    data = json.loads(result.out)
+    assert [s["scenario"] for s in data["scenarios"]] == ["one", "rotated"]
+    assert set(data["scenarios"][0]["arms"]) == {"kura", "window", "none"}
+    text = cli("eval", "--sessions", "2")
+    assert text.code == 0 and "agent outcomes" in text.out
+    assert cli("eval", "--sessions", "1").code != 0
