@@ -19,7 +19,6 @@ store, and only when the slug shares two or more words with the topic.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,8 +26,8 @@ from typing import Any
 
 from kura.distill.evidence import Segment
 from kura.distill.gate import Verdict
-from kura.distill.spot import cut
-from kura.distill.surface import violations
+from kura.distill.spot import command_of, cut
+from kura.distill.surface import quote, violations
 from kura.errors import StoreError
 from kura.slugs import new_slug
 
@@ -81,7 +80,7 @@ def compose(
     if not kept_facts:
         return None
     rest, more = _floor([s for s in (why, how, *_links(candidate, store_slugs)) if s], evidence, store_slugs)
-    body = "\n\n".join([" ".join(kept_facts), *rest]) + "\n"
+    body = "\n\n".join(["\n".join(kept_facts), *rest]) + "\n"
     topic = str(candidate.get("topic") or "")
     title = _safe(_title(candidate), evidence, "A lesson from a transcript")
     description = _safe(_description(candidate), evidence, f"{verdict.classes[0]} evidence: {title}")
@@ -112,7 +111,7 @@ def _sentences(candidate: Mapping[str, Any], evidence: Sequence[Segment]) -> tup
     rule, kind = candidate.get("rule"), str(candidate.get("kind"))
     topic = str(candidate.get("topic") or "").rstrip(".")
     if rule == "brain":  # a model's candidate: its topic, then its evidence word for word
-        quoted = [f'{_VOICE.get(s.cls, "The transcript reads")}: "{s.text}"' for s in evidence]
+        quoted = [_said(_VOICE.get(s.cls, "The transcript reads") + ":", s.text) for s in evidence]
         reason = " ".join(str(candidate.get("why") or "").split()).rstrip(".")
         return (
             [f"{topic}.", *quoted],
@@ -123,33 +122,34 @@ def _sentences(candidate: Mapping[str, Any], evidence: Sequence[Segment]) -> tup
         fixed, failed = _command(candidate.get("fixed")), _command(candidate.get("failed_call"))
         facts = [
             f"`{fixed}` works where `{failed}` failed.",
-            f'The failure read: "{candidate.get("failed")}".',
+            _said("The failure read:", candidate.get("failed"), "."),
         ]
         if candidate.get("output"):
-            facts.append(f'The working call printed: "{candidate.get("output")}".')
+            facts.append(_said("The working call printed:", candidate.get("output"), "."))
         why = "**Why:** the first attempt failed and cost a retry before the working call was found."
         return facts, why, f"**How to apply:** run `{fixed}` directly instead of `{failed}`."
     said = str(candidate.get("said") or "")
     if rule == "correction":
-        facts = [f"{topic}.", f'The user corrected the agent: "{said}"']
+        facts = [f"{topic}.", _said("The user corrected the agent:", said)]
         why = "**Why:** the agent got this wrong once and was corrected; the correction is the rule."
         return facts, why, "**How to apply:** do it the corrected way the first time."
-    facts = [f"{topic}.", f'The user said: "{said}"']
+    facts = [f"{topic}.", _said("The user said:", said)]
     why = "**Why:** the user asked for this to be remembered."
     return facts, why, f"**How to apply:** {_HOW.get(kind, _HOW['project'])}"
 
 
 def _command(act: Any) -> str:
-    """The command of a rendered tool call (``Bash: {"command": …}``), else the call itself."""
-    text = str(act or "")
-    _, _, rest = text.partition(": ")
-    try:
-        data = json.loads(rest)
-    except ValueError:
-        return cut(text, 120)
-    command = data.get("command") if isinstance(data, dict) else None
-    shown = command if isinstance(command, str) and command in text else text
-    return cut(shown.replace("`", "'"), 120)
+    return command_of(str(act or ""))
+
+
+def _said(lead: str, words: Any, end: str = "") -> str:
+    """``lead`` and the verbatim ``words`` as one quotation the floor reads back whole
+    (``kura.distill.surface.quote``); "" — a sentence the floor drops — when no quotation
+    marks can hold them unambiguously."""
+    text = str(words or "").strip()
+    quoted = quote(text) if text else None
+    closed = text.endswith((".", "!", "?"))  # no "Stop.". — the quotation ends the sentence
+    return f"{lead} {quoted}{'' if closed else end}" if quoted else ""
 
 
 def _floor(
@@ -157,7 +157,7 @@ def _floor(
 ) -> tuple[list[str], list[str]]:
     kept: list[str] = []
     dropped: list[str] = []
-    for sentence in sentences:
+    for sentence in filter(None, sentences):  # "" is a quotation no marks could hold
         problems = violations(sentence, evidence, store_slugs)
         (dropped if problems else kept).append(sentence)
     return kept, [f"{s[:60]}: {violations(s, evidence, store_slugs)[0]}" for s in dropped]

@@ -57,7 +57,7 @@ from typing import Any
 from kura import limits
 from kura import note as nt
 from kura.atomic import write_atomic
-from kura.distill.evidence import CLASSES, Segment, normalise
+from kura.distill.evidence import CLASSES, Segment, comment_safe, from_comment, normalise
 from kura.distill.mark import matches, sign
 from kura.distill.surface import violations
 from kura.errors import KuraError, NotFound, StoreError
@@ -229,11 +229,7 @@ def _header_value(draft: Draft, name: str) -> str:
 
 def _line(text: str) -> str:
     """One line, secrets redacted, unable to close the comment it sits in."""
-    return _defuse(normalise(redact(text)[0]))
-
-
-def _defuse(text: str) -> str:
-    return text.replace("-->", "--&gt;").replace("--!>", "--!&gt;")
+    return comment_safe(normalise(redact(text)[0]))
 
 
 # -- the mark ------------------------------------------------------------------------
@@ -386,6 +382,7 @@ def pour(store: Store, draft_id: str, *, actor: str = "distiller") -> PourResult
         return PourResult(
             draft.id, False, "an idea is never poured into the store; it belongs in a seed file"
         )
+    draft = replace(draft, evidence=tuple(Segment(s.cls, from_comment(s.text)) for s in draft.evidence))
     found = violations(_composed(draft), draft.evidence, store.slugs())
     if found:
         return PourResult(

@@ -43,3 +43,13 @@ class Segment:
 def normalise(text: str) -> str:
     """``text`` with every run of whitespace folded to one space and the ends stripped."""
     return _SPACE.sub(" ", text).strip()
+
+
+def comment_safe(text: str) -> str:
+    """``text`` unable to close the HTML comment a draft keeps its evidence in."""
+    return text.replace("-->", "--&gt;").replace("--!>", "--!&gt;")
+
+
+def from_comment(text: str) -> str:
+    """The words ``comment_safe`` kept, as they were said (the floor checks those)."""
+    return text.replace("--&gt;", "-->").replace("--!&gt;", "--!>")

@@ -9,6 +9,13 @@ changed — is exactly what a word comparison sees.
 - **Mechanically** (always, no model): a candidate whose statement has three or more
   content words, nearly all of them (90%) in one memory, and the same polarity (a "never"
   against an "always" is a correction, not a repeat) is *covered* by that memory.
+- **A recurring scar** is covered by the memory that records the same scar: its failing
+  call and its working call, each whole as a code span or a quotation, and the failure it
+  read, verbatim. Word shares cannot judge these: a fix such as ``ls tests/fixtures`` has
+  two content words, so without this every recurrence became a new memory, while the
+  calls themselves are exact. All three must match: the same two calls in the other roles
+  (``b`` works where ``a`` failed) is a different lesson — the one failure line tells
+  which call failed — and ``make check`` is not ``make check-all``.
 - **With a brain model**: the model sees the candidate and its nearest memories and answers
   new, covered (by which) or extends (which) — adding a detail to a memory that exists.
   A slug outside the shortlist, silence or nonsense reads as "new": staging a duplicate
@@ -18,12 +25,16 @@ changed — is exactly what a word comparison sees.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kura.claims import negated, words
+from kura.distill.evidence import normalise
+from kura.distill.spot import MIN_CHARS, command_of
 from kura.models import Usage, complete, last_json_object, with_charter
+from kura.secrets import redact
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
@@ -66,21 +77,42 @@ def statement(candidate: Mapping[str, Any]) -> str:
 
 
 def neighbours(candidate: Mapping[str, Any], memories: Iterable[tuple[str, str, str]]) -> list[Neighbour]:
-    """The memories (slug, title, text) sharing the most content words with the candidate."""
+    """The memories (slug, title, text) sharing the most content words with the candidate,
+    a memory recording the same scar first whatever its share."""
     mine = words(statement(candidate))
-    if not mine:
-        return []
     scored = []
     for slug, title, text in memories:
-        share = len(mine & words(f"{title} {text}")) / len(mine)
-        if share > 0:
-            scored.append(Neighbour(slug, title, text, share))
-    scored.sort(key=lambda n: (-n.share, n.slug))
-    return scored[:NEIGHBOURS]
+        share = len(mine & words(f"{title} {text}")) / len(mine) if mine else 0.0
+        same = same_scar(candidate, text)
+        if share > 0 or same:
+            scored.append((not same, Neighbour(slug, title, text, share)))
+    scored.sort(key=lambda pair: (pair[0], -pair[1].share, pair[1].slug))
+    return [n for _, n in scored[:NEIGHBOURS]]
+
+
+def same_scar(candidate: Mapping[str, Any], text: str) -> bool:
+    """Whether memory ``text`` records the scar ``candidate`` is (see the module docstring)."""
+    if candidate.get("rule") != "scar":
+        return False
+    folded = normalise(text)
+    failure = normalise(redact(str(candidate.get("failed") or ""))[0])
+    if len(failure) < MIN_CHARS or failure not in folded:
+        return False
+    calls = [normalise(redact(command_of(str(candidate.get(k) or "")))[0]) for k in ("failed_call", "fixed")]
+    return all(call and _spanned(call, folded) for call in calls)
+
+
+def _spanned(call: str, text: str) -> bool:
+    """``call`` whole in ``text``: between backticks or quotation marks, not part of a longer call."""
+    return re.search(rf"(?<=[`\"\u201c\u00ab]){re.escape(call)}(?=[`\"\u201d\u00bb])", text) is not None
 
 
 def mechanical(candidate: Mapping[str, Any], near: Sequence[Neighbour]) -> Novelty:
-    """Covered when one memory holds nearly every content word, with the same polarity."""
+    """Covered when one memory records the same scar, or holds nearly every content word
+    with the same polarity."""
+    for neighbour in near:
+        if same_scar(candidate, neighbour.text):
+            return Novelty("covered", neighbour.slug, "it records the same failing call, failure and fix")
     said = statement(candidate)
     if len(words(said)) < MIN_WORDS:
         return Novelty("new")

@@ -15,8 +15,9 @@ regret losing and that a rule can find with few false alarms:
 Precision beats recall: a missed memory can be written later, a wrong one poisons every
 future session. So nothing is ever spotted from SELF text (the agent's prose is what the
 gate distrusts most), only whole sentences of USER text are quoted, and every quote is a
-verbatim slice of one segment, cut on a word boundary to the gate's 400 characters, so the
-gate checks the spotter's work instead of trusting it. Candidates carry the gate's fields
+verbatim slice of one segment (a tool's line with its whitespace runs folded, as the gate
+matches it), cut on a word boundary to the gate's 400 characters, so the gate checks the
+spotter's work instead of trusting it. Candidates carry the gate's fields
 (``topic``, ``kind``, ``why``, ``quotes``) plus ``rule`` and the verbatim pieces the
 template composer needs (``said``, ``failed``, ``fixed``, ``output``).
 """
@@ -28,7 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kura.distill.evidence import Segment
+from kura.distill.evidence import Segment, normalise
 
 QUOTE_CHARS = 400
 LOOKAHEAD = 12  # segments after a failure in which a fix still counts as its fix
@@ -56,6 +57,7 @@ _FAILURE = re.compile(
     r"|non-zero exit|segmentation fault)\b",
     re.I,
 )
+_EXIT = re.compile(r"(?:exit|exited with)\s+(?:code|status)\b", re.I)
 _CLEAN = re.compile(r"\b(?:0 errors|no errors|0 failed|error[s]?: 0|passed)\b", re.I)
 _WORD = re.compile(r"[A-Za-z][\w.\-/]+")
 _FIRST_PERSON = re.compile(r"\b(?:i\s+am|i['\u2019]m|my|i\s+prefer|i\s+like|i\s+use|i\s+work)\b", re.I)
@@ -215,13 +217,47 @@ def _related(a: list[str], b: list[str]) -> bool:
     return len(left & right) / len(left | right) >= 0.4
 
 
+def telling_line(output: str) -> str:
+    """What a failed ``output`` says went wrong, as one line the gate matches verbatim.
+
+    The first line naming a failure that is not just an exit code (the cause, not the
+    code), with the lines around it (before, then after) when it is too short to quote
+    alone; else the last other line long enough to quote — ``make: *** No rule to make
+    target 'test'.  Stop.`` names none of the failure words, and the cause sits next to the
+    exit code; else the exit-code line; else the whole output. Lines are joined and
+    whitespace runs folded, which the gate and the floor forgive, so no line break can
+    split the quotation.
+    """
+    lines = [ln for ln in map(normalise, output.splitlines()) if ln]
+    for at, line in enumerate(lines):
+        if _FAILURE.search(line) and not _EXIT.match(line):
+            start, end = at, at + 1
+            while len(" ".join(lines[start:end])) < MIN_CHARS and (start > 0 or end < len(lines)):
+                start, end = (start - 1, end) if start > 0 else (start, end + 1)
+            return cut(" ".join(lines[start:end]))
+    quotable = [ln for ln in lines if len(ln) >= MIN_CHARS]
+    causes = [ln for ln in quotable if not _EXIT.match(ln)]
+    return cut(next(iter(causes[::-1] or quotable), normalise(output)))
+
+
+def command_of(act: str) -> str:
+    """The command of a rendered tool call (``Bash: {"command": …}``), else the call itself,
+    cut to 120 characters with its backticks made quotes, so it can sit in a code span."""
+    text = str(act or "")
+    _, _, rest = text.partition(": ")
+    try:
+        data = json.loads(rest)
+    except ValueError:
+        return cut(text, 120)
+    command = data.get("command") if isinstance(data, dict) else None
+    shown = command if isinstance(command, str) and command in text else text
+    return cut(shown.replace("`", "'"), 120)
+
+
 def _scar_candidate(failed_act: str, failed: str, fixed_act: str, output: str) -> dict[str, Any]:
-    lines = [ln for ln in failed.splitlines() if _FAILURE.search(ln) and len(ln.strip()) >= MIN_CHARS]
-    telling = [ln for ln in lines if not ln.lower().startswith("exit code")]  # the cause, not the code
-    line = next(iter(telling or lines), failed)
-    failed_line = cut(line)
+    failed_line = telling_line(failed)
     quotes = [f"[TOOL] {failed_line}", f"[ACT] {cut(failed_act)}", f"[ACT] {cut(fixed_act)}"]
-    shown = cut(next((ln for ln in output.splitlines() if len(ln.strip()) >= MIN_CHARS), ""))
+    shown = cut(next((normalise(ln) for ln in output.splitlines() if len(ln.strip()) >= MIN_CHARS), ""))
     if shown:
         quotes.append(f"[TOOL] {shown}")
     _, failed_words = _call(failed_act)

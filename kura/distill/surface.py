@@ -28,6 +28,11 @@ Decisions the spec left open, made here:
   words or more, or follows a speech verb (said, asked, wrote, …, or a colon). It must be
   verbatim (whole words, whitespace-normalised, trailing punctuation forgiven, ``…`` an allowed elision
   whose parts appear in order in one segment) in some evidence segment.
+- Quotation marks are paired left to right, one line at a time, never nested: in
+  ``"npm error Missing script: "start""`` no reading is the one the writer meant. So a
+  composer writes a quotation with ``quote``: folded to one line, between the first kind of
+  marks (straight, curly, guillemets) it does not itself hold — ``“npm error Missing script:
+  "start"”`` — which this floor reads back as exactly one passage, checked whole.
 """
 
 from __future__ import annotations
@@ -77,12 +82,23 @@ _CREDIT = re.compile(
     re.I,
 )
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|\u201c([^\u201c\u201d\n]+)\u201d|\u00ab([^\u00ab\u00bb\n]+)\u00bb")
+_MARKS = (('"', '"'), ("\u201c", "\u201d"), ("\u00ab", "\u00bb"))  # the pairs _QUOTED reads
 _SPEECH = re.compile(
     r"(?:\b(?:said|says|say|asked|asks|wrote|writes|told\s+\w+|replied|answered|put\s+it|insisted"
     r"|noted|stated|quoted|added|exclaimed|declared|explained)\b[^\"\u201c\n]{0,12}|:\s*)$",
     re.I,
 )
 _ELLIPSIS = re.compile(r"\s*(?:\u2026|\.\.\.)\s*")
+
+
+def quote(text: str) -> str | None:
+    """``text`` folded to one line between quotation marks it does not hold, so the floor
+    reads it back as one passage; None when it holds every kind (see the module docstring)."""
+    text = normalise(text)
+    for opening, closing in _MARKS:
+        if opening not in text and closing not in text:
+            return f"{opening}{text}{closing}"
+    return None
 
 
 def credits_human(text: str) -> bool:
