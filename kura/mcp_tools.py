@@ -170,7 +170,8 @@ REMEMBER = Spec(
     "session. The description is the one line that decides when it is recalled, so say when "
     "it matters, not just what it is. Writing an existing slug replaces its description and "
     "body: read it first and keep what still holds, and prefer updating over a near-duplicate. "
-    "Never store secrets.",
+    "What you write is a proposal, not yet a fact: it is recalled marked 'on record' until the "
+    "person or other evidence confirms it. Never store secrets.",
     (
         Param("slug", "Short file name, lower-case-with-dashes, e.g. deploy-checklist.",
               ("name", "id", "key", "file"), required=True),

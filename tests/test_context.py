@@ -261,3 +261,23 @@ def test_the_latest_observations_close_the_context_and_keep_unresolved_high_ones
     )
     assert "routine note number 15" in tail and "routine note number 2 " not in tail
     assert next(i.why for i in told.items if i.section == "observations") == "unresolved, high priority"
+
+
+def test_cli_ingest_reports_new_spans_then_nothing_new(desk: Store, cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "kura.toml"
+    config.write_text(f'[stores.desk]\npath = "{desk.root}"\n')
+    notes = tmp_path / "notes.md"
+    notes.write_text("The office wifi password rotates every first Monday.\n\nok\n")
+    done = cli("--config", str(config), "ingest", str(notes), "--json")
+    assert done.code == 0, done
+    body = json.loads(done.out)
+    assert body["files"][0]["segments"] == 2 and body["files"][0]["added"] == 1 and body["spans"] == 4
+    again = cli("--config", str(config), "ingest", str(notes))
+    assert again.code == 2 and f"{notes}: 2 segments, 0 new spans" in again.out
+    missing = cli("--config", str(config), "ingest", str(tmp_path / "nope.jsonl"))
+    assert missing.code == 1 and "no such file" in missing.err
+    wrong = cli("--config", str(config), "ingest", str(notes), "--format", "yaml")
+    assert (
+        wrong.code == 1
+        and "--format 'yaml': expected one of claude, codex, chat, evidence, text" in wrong.err
+    )

@@ -6,15 +6,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 from conftest import Cli
 
 import kura.cli_eval  # noqa: F401  (registers the command on the shared app)
 from kura.context import HEADINGS
+from kura.distill.contradict import disagreements
+from kura.distill.evidence import Segment
+from kura.distill.spot import spot
 from kura.evals import Report, agent, arms, evaluate, report
 from kura.evals import scenarios as sc
+from kura.store import Store
 
 TESTS, DOCS = sc.LESSONS[0], sc.LESSONS[1]
 
@@ -22,6 +26,41 @@ TESTS, DOCS = sc.LESSONS[0], sc.LESSONS[1]
 @pytest.fixture(scope="module")
 def short() -> Report:
     return evaluate(kinds=("one", "rotated"), sessions=6)
+
+
+@dataclass(frozen=True)
+class Passing:
+    run: arms.Run
+    given: dict[int, str]  # session -> the text kura's agent was given
+    store: Store
+    told: dict[int, sc.Lesson]  # session -> the lesson whose command was told in it in passing
+
+
+@pytest.fixture(scope="module")
+def passing(tmp_path_factory: pytest.TempPathFactory) -> Passing:
+    given: dict[int, str] = {}
+
+    def watch(session: sc.Session, arm: str, text: str) -> None:
+        if arm == "kura":
+            given[session.number] = text
+
+    folder = tmp_path_factory.mktemp("passing") / "kura"
+    done = arms.run(sc.build("passing", 12, 0), watch=watch, folder=folder)
+    told = {s.number: s.told for s in done.scenario.sessions if s.told is not None}
+    return Passing(done, given, Store(folder / "store"), told)
+
+
+def sections(text: str) -> dict[str, str]:
+    """kura's context cut at its headings: heading -> the lines under it."""
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in text.splitlines():
+        if line.strip() in HEADINGS.values():
+            current = line.strip()
+            out.setdefault(current, [])
+        else:
+            out.setdefault(current, []).append(line)
+    return {heading: "\n".join(lines) for heading, lines in out.items()}
 
 
 def test_every_scenario_reports_three_arms_within_the_ceiling(short: Report) -> None:
@@ -74,8 +113,8 @@ def test_a_window_that_wins_is_named_the_winner(short: Report) -> None:
 
 
 def test_the_same_seed_gives_the_same_report() -> None:
-    first = evaluate(kinds=("rotated",), sessions=5, seed=7)
-    again = evaluate(kinds=("rotated",), sessions=5, seed=7)
+    first = evaluate(kinds=("rotated", "passing"), sessions=5, seed=7)
+    again = evaluate(kinds=("rotated", "passing"), sessions=5, seed=7)
     assert json.dumps(first.to_dict()) == json.dumps(again.to_dict())
     assert first.text() == again.text()
 
@@ -120,8 +159,68 @@ def test_the_command_prints_the_report_and_json(cli: Cli) -> None:
     result = cli("eval", "--sessions", "2", "--json")
     assert result.code == 0, result
     data = json.loads(result.out)
-    assert [s["scenario"] for s in data["scenarios"]] == ["one", "rotated"]
+    assert [s["scenario"] for s in data["scenarios"]] == ["one", "rotated", "passing"]
     assert set(data["scenarios"][0]["arms"]) == {"kura", "window", "none"}
     text = cli("eval", "--sessions", "2")
     assert text.code == 0 and "agent outcomes" in text.out
     assert cli("eval", "--sessions", "1").code != 0
+
+
+def test_a_fact_told_in_passing_leaves_the_window_ahead_of_kura(passing: Passing) -> None:
+    done, told = passing.run, passing.told
+    assert sorted(told) == [1, 3, 5, 7, 9]  # a fact every other session, each needed right after
+    kura, window = done.turns["kura"], done.turns["window"]
+    for at, lesson in told.items():
+        needed = done.scenario.sessions[at]
+        assert needed.lesson is lesson and needed.knowable
+        assert (kura[at].tried, kura[at].ok) == (lesson.naive, False)  # kura meets it cold
+        assert (window[at].tried, window[at].ok) == (lesson.works[0], True)  # the window heard it
+        later = [s.number for s in done.scenario.sessions[at + 1 :] if s.lesson is lesson]
+        assert all(kura[n - 1].ok for n in later)  # the failure left a scar: kura knows it from then on
+    found = report.figures(done)
+    assert found.ceiling == 11  # everything after session 1: each told fact is knowable the session after
+    assert found.arms["window"].success > found.arms["kura"].success
+    assert report.verdict(found).startswith("the window wins: it is ahead of kura by")
+    assert found.told == report.Told(5, 5, {"kura": 0, "window": 5, "none": 0}, 0)
+    assert found.catch is None
+    text = report.render(found, budget=done.budget, seed=0)
+    assert "   0 of 5  kura memory: right the first time one was needed after it was told" in text
+    assert "   5 of 5  the window: right the first time one was needed after it was told" in text
+
+
+def test_the_distiller_keeps_no_memory_of_a_fact_told_in_passing(passing: Passing) -> None:
+    memories = passing.store.list()
+    assert memories and len(memories) == passing.run.store.memories
+    for memory in memories:
+        kinds = {w["kind"] for w in memory.note.meta["witnesses"]}
+        assert kinds == {"SCAR"}, (memory.slug, kinds)
+        assert not any(str(q).startswith("[USER]") for q in memory.note.meta["evidence"]), memory.slug
+    sources = {m.note.meta["name"]: str(m.note.meta["source"]) for m in memories}
+    for at, lesson in passing.told.items():  # written from the session that failed, not the telling
+        assert sources[f"Use {lesson.works[0]}"].endswith(f"session-{at + 1:03d}.jsonl")
+    live = [(m.slug, f"{m.name}. {m.description}", "project") for m in memories]
+    for lesson in passing.told.values():
+        said = [Segment("SELF", sc.TOLD_REPLY), Segment("USER", sc.PASSING[lesson.key])]
+        assert spot(said) == [] and disagreements(said, live) == []
+        asked = [Segment("SELF", sc.TOLD_REPLY), Segment("USER", "Remember that " + sc.PASSING[lesson.key])]
+        assert [c["rule"] for c in spot(asked)] == ["remember"]  # the same words as a request are kept
+
+
+def test_a_told_fact_reaches_kura_only_as_evidence_it_was_said(passing: Passing) -> None:
+    for at, lesson in passing.told.items():
+        text = passing.given[at + 1]
+        sentence = sc.PASSING[lesson.key]
+        found = {heading for heading, body in sections(text).items() if sentence in body}
+        assert found == {HEADINGS["spans"]}, (at, found)
+        assert agent.stated(text, lesson.candidates) is None
+        # the same procedure would act on it without the heading: it is the heading that holds it back
+        unheaded = sections(text)[HEADINGS["spans"]]
+        assert agent.stated(unheaded, lesson.candidates) == lesson.works[0]
+
+
+def test_a_memory_written_from_a_told_sentence_is_counted(passing: Passing) -> None:
+    sentence = sc.PASSING[passing.told[1].key]
+    wrote = replace(passing.run.store, evidence=(("docs", (f"[USER] {sentence}",)),))
+    found = report.told(replace(passing.run, store=wrote))
+    assert found is not None and found.kept == 1
+    assert report.told(evaluate(kinds=("one",), sessions=2).runs[0]) is None

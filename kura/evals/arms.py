@@ -35,6 +35,7 @@ from kura.tokens import estimate_tokens
 ARMS = ("kura", "window", "none")
 DEFAULT_BUDGET = 1500  # tokens: kura's context budget and the window's size alike
 Progress = Callable[[str, int, int], None]  # scenario, sessions done, sessions
+Watch = Callable[[Session, str, str], None]  # session, arm, the text the arm was given
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +54,13 @@ class Turn:
 @dataclass(frozen=True, slots=True)
 class Kept:
     """What the kura arm's store held at the end: how many memories, which of them were
-    superseded (old slug, new slug), and how many staged drafts a pour refused."""
+    superseded (old slug, new slug), how many staged drafts a pour refused, and each
+    memory's evidence quotes (slug, quotes) — what it was written from."""
 
     memories: int
     superseded: tuple[tuple[str, str], ...]
     refused: int
+    evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,30 +71,44 @@ class Run:
     store: Kept
 
 
-def run(scenario: Scenario, *, budget: int = DEFAULT_BUDGET, progress: Progress | None = None) -> Run:
-    """Every session of ``scenario`` through all three arms."""
+def run(
+    scenario: Scenario,
+    *,
+    budget: int = DEFAULT_BUDGET,
+    progress: Progress | None = None,
+    watch: Watch | None = None,
+    folder: Path | None = None,
+) -> Run:
+    """Every session of ``scenario`` through all three arms. ``watch`` sees the text each
+    arm was given; the kura arm's store and journals live in ``folder`` (which must not
+    exist yet) when one is given, else in a temporary folder removed at the end."""
+    if folder is not None:
+        folder.mkdir(parents=True)
+        return _run(scenario, budget, folder, progress, watch)
+    with tempfile.TemporaryDirectory(prefix="kura-eval-") as tmp:
+        return _run(scenario, budget, Path(tmp), progress, watch)
+
+
+def _run(
+    scenario: Scenario, budget: int, folder: Path, progress: Progress | None, watch: Watch | None
+) -> Run:
     turns: dict[str, list[Turn]] = {arm: [] for arm in ARMS}
     history: list[str] = []
-    today = dt.date.today()
-    with tempfile.TemporaryDirectory(prefix="kura-eval-") as tmp:
-        memory = _Memory(Path(tmp), budget, today)
-        for session in scenario.sessions:
-            given = {
-                "kura": memory.context(session.lesson.ask),
-                "window": window(history, budget),
-                "none": "",
-            }
-            for arm in ARMS:
-                turn, steps = _act(session, given[arm])
-                turns[arm].append(turn)
-                if arm == "kura":
-                    memory.learn(session.number, chat_rows(steps))
-                elif arm == "window":
-                    history.append(render(session.number, steps))
-            if progress is not None:
-                progress(scenario.title, session.number, len(scenario.sessions))
-        kept = memory.kept()
-    return Run(scenario, budget, {arm: tuple(t) for arm, t in turns.items()}, kept)
+    memory = _Memory(folder, budget, dt.date.today())
+    for session in scenario.sessions:
+        given = {"kura": memory.context(session.lesson.ask), "window": window(history, budget), "none": ""}
+        for arm in ARMS:
+            if watch is not None:
+                watch(session, arm, given[arm])
+            turn, steps = _act(session, given[arm])
+            turns[arm].append(turn)
+            if arm == "kura":
+                memory.learn(session.number, chat_rows(steps))
+            elif arm == "window":
+                history.append(render(session.number, steps))
+        if progress is not None:
+            progress(scenario.title, session.number, len(scenario.sessions))
+    return Run(scenario, budget, {arm: tuple(t) for arm, t in turns.items()}, memory.kept())
 
 
 def _act(session: Session, text: str) -> tuple[Turn, tuple[Step, ...]]:
@@ -155,4 +172,9 @@ class _Memory:
         pairs = [
             (m.slug, str(m.note.meta["superseded_by"])) for m in listed if m.note.meta.get("superseded_by")
         ]
-        return Kept(len(listed), tuple(pairs), self.refused)
+        quoted = tuple((m.slug, _quotes(m.note.meta.get("evidence"))) for m in listed)
+        return Kept(len(listed), tuple(pairs), self.refused, quoted)
+
+
+def _quotes(evidence: object) -> tuple[str, ...]:
+    return tuple(str(q) for q in evidence) if isinstance(evidence, list) else ()

@@ -15,7 +15,10 @@ Every figure is counted against something that keeps it honest:
 - **injected tokens** are what each arm put in front of the agent per session;
 - **assertion accuracy** is, of the sessions where the agent took a command as known, the
   share where that command was the working one — a replaced command taken as current
-  counts against, and for the scenario with a replacement it is also counted on its own.
+  counts against, and for the scenario with a replacement it is also counted on its own;
+- for facts **told in passing**, each arm's success on the first session that needed one
+  after it was told, and how many of kura's memories were written from a told sentence
+  (a memory whose evidence quotes the user's words from inside one).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kura.evals.arms import ARMS, Run
+from kura.evals.scenarios import PASSING
 
 LABELS = {"kura": "kura memory", "window": "the window", "none": "no memory"}
 
@@ -47,6 +51,23 @@ class Arm:
 
 
 @dataclass(frozen=True, slots=True)
+class Told:
+    """Facts told in passing: how many, how many sessions first needed one after it was
+    told, how many of those each arm got right, and kura's memories written from a told
+    sentence."""
+
+    facts: int
+    needed: int
+    right: dict[str, int]
+    kept: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "facts": self.facts, "needed": self.needed, "right": self.right, "memories_from_told": self.kept,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class Figures:
     kind: str
     title: str
@@ -61,6 +82,7 @@ class Figures:
     superseded: tuple[tuple[str, str], ...]
     memories: int
     refused: int
+    told: Told | None = None
 
     @property
     def gap(self) -> int:
@@ -89,7 +111,27 @@ def figures(done: Run) -> Figures:
         arms[name] = Arm(name, sum(t.ok for t in turns), len(stated), correct, mean, max(tokens), stale)
     return Figures(scenario.kind, scenario.title, len(sessions), sum(s.knowable for s in sessions), arms,
                    catch(done), scenario.change_at, replaced, change.value if change else "", len(after),
-                   done.store.superseded, done.store.memories, done.store.refused)  # fmt: skip
+                   done.store.superseded, done.store.memories, done.store.refused, told(done))  # fmt: skip
+
+
+def told(done: Run) -> Told | None:
+    """What became of the facts told in passing (None: the scenario told none)."""
+    sessions = done.scenario.sessions
+    tellings = [(s.number, s.told) for s in sessions if s.told is not None]
+    if not tellings:
+        return None
+    firsts = [next((s.number for s in sessions[at:] if s.lesson is lesson), 0) for at, lesson in tellings]
+    needed = [n for n in firsts if n]
+    right = {arm: sum(done.turns[arm][n - 1].ok for n in needed) for arm in ARMS}
+    said = [PASSING[lesson.key] for _, lesson in tellings]
+    kept = sum(any(_from(quote, said) for quote in quotes) for _, quotes in done.store.evidence)
+    return Told(len(tellings), len(needed), right, kept)
+
+
+def _from(quote: str, said: list[str]) -> bool:
+    """Whether ``quote`` is the user's words from inside one of the ``said`` sentences."""
+    words = quote.removeprefix("[USER] ")
+    return words != quote and any(words.strip() in sentence for sentence in said)
 
 
 def catch(done: Run) -> int | None:
@@ -135,7 +177,20 @@ def render(found: Figures, *, budget: int, seed: int) -> str:
     ]
     if found.change_at:
         lines += _replacement(found)
+    if found.told is not None:
+        lines += _told(found.told)
     return "\n".join(lines)
+
+
+def _told(told: Told) -> list[str]:
+    lines = [f"facts told in passing ({told.facts}, none of them asked to be remembered)"]
+    for name in ("kura", "window", "none"):
+        lines.append(
+            f"{f'{told.right[name]} of {told.needed}':>9}  {LABELS[name]}: right the first time one was "
+            "needed after it was told"
+        )
+    lines.append(f"{told.kept:>9}  memories kura's distiller wrote from a told sentence")
+    return lines
 
 
 def _catch_line(caught: int | None, sessions: int) -> str:
@@ -180,6 +235,7 @@ def to_dict(found: Figures, done: Run) -> dict[str, Any]:
         "replacement": ({"session": found.change_at, "old": found.old, "new": found.new,
                          "later_sessions": found.after, "superseded": [list(p) for p in found.superseded]}
                         if found.change_at else None),
+        "told": found.told.to_dict() if found.told else None,
         "per_session": [_session(done, s.number) for s in done.scenario.sessions],
     }  # fmt: skip
 

@@ -17,6 +17,16 @@ command (``kura.distill.contradict``; the sentence shares the old memory's words
 changes at most two of them). Whether the old memory really ends up superseded is
 measured by the run, never assumed.
 
+Not every lesson is learned the expensive way. In the **passing** scenario the user tells
+the working command in passing — "fyi …, so it builds with X", news rather than a request —
+and the session runs it once, successfully. Nothing in those words is one of the
+rule-based distiller's shapes (no "remember"/"always"/"never", no correction, no failure),
+so kura keeps them only as a span, shown under "Said before"; the agent reads "with X" as
+"X works" wherever it meets it, so what holds kura's agent back is only that heading, and
+it meets the task cold. The window carries the sentence and the run. That is the case
+where the window should win, and the run measures whether it does. A told command is
+knowable from the session after it was said.
+
 Every session also carries **chatter**: unrelated asks, commands and output, now and then
 a small failure fixed on the spot. It makes the history grow as a real one does, so a
 window of fixed size holds fewer sessions than there are, and it puts unrelated memories
@@ -27,15 +37,17 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-KINDS = ("one", "rotated", "long")
+KINDS = ("one", "rotated", "passing", "long")
 TITLES = {
     "one": "one lesson, repeated",
     "rotated": "several lessons, rotated",
+    "passing": "a fact said in passing",
     "long": "a long history, one fact replaced midway",
 }
+TOLD_EVERY = 2  # in the "passing" scenario a new fact is told every other session
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +81,9 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Session:
     """One session: its task, the command that works today, whether that was knowable from
-    an earlier session, the chatter around the task, and the user's words when the working
-    command was replaced today."""
+    an earlier session, the chatter around the task, the user's words when the working
+    command was replaced today, and the lesson whose working command the user mentioned in
+    passing today (told at the end of ``before`` and run once, successfully)."""
 
     number: int
     lesson: Lesson
@@ -79,6 +92,7 @@ class Session:
     before: tuple[Step, ...]
     after: tuple[Step, ...]
     change: str = ""
+    told: Lesson | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +129,19 @@ LESSONS = (
            "ERROR: No module named build", ("uv run python -m build",),
            "Successfully built kura-0.4.0.tar.gz"),
 )  # fmt: skip
+
+# the working command as a user mentions it in passing: news, not a request, a rule or a correction
+PASSING = {
+    "docs": "fyi the documentation build takes its config from docs/mkdocs.yml now, "
+            "so it builds with mkdocs build -f docs/mkdocs.yml",
+    "dev": "by the way the dev server is a vite app these days, it comes up with npm run dev",
+    "format": "the frontend code gets its prettier from the dev dependencies, nothing global, "
+              "so we format it with npx prettier --write src",
+    "migrate": "the alembic config for the database migrations moved under db/ in the repo split, "
+               "so they go in with alembic -c db/alembic.ini upgrade head",
+    "types": "the backend is one package called app now, and we type-check it with mypy -p app",
+}  # fmt: skip
+TOLD_REPLY = "Noted, and I ran it once: it went through."
 
 # (ask, reply, command, output); {n} {m} {f} {b} are filled from the seed
 CHATTER = (
@@ -158,6 +185,9 @@ def build(kind: str, sessions: int, seed: int) -> Scenario:
     if sessions < 2:
         raise ValueError("a scenario needs at least two sessions: one to learn, one to remember")
     rng = random.Random(f"{kind}:{seed}")
+    if kind == "passing":
+        plan, told = _passing(sessions, rng)
+        return make(kind, TITLES[kind], plan, seed=seed, told=told, rng=rng)
     plan, change_at = _plan(kind, sessions, rng)
     return make(kind, TITLES[kind], plan, seed=seed, change_at=change_at, rng=rng)
 
@@ -169,22 +199,37 @@ def make(
     *,
     seed: int,
     change_at: int = 0,
+    told: Mapping[int, Lesson] | None = None,
     rng: random.Random | None = None,
 ) -> Scenario:
     """Sessions whose tasks need the lessons of ``plan`` in order; at session ``change_at``
-    the working command of that session's lesson is replaced by its next one."""
+    the working command of that session's lesson is replaced by its next one; in session
+    ``n`` of ``told`` the user mentions that lesson's working command in passing."""
     rng = rng or random.Random(f"{kind}:{seed}")
     changed = plan[change_at - 1].key if change_at else ""
+
+    def working(lesson: Lesson, number: int) -> str:
+        return lesson.works[1 if change_at and number >= change_at and lesson.key == changed else 0]
+
     known: dict[str, str] = {}
     out = []
     for number, lesson in enumerate(plan, start=1):
-        value = lesson.works[1 if change_at and number >= change_at and lesson.key == changed else 0]
+        value, said = working(lesson, number), (told or {}).get(number)
         change = f"No, {lesson.works[0]} fails now: use {value}." if number == change_at else ""
-        before = chatter(rng, rng.randint(1, 3))
+        before = chatter(rng, rng.randint(1, 3)) + (telling(said, working(said, number)) if said else ())
         after = chatter(rng, rng.randint(0, 2))
-        out.append(Session(number, lesson, value, known.get(lesson.key) == value, before, after, change))
+        knowable = known.get(lesson.key) == value
+        out.append(Session(number, lesson, value, knowable, before, after, change, said))
         known[lesson.key] = value
+        if said is not None:
+            known[said.key] = working(said, number)
     return Scenario(kind, title, seed, tuple(out), change_at)
+
+
+def telling(lesson: Lesson, value: str) -> tuple[Step, ...]:
+    """The user mentions ``value`` in passing and the agent runs it once, successfully."""
+    said = Step("user", PASSING[lesson.key])
+    return (said, Step("call", value, lesson.prints), Step("assistant", TOLD_REPLY))
 
 
 def _plan(kind: str, sessions: int, rng: random.Random) -> tuple[list[Lesson], int]:
@@ -199,6 +244,19 @@ def _plan(kind: str, sessions: int, rng: random.Random) -> tuple[list[Lesson], i
     for number in (1, change_at, sessions):  # learnt early, replaced midway, needed again at the end
         plan[number - 1] = tests
     return plan, change_at
+
+
+def _passing(sessions: int, rng: random.Random) -> tuple[list[Lesson], dict[int, Lesson]]:
+    """A fact told in passing every other session, from the first; the session right after
+    each telling needs the fact just told, every other session one heard before (or the
+    test suite, which is learned the expensive way in session 1)."""
+    facts = [lesson for lesson in LESSONS if lesson.key in PASSING]
+    told = {1 + TOLD_EVERY * i: fact for i, fact in enumerate(facts) if 1 + TOLD_EVERY * i < sessions}
+    plan: list[Lesson] = []
+    for number in range(1, sessions + 1):
+        heard = [fact for at, fact in told.items() if at < number]
+        plan.append(told[number - 1] if number - 1 in told else rng.choice([LESSONS[0], *heard]))
+    return plan, told
 
 
 def chatter(rng: random.Random, count: int) -> tuple[Step, ...]:
