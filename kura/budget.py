@@ -8,6 +8,12 @@ they fit its allowance — an item that does not fit is left out (and said to be
 — and what the sections could not use is offered once more to the left-out items, section
 by section in prompt order. The result never exceeds the budget, and the same items in give
 the same items out: the order a prompt cache depends on is the caller's, never changed here.
+
+A prompt cache needs more than order: the sections that do not depend on the task (the
+rules, the map) must come out the same whatever the task asks of the rest. So a caller may
+name them a prefix: they get a reservation fixed by the budget and the weights alone, and
+the task's sections share what is left; what the task leaves unused is not handed back to
+the prefix, because then the prefix would change with the task.
 """
 
 from __future__ import annotations
@@ -32,8 +38,21 @@ class Granted:
     tokens: int  # what the included items and the heading cost
 
 
-def share(asks: Sequence[Ask], budget: int) -> list[Granted]:
-    """Which items of each section fit ``budget`` (see the module docstring)."""
+def share(asks: Sequence[Ask], budget: int, *, prefix: int = 0, weight: float = 0.0) -> list[Granted]:
+    """Which items of each section fit ``budget`` (see the module docstring). The first
+    ``prefix`` asks are a prefix that must not depend on the others: they share a
+    reservation computed from the budget alone — their weights' part of ``weight`` (all
+    sections' weights, present or not) — and never take what the others leave; the rest
+    share what the prefix did not use."""
+    if not prefix:
+        return _share(asks, budget)
+    head, tail = asks[:prefix], asks[prefix:]
+    reserved = int(budget * sum(a.weight for a in head) / max(weight, sum(a.weight for a in asks), 1e-9))
+    first = _share(head, reserved)
+    return first + _share(tail, budget - sum(g.tokens for g in first))
+
+
+def _share(asks: Sequence[Ask], budget: int) -> list[Granted]:
     allowance = _weighted(asks, budget)
     taken: list[list[int]] = []
     spent: list[int] = []

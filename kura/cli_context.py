@@ -42,6 +42,9 @@ def context(
         from kura.remote_embed import RemoteEmbedder
 
         embedder = RemoteEmbedder(remote)
+    from kura.cli_recall import ProgressLine
+
+    bar = ProgressLine()
     told = core(
         lambda: build(
             chosen.open(),
@@ -51,8 +54,10 @@ def context(
             thinker=thinker,
             embedder=embedder,
             quick=True,
+            progress=bar,
         )
     )
+    bar.close()
     if as_json:
         print_json(told.to_dict())
     else:
@@ -81,11 +86,13 @@ def ingest(
 
     if fmt is not None and fmt not in FORMATS:
         fail(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    for path in files:  # every path is checked before any is read: all or nothing
+        problem = _unreadable(path)
+        if problem:
+            fail(f"{path}: {problem}; nothing was indexed")
     store = store_from(ctx)
     results = []
     for path in files:
-        if not path.is_file():
-            fail(f"{path}: no such file; give a transcript (.jsonl) or a note (.md, .txt)")
         results.append(core(lambda path=path: spans.ingest(store, path, fmt=fmt)))  # type: ignore[misc]
     if as_json:
         print_json(
@@ -95,9 +102,29 @@ def ingest(
         for r in results:
             for finding in r.findings:
                 warn(str(finding))
+            if not r.segments and fmt:
+                warn(f"{r.source}: no segments read as --format {fmt}; is that its format?")
             say(
                 f"{r.source}: {r.segments} segments, {r.added} new spans"
                 + (f" ({r.quarantined} quarantined: they read like instructions)" if r.quarantined else "")
             )
         say(f"store {store.name}: {spans.count(store)} spans")
     raise typer.Exit(0 if any(r.added for r in results) else 2)
+
+
+def _unreadable(path: Path) -> str:
+    """Why ``path`` cannot be ingested ("" when it can)."""
+    if path.is_dir():
+        return "is a folder; give the transcript files in it (for example DIR/*.jsonl)"
+    if not path.exists():
+        return "no such file; give a transcript (.jsonl) or a note (.md, .txt)"
+    if not path.is_file():
+        return "not a regular file (a pipe or a device?); give a transcript file"
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8192)
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    return (
+        "looks binary (it holds NUL bytes); kura ingest reads transcripts and notes" if b"\0" in head else ""
+    )

@@ -47,7 +47,7 @@ from kura.weave import ON_RECORD
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
-    from kura.search import AnyEmbedder, SearchIndex
+    from kura.search import AnyEmbedder, Progress, SearchIndex
 
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 50
@@ -59,6 +59,7 @@ HEADINGS = {
     "spans": "Said before — evidence that it was said, not that it is true:",
     "observations": "Latest observations:",
 }
+STATIC = ("rules", "map")  # the prefix that does not depend on the task
 WEIGHTS = {"rules": 3.0, "map": 2.0, "memory": 3.0, "record": 1.0, "spans": 1.0, "observations": 1.0}
 
 
@@ -114,9 +115,11 @@ def context(
     embedder: AnyEmbedder | None = None,
     quick: bool = False,
     guard: AbstractContextManager[Any] | None = None,
+    progress: Progress | None = None,
 ) -> Context:
     """What a model working on ``task`` would be told from ``store`` (see the module
-    docstring). ``index``/``thinker``/``embedder``/``quick``/``guard`` go to recall."""
+    docstring). ``index``/``thinker``/``embedder``/``quick``/``guard``/``progress`` go to
+    recall (``progress`` hears about a first index build, which can take minutes)."""
     if not task.strip():
         raise KuraError("the task is empty; say what the model is about to do")
     if budget < MIN_BUDGET:
@@ -126,8 +129,8 @@ def context(
     settings = settings or MapSettings()
     today = today or dt.date.today()
     rules, mapped = _map_items(store, settings, today)
-    found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker,
-                   quick=quick, embedder=embedder, guard=guard, today=today)  # fmt: skip
+    found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker, quick=quick,
+                   embedder=embedder, guard=guard, today=today, progress=progress)  # fmt: skip
     memory, record, withheld = _recalled(store, found, task, budget)
     shown = [i.text for i in (*rules, *memory, *record)]
     spans, dropped = _spans(store, task, shown)
@@ -142,7 +145,7 @@ def _assemble(
 ) -> Context:
     asks = [bd.Ask(n, WEIGHTS[n], estimate_tokens(HEADINGS[n] + "\n\n"), tuple(i.tokens for i in items))
             for n, items in candidates.items()]  # fmt: skip
-    granted = bd.share(asks, budget)
+    granted = bd.share(asks, budget, prefix=len(STATIC), weight=sum(WEIGHTS.values()))
     kept: list[Item] = []
     left = list(dropped)
     blocks = []
@@ -236,7 +239,7 @@ def _recalled(
     how = {p.slug: _picked_why(found.how, p.score) for p in found.picked}
     how.update({s: "linked from a picked memory" for s in found.walked if s not in how})
     nominal = budget * WEIGHTS["memory"] / sum(WEIGHTS.values())  # the section's share before surplus
-    cap = max(int(nominal * 4 / max(len(how), 1)), 400)  # characters one memory may keep
+    cap = max(int(nominal / max(len(how), 1)), 100)  # tokens one memory's body may keep
     for slug, why in how.items():
         try:
             shown = store.show(slug)
@@ -245,7 +248,7 @@ def _recalled(
         seen.add(slug)
         standing = found.standing.get(slug)
         if standing is None or standing.asserted:
-            body = shorten(_without_lead(shown.note.body.strip(), shown.description), task, cap)
+            body = _within(_without_lead(shown.note.body.strip(), shown.description), task, cap)
             text = f"### {shown.name} [{slug}]\n{shown.description}" + (f"\n{body}" if body else "")
             memory.append(_item("memory", text, slug, why))
             for old in standing.supersedes if standing is not None else ():
@@ -257,6 +260,20 @@ def _recalled(
                 Item("record", "", slug, f"withheld: {why_not(standing)}, below the findable floor", 0)
             )
     return memory, [r for r in record if r.text], withheld
+
+
+def _within(body: str, task: str, tokens: int) -> str:
+    """The body shortened (``recall.shorten``: whole paragraphs, ``[…]`` for the rest) until
+    it costs at most ``tokens`` — counted as tokens, so CJK text is not four times over."""
+    limit = tokens * 4
+    out = shorten(body, task, limit)
+    for _ in range(4):
+        cost = estimate_tokens(out)
+        if cost <= tokens:
+            break
+        limit = int(limit * tokens / cost * 0.9)
+        out = shorten(body, task, limit)
+    return out
 
 
 def _without_lead(body: str, description: str) -> str:
@@ -291,7 +308,10 @@ def _picked_why(how: str, score: float | None) -> str:
 
 
 def _spans(store: Store, task: str, shown: list[str]) -> tuple[list[Item], list[Item]]:
-    found, dropped = sp.evidence(store, task, shown)
+    try:
+        found, dropped = sp.evidence(store, task, shown)
+    except KuraError as err:  # a broken span index costs the spans, never the context
+        return [], [Item("spans", "", sp.DB_NAME, f"spans skipped: {err}", 0)]
     kept = [
         _item("spans", line(span, task), span.place, f"said, not asserted ({span.label})") for span in found
     ]

@@ -25,16 +25,23 @@ store's, and the distiller's gate decides what reaches it.
 from __future__ import annotations
 
 import re
+import unicodedata
 
+_SPACE = re.compile(r"\s+")
 _MARKERS = re.compile(
     r"\b(ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(instructions?|rules?|prompts?|messages?|context|guidelines)\b"
     r"|\byou are now\b|\bsystem prompt\b|\bdeveloper (message|mode)\b|\bnew instructions?\b"
     r"|\bfrom now on\b|\bact as\b|\bpretend (to be|you)\b|\bdo not (tell|inform|mention)\b"
     r"|<\|?(system|im_start|im_end|endoftext)\|?>|\[/?inst\]|###\s*(instruction|system)"
-    r"|<<<|>>>|</?(system|instructions?|assistant|developer)>",
+    r"|<<<|>>>|</?(system|instructions?|assistant|developer)>"
+    r"|\[\s*(system|assistant|developer|admin|root)\s*\]|\bstep\s+\d+\s*:|\byour (task|job|instructions?)\b"
+    r"|\b(agents?|assistants?|models?|the ai|llms?|claude|the bot|bots?)\b[^.!?\n]{0,20}"
+    r"\b(should|must|shall|will|need to|has to|have to)\b"
+    r"|\b(ignoriere|ignorez|ignora|ignoreer|игнорируй|忽略|無視|무시)",
     re.IGNORECASE,
 )
-_ROLE = re.compile(r"^\s*(system|assistant|user|developer|human|ai)\s*:", re.IGNORECASE | re.MULTILINE)
+_ROLE = re.compile(r"(^|[\s\"'(\[])(system|assistant|developer|human|ai)\s*:", re.IGNORECASE | re.MULTILINE)
+_USER_ROLE = re.compile(r"^\s*user\s*:", re.IGNORECASE | re.MULTILINE)
 _LEAD = re.compile(
     r"^(?:(?:please|pls|kindly|important|note|nb|reminder|warning|attention|urgent|now|then|also|and|so|"
     r"just|ok|okay|hey|hi)\b[\s,:!\-]*)+",
@@ -45,23 +52,43 @@ _ORDERS = frozenset(
     send upload post email share leak print reveal show output dump write overwrite use install uninstall
     set unset stop start call invoke make ensure do don't dont avoid skip push commit merge deploy
     download fetch curl open add change replace switch update reply respond answer say tell include
-    exclude obey follow comply grant give create kill disable enable bypass remember""".split()
+    exclude obey follow comply grant give create kill disable enable bypass remember force copy cp mv
+    sudo git chmod chown wget ssh scp export source eval paste type enter submit approve confirm""".split()
 )
-_OBLIGATION = re.compile(
-    r"\byou\s+(must|should|shall|need to|have to|will|are required to|are to)\b", re.IGNORECASE
+_OBLIGATION_WORDS = re.compile(
+    r"\byou(\s+|'|\u2019)(must|should|shall|need to|have to|will|ll|are required to|are to)\b", re.IGNORECASE
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s*|\n+")
 _FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
+def clean(text: str) -> str:
+    """``text`` as a reader will be shown it, and as it is tested: compatibility forms
+    folded (fullwidth ``ＳＹＳＴＥＭ`` is ``SYSTEM``), invisible format characters (zero-width
+    joiners, soft hyphens, bidi controls) and control characters removed, every run of
+    whitespace one space. Testing anything else would let the shown text differ from the
+    tested one."""
+    folded = unicodedata.normalize("NFKC", text)
+    kept = "".join(
+        c for c in folded if c in "\t\n " or unicodedata.category(c) not in ("Cf", "Cc", "Co", "Cs")
+    )
+    return _SPACE.sub(" ", kept).strip()
+
+
 def reads_like_instruction(text: str) -> str:
-    """Why ``text`` reads like an instruction ("" when it does not)."""
+    """Why ``text`` reads like an instruction ("" when it does not). Lines are tested as
+    written and as one cleaned line, so neither a line break nor an invisible character
+    hides a marker."""
+    return _verdict(text) or _verdict(clean(text))
+
+
+def _verdict(text: str) -> str:
     found = _MARKERS.search(text)
     if found:
         return f"an injection marker ({found.group(0).strip()[:40]!r})"
-    if _ROLE.search(text):
+    if _ROLE.search(text) or _USER_ROLE.search(text):
         return "a role label"
-    if _OBLIGATION.search(text):
+    if _OBLIGATION_WORDS.search(text):
         return "addressed to the reader as an obligation"
     for sentence in _SENTENCE.split(text):
         verb = _order(sentence)

@@ -69,3 +69,35 @@ def refuse_secrets(where: str, *texts: str) -> None:
                 f"{where}: the text looks like it holds a secret ({found}); memories are read "
                 "into prompts — store where the secret lives, not the secret itself"
             )
+
+
+# Wider nets for text that is kept but never reviewed (transcript spans): a false alarm
+# there costs a few characters of evidence, a miss puts a password in every later prompt.
+_WIDE: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "bearer token",
+        re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
+        r"\1 [redacted: token]",
+    ),
+    (
+        "credential",
+        re.compile(
+            r"(?i)(\b[\w.-]*(?:secret|password|passwd|pwd|token|api[_-]?key|access[_-]?key|private[_-]?key"
+            r"|credentials?|auth)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[redacted)([^\s\"',;}{]{6,})"
+        ),
+        r"\1[redacted: credential]",
+    ),
+    ("URL credentials", re.compile(r"(://[^/\s:@]+:)[^@\s/]+(@)"), r"\1[redacted: URL credentials]\2"),
+)
+
+
+def redact_widely(text: str) -> tuple[str, tuple[str, ...]]:
+    """``redact``, then also any ``…SECRET…=value``/``"password": "…"`` pair, credentials in
+    a URL and bearer tokens — for text kept without a person reading it first."""
+    text, kinds = redact(text)
+    found = list(kinds)
+    for kind, pattern, replacement in _WIDE:
+        if pattern.search(text):
+            found.append(kind)
+            text = pattern.sub(replacement, text)
+    return text, tuple(found)

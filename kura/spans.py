@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from kura.distill.evidence import Segment, normalise
+from kura.errors import StoreError
 from kura.finding import Finding
-from kura.quarantine import reads_like_instruction
+from kura.quarantine import clean, reads_like_instruction
 from kura.search import query_words, quote
-from kura.secrets import redact
+from kura.secrets import redact_widely
 from kura.store import Store
 
 DB_NAME = "spans.db"
@@ -42,7 +43,8 @@ MIN_CHARS = 12  # shorter segments ("yes", "ok go") are not evidence of anything
 SHOWN = 320  # characters of a span put in front of a reader
 RESTATED = 0.8  # a span this much inside one memory already shown adds nothing
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
-_OPAQUE_ID = re.compile(r"^[0-9A-Za-z-]{20,}$")
+_OPAQUE_ID = re.compile(r"^(?=.*\d)[0-9A-Za-z-]{20,}$")  # a UUID, a ULID: not a name to say
+_UNSAYABLE = re.compile(r"[^\w.\-]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -51,6 +53,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS spans USING fts5(
     cls UNINDEXED, quarantined UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS seen (digest TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS gone (digest TEXT PRIMARY KEY);
 """
 
 
@@ -68,8 +71,9 @@ class Span:
 
     @property
     def label(self) -> str:
-        """``said in <session>, <when>`` — by a short name, never a 36-character id."""
-        who = short_session(self.session) or Path(self.source).name or "an unnamed session"
+        """``said in <session>, <when>`` — by a short name, never a 36-character id, and
+        only in characters that cannot start a line or close a quote."""
+        who = short_session(self.session) or short_session(Path(self.source).stem) or "an unnamed session"
         return f"said in {who}, {day(self.when)}"
 
     @property
@@ -77,8 +81,10 @@ class Span:
         return f"{self.source}:{self.line}" if self.line else self.source
 
     def shown(self, question: str = "") -> str:
-        """The span on one line, cut to ``SHOWN`` characters around the question's words."""
-        return excerpt(normalise(self.text), query_words(question), SHOWN)
+        """The span on one line as it was tested (``quarantine.clean``), its double quotes
+        made single so it cannot close the quote it is shown in, cut to ``SHOWN``
+        characters around the question's words."""
+        return excerpt(clean(self.text).replace('"', "'"), query_words(question), SHOWN)
 
     def to_dict(self, question: str = "", *, words: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "label": self.label, "class": self.cls, "session": self.session,
@@ -105,10 +111,23 @@ class Ingested:
 
 
 def connect(store: Store) -> sqlite3.Connection:
-    store.state_dir.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(store.state_dir / DB_NAME, timeout=30)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.executescript(_SCHEMA)
+    """The span index, created when missing; a file SQLite cannot read is a StoreError
+    that says it is derived and how to rebuild it."""
+    path = store.state_dir / DB_NAME
+    try:
+        store.state_dir.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=30)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+        except sqlite3.Error:
+            db.close()
+            raise
+    except (sqlite3.Error, OSError) as err:
+        raise StoreError(
+            f"{path}: the span index cannot be read ({err}); it is derived — delete it "
+            "(and spans.db-wal, spans.db-shm) and run kura ingest again"
+        ) from None
     return db
 
 
@@ -119,18 +138,21 @@ def add(
     already stored (same session, class and words) is not stored twice."""
     rows = []
     for seg in segments:
-        text, _ = redact(seg.text)
+        text, _ = redact_widely(seg.text)
         if len(normalise(text)) < MIN_CHARS or len(_WORD.findall(text)) < 2:
             continue
         digest = hashlib.sha256(f"{seg.session}\x00{seg.cls}\x00{normalise(text)}".encode()).hexdigest()
-        rows.append((digest, text, source, seg.line, seg.session, seg.when or fallback_when, seg.cls))
+        rows.append((digest, _grave(seg.cls, text), text, source, seg.line, seg.session,
+                     seg.when or fallback_when, seg.cls))  # fmt: skip
     if not rows:
         return 0, 0
     db = connect(store)
     added = quarantined = 0
     try:
         with db:
-            for digest, text, *meta in rows:
+            for digest, grave, text, *meta in rows:
+                if db.execute("SELECT 1 FROM gone WHERE digest = ?", (grave,)).fetchone():
+                    continue  # purged: its words do not come back under another file name
                 if db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (digest,)).rowcount != 1:
                     continue
                 why = reads_like_instruction(text)
@@ -173,6 +195,7 @@ def search(store: Store, question: str, *, k: int = 5) -> list[Span]:
         present = {w.lower() for w in _WORD.findall(row[6])}
         shared = sum(w in present for w in words)
         if shared >= need and shared * 3 >= len(words):
+            row = (*row[:7], reads_like_instruction(row[6]), row[8])  # judged now, by today's rules
             found.append(
                 Span(row[0], row[1], int(row[2] or 0), row[3], row[4], row[5], row[6], row[7], -row[8])
             )
@@ -225,20 +248,26 @@ def count(store: Store) -> int:
 
 
 def carrying(store: Store, texts: Sequence[str]) -> list[int]:
-    """The spans whose words contain one of ``texts`` (case and spacing aside)."""
-    wanted = [" ".join(t.lower().split()) for t in texts if len(t.strip()) >= MIN_CHARS]
+    """The spans that carry one of ``texts``: the text itself (case and spacing aside), or
+    — for a text of three or more content words — ``RESTATED`` of its content words, so a
+    rewording ("Noted: the door code is …") is reached as well as a quote."""
+    from kura.claims import words
+
+    wanted = [t for t in texts if len(t.strip()) >= MIN_CHARS]
     if not wanted or not (store.state_dir / DB_NAME).is_file():
         return []
     db = connect(store)
     try:
         ids: set[int] = set()
         for text in wanted:
-            words = query_words(text)
-            if not words:
+            exact, claim = " ".join(text.lower().split()), words(text)
+            terms = query_words(text)[:24]
+            if not terms:
                 continue
-            match = " AND ".join(quote(w) for w in words[:12])
+            match = " OR ".join(quote(w) for w in terms)
             for rowid, body in db.execute("SELECT rowid, text FROM spans WHERE spans MATCH ?", (match,)):
-                if text in " ".join(body.lower().split()):
+                said = " ".join(body.lower().split())
+                if exact in said or (len(claim) >= 3 and len(claim & words(body)) >= RESTATED * len(claim)):
                     ids.add(int(rowid))
         return sorted(ids)
     finally:
@@ -246,8 +275,9 @@ def carrying(store: Store, texts: Sequence[str]) -> list[int]:
 
 
 def forget(store: Store, ids: Sequence[int]) -> int:
-    """Delete spans (their hashes stay in ``seen``, so reading the file again does not
-    bring them back) and compact the file so the words leave the disk."""
+    """Delete spans and compact the file so their words leave the disk. A hash of each
+    (class and words, no session) stays in ``gone``: reading the transcript again — under
+    its own name or another — does not bring them back."""
     if not ids:
         return 0
     db = connect(store)
@@ -255,6 +285,8 @@ def forget(store: Store, ids: Sequence[int]) -> int:
         db.execute("PRAGMA secure_delete=ON")
         with db:
             marks = ",".join("?" * len(ids))
+            rows = db.execute(f"SELECT cls, text FROM spans WHERE rowid IN ({marks})", list(ids)).fetchall()
+            db.executemany("INSERT OR IGNORE INTO gone VALUES (?)", [(_grave(c, t),) for c, t in rows])
             gone = db.execute(f"DELETE FROM spans WHERE rowid IN ({marks})", list(ids)).rowcount
             db.execute("INSERT INTO spans(spans) VALUES('optimize')")
         db.execute("VACUUM")
@@ -264,15 +296,24 @@ def forget(store: Store, ids: Sequence[int]) -> int:
         db.close()
 
 
+def _grave(cls: str, text: str) -> str:
+    return hashlib.sha256(f"gone\x00{cls}\x00{normalise(text).lower()}".encode()).hexdigest()
+
+
 def short_session(session: str) -> str:
-    """A session by a name a person can say: the head of a long opaque id."""
-    session = session.strip()
-    return session[:8] if _OPAQUE_ID.match(session) else session[:40]
+    """A session by a name a person can say — the head of a long opaque id — in letters,
+    digits, dots and dashes only, so a crafted session id cannot start a line, close a
+    quote or read as an order ("" when nothing sayable is left)."""
+    name = _UNSAYABLE.sub("-", clean(session)).strip("-.")
+    name = name[:8] if _OPAQUE_ID.match(name) else name[:40]
+    return "" if reads_like_instruction(name.replace("-", " ")) else name
 
 
 def day(when: str) -> str:
+    """The day a record's timestamp names (YYYY-MM-DD), else "date unknown" — never its
+    raw text."""
     found = _DAY.match(when.strip())
-    return found.group(0) if found else (when.strip()[:20] or "date unknown")
+    return found.group(0) if found else "date unknown"
 
 
 def file_day(path: Path) -> str:
