@@ -50,11 +50,17 @@ def negated(text: str) -> bool:
 
 def relation(new: str, old: str) -> str:
     """``same``, ``revision`` or ``different`` (see the module docstring)."""
-    a, b = words(new), words(old)
+    return relate((words(new), negated(new)), (words(old), negated(old)))
+
+
+def relate(new: tuple[set[str], bool], old: tuple[set[str], bool]) -> str:
+    """``relation`` of two claims already read into (content words, negated) — for a caller
+    comparing many pairs, which should read each claim once."""
+    (a, new_negated), (b, old_negated) = new, old
     if len(a) < 2 or len(b) < 2:
         return "different"
     shared = a & b
-    flipped = negated(new) != negated(old)
+    flipped = new_negated != old_negated
     if not flipped and (a <= b or len(shared) / len(a | b) >= SAME_SHARE):
         return "same"
     if len(shared) < 2 or len(shared) / min(len(a), len(b)) < REVISION_SHARE:

@@ -104,7 +104,7 @@ def _list(store: Store, *, as_json: bool) -> None:
             say(entry.render())
         for finding in log.findings:
             warn(str(finding))
-        if not log.entries:
+        if not log.entries and not log.findings:
             warn(f'no observations in {log.path}; add one with kura observe "TEXT"')
         elif log.hint:
             warn(log.hint)
@@ -141,8 +141,9 @@ def _consolidate(ctx: typer.Context, *, no_model: bool, at: str | None, as_json:
 def _report(report: Consolidated) -> None:
     for note in report.notes:
         warn(note)
+    said = "the scribe said" if report.method == "scribe" else "it would go as"
     for item in report.refused:
-        say(f"  refused  {item.entry.render()} — the scribe said: {item.reason}")
+        say(f"  refused  {item.entry.render()} — {said}: {item.reason}")
     for item in report.dropped:
         say(f"  dropped  {item.entry.render()} — {item.reason}")
     if report.dropped:

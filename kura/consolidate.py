@@ -8,6 +8,11 @@ answers nonsense) the mechanical pass runs and says so. The scribe is asked outs
 and its choices are keyed to each entry's exact line, so an entry a person edits while it
 thinks is not dropped. Whatever is dropped is first appended to
 ``.kura/observations/dropped-DATE.md``; every line kept stays byte-identical.
+
+An entry goes with its indented lines, so as a last guard no pass — mechanical or scribe —
+drops one whose block still holds an unresolved 🔴 anywhere: a nested ``- 🔴`` is an entry
+of its own already (``kura.observe``), but a 🔴 in a note under a resolved 🟡 is not, and
+it would otherwise leave the log with it. Such a drop is refused and reported.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from kura import claims
 from kura.atomic import write_atomic
 from kura.errors import StoreError
 from kura.models import clip, complete, last_json_object, with_charter
-from kura.observe import LOG_NAME, Entry, _parse, _Parsed, _read, _write, _writing
+from kura.observe import _RESOLVED, LOG_NAME, Entry, _parse, _Parsed, _read, _write, _writing
+from kura.observe_read import MAX_CONSOLIDATE
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
@@ -82,11 +88,11 @@ def consolidate(
     asking = scribe is not None and store.write_policy != "frozen"  # refused below, before any call
     plan, notes = _ask(store, scribe) if asking and scribe else (None, [])
     method = "mechanical" if plan is None else "scribe"
-    with _writing(store) as parsed:
+    with _writing(store, cap=MAX_CONSOLIDATE) as parsed:
         wanted = _mechanical(parsed.entries) if plan is None else _planned(parsed, plan)
-        refused = tuple(
-            Dropped(e, wanted[e.number]) for e in parsed.entries if e.number in wanted and e.open_high
-        )
+        held = {e.number: at for e, span in zip(parsed.entries, parsed.spans, strict=True)
+                if e.number in wanted and (at := _open_red(parsed, span))}  # fmt: skip
+        refused = tuple(Dropped(e, wanted[e.number]) for e in parsed.entries if e.number in held)
         for item in refused:
             del wanted[item.entry.number]
         dropped = tuple(Dropped(e, wanted[e.number]) for e in parsed.entries if e.number in wanted)
@@ -95,15 +101,32 @@ def consolidate(
         if dropped:
             archive = _archive(store, parsed, dropped, day, method)
             _write(store, _without(parsed, set(wanted)))
-    if refused:
-        numbers = ", ".join(f"#{d.entry.number}" for d in refused)
+    reds = [d.entry for d in refused if d.entry.open_high]
+    if reds:
+        numbers = ", ".join(f"#{e.number}" for e in reds)
         notes.append(f"refused to drop {numbers}: an unresolved 🔴 is never dropped")
+    notes += [
+        f"refused to drop #{d.entry.number}: its line {held[d.entry.number]} holds an unresolved 🔴, "
+        'and that is never dropped — resolve it, or give it a line of its own ("- 🔴 …")'
+        for d in refused
+        if not d.entry.open_high
+    ]
     return Consolidated(method, kept, dropped, refused, tuple(notes), archive)
+
+
+def _open_red(parsed: _Parsed, span: tuple[int, int]) -> int | None:
+    """The first line of an entry's block (the entry and its indented lines) that holds a 🔴
+    with no resolved mark at its end, if one does."""
+    for i in range(*span):
+        line = parsed.lines[i].strip().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        if "🔴" in line and not _RESOLVED.match(line):
+            return i + 1
+    return None
 
 
 def _mechanical(entries: Sequence[Entry]) -> dict[int, str]:
     """Every 🔴 stays; a 🟡/🟢 goes when it is resolved or a later entry repeats or revises it."""
-    words = [claims.words(e.text) for e in entries]
+    words = [(claims.words(e.text), claims.negated(e.text)) for e in entries]
     drops: dict[int, str] = {}
     for i, entry in enumerate(entries):
         if entry.priority == "high":
@@ -114,13 +137,13 @@ def _mechanical(entries: Sequence[Entry]) -> dict[int, str]:
     return drops
 
 
-def _superseded(i: int, entries: Sequence[Entry], words: Sequence[set[str]]) -> str | None:
+def _superseded(i: int, entries: Sequence[Entry], words: Sequence[tuple[set[str], bool]]) -> str | None:
     mine = _norm(entries[i].text)
     for j in range(len(entries) - 1, i, -1):
         other = entries[j]
         if _norm(other.text) == mine:
             return f"repeated by #{other.number}"
-        how = claims.relation(other.text, entries[i].text) if len(words[i] & words[j]) >= 2 else "different"
+        how = claims.relate(words[j], words[i]) if len(words[i][0] & words[j][0]) >= 2 else "different"
         if how != "different":
             verb = "restated" if how == "same" else "revised"
             return f'{verb} by #{other.number} "{clip(other.text, 60)}"'
@@ -134,7 +157,7 @@ def _norm(text: str) -> str:
 def _ask(store: Store, scribe: ModelConfig) -> tuple[dict[_Key, str] | None, list[str]]:
     """The scribe's choice of entries to drop, keyed so it still applies if the file changed
     meanwhile (no plan: it was not asked, gave no answer or answered nonsense; the notes say)."""
-    parsed = _parse(_read(store))
+    parsed = _parse(_read(store, cap=MAX_CONSOLIDATE))
     if not parsed.entries:
         return None, []
     who = f"the scribe ({scribe.model} at {scribe.url})"

@@ -135,8 +135,10 @@ def context(
     shown = [i.text for i in (*rules, *memory, *record)]
     spans, dropped = _spans(store, task, shown)
     dropped = withheld + dropped
+    noted, unread = _observations(store)
     candidates = {"rules": rules, "map": mapped, "memory": memory, "record": record, "spans": spans,
-                  "observations": _observations(store)}  # fmt: skip
+                  "observations": noted}  # fmt: skip
+    dropped += unread
     return _assemble(store.name, task, budget, candidates, dropped, found)
 
 
@@ -156,7 +158,7 @@ def _assemble(
         if chosen:
             picked = [items[i] for i in grant.taken]
             kept += picked
-            blocks.append(HEADINGS[grant.name] + "\n" + "\n".join(i.text for i in picked))
+            blocks.append(HEADINGS[grant.name] + "\n" + _SEPARATOR[grant.name].join(i.text for i in picked))
     text = "\n\n".join(blocks) + ("\n" if blocks else "")
     shares = {g.name: g.share for g in granted}
     used = {g.name: g.tokens for g in granted}
@@ -168,8 +170,11 @@ def replace_why(item: Item, why: str) -> Item:
     return Item(item.section, item.text, item.source, why, item.tokens)
 
 
+_SEPARATOR = {name: "\n\n" if name == "memory" else "\n" for name in HEADINGS}  # a memory is a block
+
+
 def _item(section: str, text: str, source: str, why: str) -> Item:
-    return Item(section, text, source, why, estimate_tokens(text + "\n"))
+    return Item(section, text, source, why, estimate_tokens(text + _SEPARATOR[section]))
 
 
 # -- the map: rules and the rest ----------------------------------------------------------
@@ -237,9 +242,11 @@ def _recalled(
     withheld: list[Item] = []
     seen: set[str] = set()
     how = {p.slug: _picked_why(found.how, p.score) for p in found.picked}
+    picked = set(how)
     how.update({s: "linked from a picked memory" for s in found.walked if s not in how})
     nominal = budget * WEIGHTS["memory"] / sum(WEIGHTS.values())  # the section's share before surplus
-    cap = max(int(nominal / max(len(how), 1)), 100)  # tokens one memory's body may keep
+    picked_cap = max(int(nominal / max(len(found.picked), 1)), 100)  # tokens a picked memory's body may keep
+    walked_cap = max(int(nominal / max(len(how), 1)), 100)  # and one reached by a link
     for slug, why in how.items():
         try:
             shown = store.show(slug)
@@ -248,6 +255,7 @@ def _recalled(
         seen.add(slug)
         standing = found.standing.get(slug)
         if standing is None or standing.asserted:
+            cap = picked_cap if slug in picked else walked_cap
             body = _within(_without_lead(shown.note.body.strip(), shown.description), task, cap)
             text = f"### {shown.name} [{slug}]\n{shown.description}" + (f"\n{body}" if body else "")
             memory.append(_item("memory", text, slug, why))
@@ -324,11 +332,15 @@ def line(span: sp.Span, task: str) -> str:
     return f'- {span.label} [{span.cls}]: "{span.shown(task)}"'
 
 
-def _observations(store: Store) -> list[Item]:
+def _observations(store: Store) -> tuple[list[Item], list[Item]]:
+    """The latest observations; and, when the log could not be read at all (a link, a
+    pipe, too big), why — as something left out, never a failed context."""
     from kura import observe
 
+    log = observe.read_log(store)
+    unread = [] if log.entries else [f for f in log.findings if "it was not read" in f.message]
     out = []
-    for entry in observe.latest(store, 10):
+    for entry in observe.latest(store, 10, log=log):
         why = "unresolved, high priority" if entry.priority == "high" and not entry.resolved else "latest"
         out.append(
             _item(
@@ -338,4 +350,9 @@ def _observations(store: Store) -> list[Item]:
                 why,
             )
         )
-    return out
+    where = observe.LOG_NAME
+    skipped = [
+        Item("observations", "", f"{where}:{f.line}", f"observations skipped: {f.message}", 0)
+        for f in unread[:1]
+    ]
+    return out, skipped

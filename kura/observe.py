@@ -13,9 +13,16 @@ it is still the user's file, git-tracked like the rest)::
     - 🟡 staging db moved to port 5433 ✅
 
 A person reads and edits it by hand, so it is parsed tolerantly and never re-rendered:
-an entry without a marker counts as 🟡, ``(resolved)`` or ``✅`` at its end resolves it,
-prose, unknown headings and indented lines under an entry (which travel with it) are kept,
-and every write splices lines into the bytes just re-read under the log's lock.
+an entry is a list item (``-``, ``*``, ``+``, ``1.`` or ``1)``); one without a marker
+counts as 🟡, ``(resolved)`` or ``✅`` at its end resolves it; prose, unknown headings and
+indented lines under an entry (which travel with it) are kept, and every write splices
+lines into the bytes just re-read under the log's lock. A marked item is an entry even
+when it is nested under another — a 🔴 must never ride along with a 🟡 that gets dropped —
+and any other line holding a marker is a finding, so nothing marked is silently unread.
+
+The file at the log's name is not trusted (``kura.observe_read``): a link, a FIFO, a
+device or a log over ``MAX_READ`` is read as no entries and a finding, and refused by
+every write.
 
 Consolidation (``kura.consolidate``) keeps the file readable as it grows: it never drops
 an unresolved 🔴, and whatever it drops is archived first.
@@ -34,9 +41,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura import limits
-from kura.atomic import locked, settled_bytes, write_atomic
+from kura.atomic import locked, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.finding import Finding
+from kura.observe_read import MAX_READ, Snapshot, settled, snapshot
 from kura.secrets import refuse_secrets
 
 if TYPE_CHECKING:
@@ -55,8 +63,9 @@ MAX_ENTRIES = 200
 _LINES = re.compile(r"[^\n]*\n|[^\n]+$")
 _HEADING = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\s.*)?$")
-_ITEM = re.compile(r"[-*+][ \t]+(.*?)\s*$")
+_ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]+(.*?)\s*$")
 _MARKED = re.compile(r"(🔴|🟡|🟢)\ufe0f?\s*(.*)$")
+_ANY_MARKER = re.compile("🔴|🟡|🟢")
 _RESOLVED = re.compile(r"(.*?)\s*(?:\(resolved(?:\s+\d{4}-\d{2}-\d{2})?\)|✅\ufe0f?)$", re.IGNORECASE)
 
 
@@ -131,28 +140,35 @@ def log_path(store: Store) -> Path:
 
 
 def read_log(store: Store) -> Log:
-    """The log's entries and findings (no file yet: no entries)."""
-    data = _read(store)
-    parsed = _parse(data)
-    return Log(log_path(store), parsed.entries, parsed.findings, len(data))
+    """The log's entries and findings (no file yet: no entries). A log that cannot or must
+    not be read (a link, a FIFO, over ``MAX_READ``) is no entries and a finding, never an
+    error: ``kura context`` reads it on every request."""
+    path = log_path(store)
+    snap = snapshot(path, store.root, cap=MAX_READ)
+    if snap.problem:
+        what, todo = snap.problem
+        return Log(path, (), (_finding(1, f"{what}; it was not read — {todo}"),), snap.size)
+    parsed = _parse(snap.data)
+    return Log(path, parsed.entries, parsed.findings, snap.size)
 
 
-def latest(store: Store, n: int = 10) -> list[Entry]:
+def latest(store: Store, n: int = 10, *, log: Log | None = None) -> list[Entry]:
     """What a prompt should carry: every unresolved 🔴 and the last ``n`` unresolved
-    entries, in file order."""
-    live = [e for e in read_log(store).entries if not e.resolved]
+    entries, in file order (of ``log`` when the caller has read it already)."""
+    live = [e for e in (log or read_log(store)).entries if not e.resolved]
     recent = {e.number for e in live[-n:]} if n > 0 else set()
     return [e for e in live if e.open_high or e.number in recent]
 
 
-def _read(store: Store) -> bytes:
+def _read(store: Store, *, cap: int = MAX_READ, settle: bool = False) -> bytes:
+    """The log's bytes for a write (or for a scribe that is to plan one); StoreError when
+    they cannot or must not be read."""
     path = log_path(store)
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""
-    except OSError as err:
-        raise StoreError(f"{path}: cannot read ({err.strerror}); fix its permissions") from None
+    snap: Snapshot = (settled if settle else snapshot)(path, store.root, cap=cap)
+    if snap.problem:
+        what, todo = snap.problem
+        raise StoreError(f"{path}: {what}; nothing was written — {todo}")
+    return snap.data
 
 
 def _parse(data: bytes) -> _Parsed:
@@ -173,19 +189,21 @@ def _parse(data: bytes) -> _Parsed:
             if day is not None:
                 sections[-1][2] = i
             day = _day_of(heading.group(2) or "", i + 1, findings)
+            if mark := _ANY_MARKER.search(line):
+                findings.append(_finding(i + 1, _HEADED.format(m=mark.group())))
             following = False
             if day is not None:
                 sections.append([day, i, len(lines)])
             continue
-        if following and line[:1] in (" ", "\t") and line.strip():
-            spans[-1] = (spans[-1][0], i + 1)
-            continue
-        following = False
         entry = _entry(line, day, len(entries) + 1, i + 1, findings)
         if entry is not None:
             entries.append(entry)
             spans.append((i, i + 1))
             following = True
+        elif following and line[:1] in (" ", "\t") and line.strip():
+            spans[-1] = (spans[-1][0], i + 1)
+        else:
+            following = False
     return _Parsed(lines, tuple(entries), tuple(spans),
                    tuple((d, s, e) for d, s, e in sections), tuple(findings))  # fmt: skip
 
@@ -200,17 +218,38 @@ def _day_of(title: str, line: int, findings: list[Finding]) -> date | None:
 
 
 def _entry(line: str, day: date | None, number: int, at: int, findings: list[Finding]) -> Entry | None:
+    """The entry on this line: a list item, at the left edge or nested when it starts with
+    a marker, under a dated heading. A marker on a line that is not one is a finding."""
     item = _ITEM.match(line)
-    if item is None:
-        return None
-    body = item.group(1).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    body = item.group(2).encode("utf-8", "surrogateescape").decode("utf-8", "replace") if item else ""
     marked = _MARKED.match(body)
+    stray = _ANY_MARKER.search(line)
+    if item is None or (item.group(1) and not marked):
+        if stray:
+            findings.append(_finding(at, _STRAY.format(m=stray.group())))
+        return None
     priority, body = (PRIORITIES[marked.group(1)], marked.group(2)) if marked else ("medium", body)
     done = _RESOLVED.match(body)
     text = done.group(1) if done else body
-    if day is None and marked and text.strip():
-        findings.append(_finding(at, "an observation outside a ## YYYY-MM-DD section is not read"))
-    return Entry(number, day, priority, text, done is not None, at) if day and text.strip() else None
+    if day is not None and text.strip():
+        if stray and not marked:
+            findings.append(_finding(at, _UNSET.format(m=stray.group())))
+        return Entry(number, day, priority, text, done is not None, at)
+    if marked:
+        findings.append(_finding(at, _EMPTY.format(m=marked.group(1)) if not text.strip() else _OUTSIDE))
+    elif stray:
+        findings.append(_finding(at, _STRAY.format(m=stray.group())))
+    return None
+
+
+_STRAY = ('this line has a {m} but is not read as an observation (only a list item that starts with '
+          'one is); write it as "- {m} …" to make it one')  # fmt: skip
+_UNSET = ("read as 🟡: the {m} in it is not right after the list mark, so it sets no priority; "
+          "move it there if it should")  # fmt: skip
+_HEADED = ('the {m} in a heading marks no entry and sets no priority (and items under a heading that is '
+           'not ## YYYY-MM-DD are not read); mark each entry instead: "- {m} …"')  # fmt: skip
+_EMPTY = "a {m} with nothing after it is not read; write what you noticed after it, or delete the line"
+_OUTSIDE = "an observation outside a ## YYYY-MM-DD section is not read; move it under a date heading"
 
 
 def _finding(line: int, message: str) -> Finding:
@@ -286,17 +325,13 @@ def resolve(store: Store, number: int, *, today: date | None = None) -> tuple[En
 
 
 @contextmanager
-def _writing(store: Store) -> Iterator[_Parsed]:
+def _writing(store: Store, *, cap: int = MAX_READ) -> Iterator[_Parsed]:
     """The log as it is now, read under its lock, held while the caller writes it."""
-    path = log_path(store)
+    log_path(store)  # no store folder: a StoreError, before the lock would create one
     if store.write_policy == "frozen":
         store.check_write()
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise StoreError(
-            f"{path}: not a plain file; kura does not write through links — replace it with the file"
-        )
     with locked(store.state_dir / "observations.lock"):
-        yield _parse(settled_bytes(path) or b"")
+        yield _parse(_read(store, cap=cap, settle=True))
 
 
 def _write(store: Store, lines: Sequence[str]) -> None:

@@ -398,3 +398,16 @@ def test_ingest_checks_every_path_first_and_refuses_folders_and_binaries(
     blob.write_bytes(b"\x00\x01binary\x00" * 50)
     binary = cli("--config", str(config), "ingest", str(blob))
     assert binary.code == 1 and "looks binary" in binary.err
+
+
+def test_an_observation_log_that_cannot_be_read_is_named_among_what_was_left_out(
+    desk: Store, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Observations\n\n## 2026-11-01\n- 🔴 salary of the whole team is 123k\n")
+    (desk.root / "_observations.md").symlink_to(outside)
+    told = context(desk, "which port does the staging database use", today=TODAY)
+    assert "123k" not in told.text and HEADINGS["observations"] not in told.text
+    assert [i.why.split(":")[0] for i in told.left_out if i.section == "observations"] == [
+        "observations skipped"
+    ]

@@ -96,11 +96,14 @@ def test_the_log_is_read_tolerantly_and_what_it_passed_over_is_a_finding(store: 
         "#3 2026-11-28 🔴 fixed (resolved)",
         "#4 2026-11-28 🟢 still the same day",
     ]
+    outside = "an observation outside a ## YYYY-MM-DD section is not read; move it under a date heading"
     assert [str(f) for f in log.findings] == [
-        "_observations.md:2: an observation outside a ## YYYY-MM-DD section is not read",
+        f"_observations.md:2: {outside}",
         "_observations.md:4: 2026-02-30 is not a date; its entries are not read",
-        "_observations.md:5: an observation outside a ## YYYY-MM-DD section is not read",
-        "_observations.md:16: an observation outside a ## YYYY-MM-DD section is not read",
+        f"_observations.md:5: {outside}",
+        "_observations.md:12: a 🟡 with nothing after it is not read; write what you noticed after it, "
+        "or delete the line",
+        f"_observations.md:16: {outside}",
     ]
 
 
@@ -397,3 +400,173 @@ def test_cli_no_model_never_asks_the_scribe(
     dropped = cli(*args, "--no-model")
     assert dropped.code == 0 and json.loads(dropped.out)["method"] == "mechanical"
     assert len(model_server.requests) == 1
+
+
+# -- the adversarial review: what a log may hold, and what it may be ---------------------------
+
+NESTED = "## 2026-11-30\n- 🟡 migrate the staging db ✅\n  - 🔴 the prod db still needs the same migration\n"
+
+
+def test_a_nested_red_is_an_entry_of_its_own_and_outlives_its_resolved_parent(store: Store) -> None:
+    log_of(store).write_text(NESTED)
+    assert numbered(store) == [
+        "#1 2026-11-30 🟡 migrate the staging db (resolved)",
+        "#2 2026-11-30 🔴 the prod db still needs the same migration",
+    ]
+    assert [e.line for e in ob.latest(store, 0)] == [3]
+    report = ob.consolidate(store, today=D3)
+    assert [d.entry.number for d in report.dropped] == [1] and report.refused == ()
+    assert log_of(store).read_text() == "## 2026-11-30\n  - 🔴 the prod db still needs the same migration\n"
+    assert ob.resolve(store, 1, today=D3)[0].text == "the prod db still needs the same migration"
+    assert (
+        log_of(store)
+        .read_text()
+        .endswith("  - 🔴 the prod db still needs the same migration (resolved 2026-11-30)\n")
+    )
+
+
+def test_a_scribe_that_drops_all_is_refused_a_nested_red(
+    store: Store, tmp_path: Path, model_server: ModelServer
+) -> None:
+    log_of(store).write_text(NESTED)
+    model_server.replies = ['{"drop": [1, 2]}']
+    report = ob.consolidate(store, scribe=config_for(store, tmp_path, model_server.url), today=D3)
+    assert [d.entry.number for d in report.refused] == [2] and [d.entry.number for d in report.dropped] == [1]
+    assert "  - 🔴 the prod db still needs the same migration\n" in log_of(store).read_text()
+
+
+def test_consolidation_never_drops_a_block_that_holds_an_unresolved_red_line(store: Store) -> None:
+    hand = (
+        "## 2026-11-30\n- 🟡 migrate the staging db ✅\n    🔴 prod still needs it, see ops/db.md\n"
+        "- 🟢 old note ✅\n    🔴 paged about it ✅\n"
+    )
+    log_of(store).write_text(hand)
+    report = ob.consolidate(store, today=D3)
+    assert [(d.entry.number, d.reason) for d in report.refused] == [(1, "resolved")]
+    assert [d.entry.number for d in report.dropped] == [2]
+    assert report.notes == (
+        "refused to drop #1: its line 3 holds an unresolved 🔴, and that is never dropped — resolve it, "
+        'or give it a line of its own ("- 🔴 …")',
+    )
+    assert log_of(store).read_text() == hand.split("- 🟢")[0]
+
+
+def test_cli_names_what_it_refused_to_drop(store: Store, cli: Cli) -> None:
+    log_of(store).write_text("## 2026-11-30\n- 🟡 migrate the staging db ✅\n    🔴 prod still needs it\n")
+    done = cli("-s", str(store.root), "observe", "--consolidate", "--no-model", "--at", "2026-11-30")
+    assert done.code == 2 and done.out.splitlines() == [
+        "  refused  #1 2026-11-30 🟡 migrate the staging db (resolved) — it would go as: resolved",
+        "consolidate (mechanical): nothing to drop; 1 entries kept",
+    ]
+
+
+def test_numbered_items_are_entries_and_a_marker_that_is_not_read_is_a_finding(store: Store) -> None:
+    log_of(store).write_text(
+        "# Observations\nLegend: 🔴 high, 🟡 medium\n\n## 2026-11-30\n1. 🔴 the prod db needs the migration\n"
+        "2) 🟢 the runbook moved\n10. plain numbered item\n### 🔴 an urgent heading\n"
+        "> 🔴 quoted, not listed\n- [ ] 🔴 a task box before the marker\n  - see the 🟡 above\n- 🟢\n"
+        "## 🔴 Urgent\n- the prod db migration\n"
+    )
+    log = ob.read_log(store)
+    assert [e.render() for e in log.entries] == [
+        "#1 2026-11-30 🔴 the prod db needs the migration",
+        "#2 2026-11-30 🟢 the runbook moved",
+        "#3 2026-11-30 🟡 plain numbered item",
+        "#4 2026-11-30 🟡 [ ] 🔴 a task box before the marker",
+    ]
+    stray = 'is not read as an observation (only a list item that starts with one is); write it as "- {} …"'
+    assert [str(f) for f in log.findings] == [
+        f"_observations.md:2: this line has a 🔴 but {stray.format('🔴')} to make it one",
+        f"_observations.md:8: this line has a 🔴 but {stray.format('🔴')} to make it one",
+        f"_observations.md:9: this line has a 🔴 but {stray.format('🔴')} to make it one",
+        "_observations.md:10: read as 🟡: the 🔴 in it is not right after the list mark, so it sets no "
+        "priority; move it there if it should",
+        f"_observations.md:11: this line has a 🟡 but {stray.format('🟡')} to make it one",
+        "_observations.md:12: a 🟢 with nothing after it is not read; write what you noticed after it, "
+        "or delete the line",
+        "_observations.md:13: the 🔴 in a heading marks no entry and sets no priority (and items under a "
+        'heading that is not ## YYYY-MM-DD are not read); mark each entry instead: "- 🔴 …"',
+    ]
+    ob.resolve(store, 1, today=D3)
+    assert "1. 🔴 the prod db needs the migration (resolved 2026-11-30)\n" in log_of(store).read_text()
+
+
+@pytest.mark.parametrize("target", ["outside", "dev-zero"])
+def test_a_log_that_is_a_link_is_never_read_or_written(store: Store, tmp_path: Path, target: str) -> None:
+    outside = tmp_path / "notes.md"
+    outside.write_text("## 2026-11-30\n- 🔴 private notes from outside the store\n")
+    log_of(store).symlink_to(outside if target == "outside" else Path("/dev/zero"))
+    log = ob.read_log(store)
+    assert log.entries == () and ob.latest(store) == []
+    assert [str(f) for f in log.findings] == [
+        "_observations.md:1: the log is a symlink; it was not read — kura reads and writes only the "
+        "plain file at the store root: replace the link with the file itself"
+    ]
+    for write in (
+        lambda: ob.observe(store, "note", today=D3),
+        lambda: ob.resolve(store, 1, today=D3),
+        lambda: ob.consolidate(store, today=D3),
+    ):
+        with pytest.raises(
+            StoreError, match=r"_observations.md: the log is a symlink; nothing was written — "
+        ):
+            write()
+    assert outside.read_text() == "## 2026-11-30\n- 🔴 private notes from outside the store\n"
+
+
+def test_a_fifo_for_a_log_does_not_hang_a_reader(store: Store, cli: Cli) -> None:
+    import os
+    import threading
+
+    os.mkfifo(log_of(store))
+    got: list[ob.Log] = []
+    reader = threading.Thread(target=lambda: got.append(ob.read_log(store)), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "read_log blocked on a FIFO"
+    assert [str(f) for f in got[0].findings] == [
+        "_observations.md:1: the log is not a regular file (a FIFO); it was not read — replace it with a "
+        "plain file"
+    ]
+    assert ob.latest(store) == []
+    with pytest.raises(StoreError, match=r"not a regular file \(a FIFO\); nothing was written"):
+        ob.observe(store, "note", today=D3)
+    listed = cli("-s", str(store.root), "observe", "--list")
+    assert listed.code == 2 and "the log is not a regular file (a FIFO)" in listed.err
+
+
+def test_a_log_over_the_read_cap_is_not_read_but_can_be_consolidated(store: Store) -> None:
+    body = "## 2026-11-28\n" + f"- 🟡 {'x' * 90} ✅\n" * ((1 << 20) // 100) + "- 🔴 keep me\n"
+    log_of(store).write_text(body)
+    size = len(body.encode())
+    assert size > 1 << 20
+    log = ob.read_log(store)
+    assert log.entries == () and ob.latest(store) == [] and log.size == size
+    assert [str(f) for f in log.findings] == [
+        f"_observations.md:1: the log is {size / 2**20:.1f} MiB, over the 1 MiB kura reads; it was not "
+        "read — run kura observe --consolidate, or trim it by hand"
+    ]
+    with pytest.raises(
+        StoreError, match=r"over the 1 MiB kura reads; nothing was written — run kura observe"
+    ):
+        ob.observe(store, "note", today=D3)
+    assert log_of(store).read_text() == body
+    report = ob.consolidate(store, today=D3)
+    assert len(report.dropped) == (1 << 20) // 100
+    assert log_of(store).read_text() == "## 2026-11-28\n- 🔴 keep me\n"
+    assert [e.text for e in ob.latest(store)] == ["keep me"]
+
+
+def test_kura_context_does_not_carry_a_linked_log_from_outside_the_store(
+    store: Store, tmp_path: Path, cli: Cli
+) -> None:
+    outside = tmp_path / "notes.md"
+    outside.write_text("## 2026-11-30\n- 🔴 private notes from outside the store\n")
+    args = ("-s", str(store.root), "context", "what is private", "--no-model")
+    log_of(store).write_bytes(outside.read_bytes())  # the same notes as the store's own file are told
+    assert "- 2026-11-30 🔴 private notes from outside the store" in cli(*args).out
+    log_of(store).unlink()
+    log_of(store).symlink_to(outside)
+    told = cli(*args)
+    assert told.code == 2 and "private notes" not in told.out
+    assert log_of(store).is_symlink() and outside.read_text().endswith("outside the store\n")
