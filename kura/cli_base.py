@@ -9,6 +9,7 @@ next; ``KURA_DEBUG=1`` re-raises it with the traceback instead.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import json
 import os
@@ -78,6 +79,16 @@ def core(call: Callable[[], T]) -> T:
         warn(f"error: {err}")
         code = 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
         raise typer.Exit(code) from None
+
+
+def day_from(at: str | None) -> dt.date:
+    """The day an ``--at DATE`` option names (today when it names none)."""
+    if at is None:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(at)
+    except ValueError:
+        fail(f"--at {at!r}: expected a date as YYYY-MM-DD")
 
 
 def fail(message: str) -> NoReturn:

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated
 
 import typer
 
-from kura.cli_base import JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.cli_base import JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
 
 AtOpt = Annotated[
     str | None,
     typer.Option("--at", help="Judge as of this date (YYYY-MM-DD) instead of today.", metavar="DATE"),
 ]
-
-
-def _day(at: str | None) -> dt.date:
-    if at is None:
-        return dt.date.today()
-    try:
-        return dt.date.fromisoformat(at)
-    except ValueError:
-        fail(f"--at {at!r}: expected a date as YYYY-MM-DD")
 
 
 @app.command()
@@ -35,7 +25,7 @@ def why(
     asserted or withheld (and why), what it replaced and what replaced it."""
     from kura.why import explain, render, to_json
 
-    found = core(lambda: explain(store_from(ctx), slug, _day(at)))
+    found = core(lambda: explain(store_from(ctx), slug, day_from(at)))
     if as_json:
         print_json(to_json(found))
     else:
@@ -55,7 +45,7 @@ def decay(
     from kura import decay as dc
 
     store = store_from(ctx)
-    today = _day(at)
+    today = day_from(at)
     fates = core(lambda: dc.plan(store, today))
     archived = core(lambda: dc.apply(store, fates, today)) if apply else []
     if as_json:

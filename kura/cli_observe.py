@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kura import config as cfg
-from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.cli_base import Globals, JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
 
 if TYPE_CHECKING:
     from kura.consolidate import Consolidated
     from kura.store import Store
-
-
-def _day(at: str | None) -> dt.date:
-    if at is None:
-        return dt.date.today()
-    try:
-        return dt.date.fromisoformat(at)
-    except ValueError:
-        fail(f"--at {at!r}: expected a date as YYYY-MM-DD")
 
 
 @app.command()
@@ -81,7 +71,7 @@ def observe(
 def _add(store: Store, text: str, priority: str, *, at: str | None, as_json: bool) -> None:
     from kura import observe as ob
 
-    entry = core(lambda: ob.observe(store, text, priority, today=_day(at)))
+    entry = core(lambda: ob.observe(store, text, priority, today=day_from(at)))
     log = core(lambda: ob.read_log(store))
     if as_json:
         print_json({"store": store.name, "path": str(log.path), "entry": entry.to_dict(), "hint": log.hint})
@@ -114,7 +104,7 @@ def _list(store: Store, *, as_json: bool) -> None:
 def _resolve(store: Store, number: int, *, at: str | None, as_json: bool) -> None:
     from kura import observe as ob
 
-    entry, changed = core(lambda: ob.resolve(store, number, today=_day(at)))
+    entry, changed = core(lambda: ob.resolve(store, number, today=day_from(at)))
     if as_json:
         print_json({"store": store.name, "entry": entry.to_dict(), "changed": changed})
     else:
@@ -130,7 +120,7 @@ def _consolidate(ctx: typer.Context, *, no_model: bool, at: str | None, as_json:
     chosen = core(lambda: config.store_config(g.store))
     store = core(chosen.open)
     scribe = None if no_model else config.scribe_for(chosen)
-    report = core(lambda: ob.consolidate(store, scribe=scribe, today=_day(at)))
+    report = core(lambda: ob.consolidate(store, scribe=scribe, today=day_from(at)))
     if as_json:
         print_json({"store": store.name, "path": str(store.root / ob.LOG_NAME), **report.to_dict()})
     else:
