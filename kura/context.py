@@ -132,14 +132,21 @@ def context(
     found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker, quick=quick,
                    embedder=embedder, guard=guard, today=today, progress=progress)  # fmt: skip
     memory, record, withheld = _recalled(store, found, task, budget)
-    shown = [i.text for i in (*rules, *memory, *record)]
-    spans, dropped = _spans(store, task, shown)
+    spans, dropped, restating = _spans(store, task, [*rules, *memory, *record])
     dropped = withheld + dropped
     noted, unread = _observations(store)
     candidates = {"rules": rules, "map": mapped, "memory": memory, "record": record, "spans": spans,
                   "observations": noted}  # fmt: skip
     dropped += unread
-    return _assemble(store.name, task, budget, candidates, dropped, found)
+    told = _assemble(store.name, task, budget, candidates, dropped, found)
+    shown = {(i.section, i.source) for i in told.items}
+    revived = [(span, gone) for span, gone, memory in restating if memory not in shown]
+    if not revived:
+        return told
+    # a span restates a memory the budget then left out: it is not a restatement after all
+    back = {id(gone) for _, gone in revived}
+    candidates["spans"] = [*spans, *(span for span, _ in revived)]
+    return _assemble(store.name, task, budget, candidates, [d for d in dropped if id(d) not in back], found)
 
 
 def _assemble(
@@ -315,16 +322,33 @@ def _picked_why(how: str, score: float | None) -> str:
 # -- spans and observations ----------------------------------------------------------------
 
 
-def _spans(store: Store, task: str, shown: list[str]) -> tuple[list[Item], list[Item]]:
+def _spans(
+    store: Store, task: str, shown: list[Item]
+) -> tuple[list[Item], list[Item], list[tuple[Item, Item, tuple[str, str]]]]:
+    """Spans to show; those left out (why); and, of those left out as restating a shown
+    item, the span as it would be shown with the (section, source) of the item it restates —
+    to be shown after all if the budget leaves that item out."""
+    from kura.claims import words
+
     try:
-        found, dropped = sp.evidence(store, task, shown)
+        found, dropped = sp.evidence(store, task, [i.text for i in shown])
     except KuraError as err:  # a broken span index costs the spans, never the context
-        return [], [Item("spans", "", sp.DB_NAME, f"spans skipped: {err}", 0)]
-    kept = [
-        _item("spans", line(span, task), span.place, f"said, not asserted ({span.label})") for span in found
-    ]
-    left = [Item("spans", "", span.place, why, 0) for span, why in dropped]
-    return kept, left
+        return [], [Item("spans", "", sp.DB_NAME, f"spans skipped: {err}", 0)], []
+    kept = [_span_item(span, task) for span in found]
+    left: list[Item] = []
+    restating: list[tuple[Item, Item, tuple[str, str]]] = []
+    lowered = [i.text.lower() for i in shown]
+    for span, why in dropped:
+        gone = Item("spans", "", span.place, why, 0)
+        left.append(gone)
+        at = sp.restated(words(span.text), lowered) if not span.quarantined else -1
+        if at >= 0:
+            restating.append((_span_item(span, task), gone, (shown[at].section, shown[at].source)))
+    return kept, left, restating
+
+
+def _span_item(span: sp.Span, task: str) -> Item:
+    return _item("spans", line(span, task), span.place, f"said, not asserted ({span.label})")
 
 
 def line(span: sp.Span, task: str) -> str:

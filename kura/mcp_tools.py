@@ -241,8 +241,10 @@ class Tools:
             " remembered (a topic not on the map is not remembered). Before answering anything"
             " earlier work may have settled — people, decisions, conventions, how things are"
             " done here — call kura_recall with the question in your own words; it returns the"
-            " memories that bear on it. kura_read opens one memory by slug, kura_list lists"
-            " them, kura_doctor checks the store's health.",
+            " memories that bear on it. kura_context gives both at once for a task, within a"
+            " token budget, with what earlier sessions said marked as evidence, not fact."
+            " kura_read opens one memory by slug, kura_list lists them, kura_doctor checks"
+            " the store's health.",
             "This server is read-only: it does not save new memories."
             if self.readonly
             else "When kura_remember is offered, save one fact per memory when you learn"

@@ -216,25 +216,26 @@ def evidence(
     for span in search(store, question, k=k):
         if span.quarantined:
             dropped.append((span, f"quarantined: reads like an instruction ({span.quarantined})"))
-        elif _restates(words(span.text), lowered):
+        elif restated(words(span.text), lowered) >= 0:
             dropped.append((span, "restates a memory already shown"))
         else:
             kept.append(span)
     return kept, dropped
 
 
-def _restates(said: set[str], shown: Sequence[str]) -> bool:
-    """Whether ``RESTATED`` of the span's content words are in one shown text (a substring
-    test first, which a word match implies, so thousands of map lines cost little)."""
+def restated(said: set[str], shown: Sequence[str]) -> int:
+    """The first of ``shown`` (lower-cased texts) holding ``RESTATED`` of the span's content
+    words ``said``, or -1 (a substring test first, which a word match implies, so thousands
+    of map lines cost little)."""
     from kura.claims import words
 
     if len(said) < 3:
-        return False
+        return -1
     need = RESTATED * len(said)
-    for text in shown:
+    for i, text in enumerate(shown):
         if sum(word in text for word in said) >= need and len(said & words(text)) >= need:
-            return True
-    return False
+            return i
+    return -1
 
 
 def count(store: Store) -> int:

@@ -411,3 +411,21 @@ def test_an_observation_log_that_cannot_be_read_is_named_among_what_was_left_out
     assert [i.why.split(":")[0] for i in told.left_out if i.section == "observations"] == [
         "observations skipped"
     ]
+
+
+def test_a_span_restating_a_rule_the_budget_left_out_is_shown_after_all(tmp_path: Path) -> None:
+    rules = [
+        (f"rule-{i}", "feedback", f"rule number {i} about the widget {i} calibration steps", None)
+        for i in range(8)
+    ]
+    rules.append(("canary-noon", "feedback", "the canary deploy runs at noon on weekdays only", None))
+    store = make_store(tmp_path / "s", rules)
+    spans.ingest(
+        store, _chat(tmp_path / "t.jsonl", [("user", "the canary deploy runs at noon on weekdays only")])
+    )
+    roomy = context(store, "when does the canary deploy run", budget=4000, today=TODAY)
+    assert [i.why for i in roomy.left_out if i.section == "spans"] == ["restates a memory already shown"]
+    tight = context(store, "when does the canary deploy run", budget=150, today=TODAY)
+    assert "canary-noon" in {i.source for i in tight.left_out if i.section == "rules"}
+    said = [i for i in tight.items if i.section == "spans"]
+    assert len(said) == 1 and "canary deploy runs at noon" in said[0].text and tight.tokens <= 150
