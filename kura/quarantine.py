@@ -37,14 +37,20 @@ _MARKERS = re.compile(
     r"|\[\s*(system|assistant|developer|admin|root)\s*\]|\bstep\s+\d+\s*:|\byour (task|job|instructions?)\b"
     r"|\b(agents?|assistants?|models?|the ai|llms?|claude|the bot|bots?)\b[^.!?\n]{0,20}"
     r"\b(should|must|shall|will|need to|has to|have to)\b"
-    r"|\b(ignoriere|ignorez|ignora|ignoreer|игнорируй|忽略|無視|무시)",
+    r"|\bnew (rules?|policy|task|instructions?)\s*:|<\|[a-z_]*(header|start|end|eot)[a-z_]*\|>"
+    r"|^\s*(assistant|claude|agent|model|the ai|ai|bot|gpt|chatgpt|gemini|copilot)\s*[,:\u2014\u2013-]"
+    r"|\b(ignoriere|ignorez|ignora|ignoreer|vergiss|oublie|olvida|ignorar|игнорируй|забудь)\b"
+    r"|(忽略|無視|무시|忘记|忘れ)"
+    r"|\b(it is|it's) (required|mandatory|essential) that you\b|\bi'?d like you to\b|\bare expected to\b",
     re.IGNORECASE,
 )
 _ROLE = re.compile(r"(^|[\s\"'(\[])(system|assistant|developer|human|ai)\s*:", re.IGNORECASE | re.MULTILINE)
 _USER_ROLE = re.compile(r"^\s*user\s*:", re.IGNORECASE | re.MULTILINE)
 _LEAD = re.compile(
     r"^(?:(?:please|pls|kindly|important|note|nb|reminder|warning|attention|urgent|now|then|also|and|so|"
-    r"just|ok|okay|hey|hi)\b[\s,:!\-]*)+",
+    r"just|ok|okay|hey|hi|immediately|first|firstly|next|finally|quickly|simply|go ahead and|proceed to"
+    r"|feel free to|let's|lets|let us|you can|you may|be sure to)\b[\s,:!\-]*"
+    r"|(?:\d+[.)]|[-*+]\s*\[[ xX]?\]|\$|>|#+)\s*)+",
     re.IGNORECASE,
 )
 _ORDERS = frozenset(
@@ -53,12 +59,13 @@ _ORDERS = frozenset(
     set unset stop start call invoke make ensure do don't dont avoid skip push commit merge deploy
     download fetch curl open add change replace switch update reply respond answer say tell include
     exclude obey follow comply grant give create kill disable enable bypass remember force copy cp mv
-    sudo git chmod chown wget ssh scp export source eval paste type enter submit approve confirm""".split()
+    sudo git chmod chown wget ssh scp export source eval paste type enter submit approve confirm
+    rename move transfer wire pay""".split()
 )
 _OBLIGATION_WORDS = re.compile(
     r"\byou(\s+|'|\u2019)(must|should|shall|need to|have to|will|ll|are required to|are to)\b", re.IGNORECASE
 )
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s*|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[;:])\s*|\n+")
 _FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
@@ -68,18 +75,32 @@ def clean(text: str) -> str:
     joiners, soft hyphens, bidi controls) and control characters removed, every run of
     whitespace one space. Testing anything else would let the shown text differ from the
     tested one."""
-    folded = unicodedata.normalize("NFKC", text)
-    kept = "".join(
-        c for c in folded if c in "\t\n " or unicodedata.category(c) not in ("Cf", "Cc", "Co", "Cs")
-    )
+    folded = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
+    kept = "".join(c for c in folded if c in "\t\n " or not _invisible(c))
     return _SPACE.sub(" ", kept).strip()
+
+
+# code points that render as nothing (Unicode Default_Ignorable, beyond the Cf category)
+_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0") | frozenset(
+    chr(c) for c in (*range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0))
+)
+
+
+def _invisible(c: str) -> bool:
+    return c in _IGNORABLE or unicodedata.category(c) in ("Cf", "Cc", "Co", "Cs")
+
+
+def _bare(text: str) -> str:
+    """For testing only: ``clean`` text without combining marks (``i̇gnore`` is ``ignore``)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def reads_like_instruction(text: str) -> str:
     """Why ``text`` reads like an instruction ("" when it does not). Lines are tested as
     written and as one cleaned line, so neither a line break nor an invisible character
     hides a marker."""
-    return _verdict(text) or _verdict(clean(text))
+    shown = clean(text)
+    return _verdict(text) or _verdict(shown) or _verdict(_bare(shown))
 
 
 def _verdict(text: str) -> str:
@@ -98,7 +119,7 @@ def _verdict(text: str) -> str:
 
 
 def _order(sentence: str) -> str:
-    rest = _LEAD.sub("", sentence.strip().lstrip("-*>#•`'\"([ \t"))
+    rest = _LEAD.sub("", sentence.strip().lstrip("-*>#•`'\"([] \t"))
     first = _FIRST_WORD.match(rest)
     if first is None:
         return ""

@@ -75,6 +75,25 @@ def refuse_secrets(where: str, *texts: str) -> None:
 # there costs a few characters of evidence, a miss puts a password in every later prompt.
 _WIDE: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
+        "private key",
+        re.compile(
+            r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"
+            r"|^.*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
+        ),
+        "[redacted: private key]",
+    ),
+    (
+        "token",
+        re.compile(r"\b(?:glpat-|npm_|hf_|pypi-|xox[a-z]-|ghs_|shpat_)[A-Za-z0-9_\-]{16,}"),
+        "[redacted: token]",
+    ),
+    (
+        "long opaque value",
+        re.compile(r"(?<![\w/+=])(?=[A-Za-z0-9+/]*[G-Zg-z+/])[A-Za-z0-9+/]{40,}={0,2}(?![\w/+=])"),
+        "[redacted: opaque value]",
+    ),
+    (
         "bearer token",
         re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
         r"\1 [redacted: token]",
@@ -82,12 +101,18 @@ _WIDE: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
         "credential",
         re.compile(
-            r"(?i)(\b[\w.-]*(?:secret|password|passwd|pwd|token|api[_-]?key|access[_-]?key|private[_-]?key"
-            r"|credentials?|auth)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[redacted)([^\s\"',;}{]{6,})"
+            r"(?i)(\b[\w.-]*(?:secret|password|passwd|pwd|pass|pw|token|api[_-]?key|access[_-]?key|private[_-]?key"
+            r"|credentials?)[\"']?\s*[:=]\s*)(?!\[redacted)(\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"',;}{]{6,})"
         ),
         r"\1[redacted: credential]",
     ),
-    ("URL credentials", re.compile(r"(://[^/\s:@]+:)[^@\s/]+(@)"), r"\1[redacted: URL credentials]\2"),
+    (
+        "password option",
+        re.compile(r"(?i)(--?(?:password|passwd|pass)[= ]\s*)(?!\[redacted)\S{4,}"),
+        r"\1[redacted: credential]",
+    ),
+    ("user:password option", re.compile(r"(\s-u\s+[^\s:]+:)\S{4,}"), r"\1[redacted: credential]"),
+    ("URL credentials", re.compile(r"(://[^/\s:@]*:)[^@\s/]+(@)"), r"\1[redacted: URL credentials]\2"),
 )
 
 

@@ -25,7 +25,8 @@ import datetime as dt
 import hashlib
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ RESTATED = 0.8  # a span this much inside one memory already shown adds nothing
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _OPAQUE_ID = re.compile(r"^(?=.*\d)[0-9A-Za-z-]{20,}$")  # a UUID, a ULID: not a name to say
 _UNSAYABLE = re.compile(r"[^\w.\-]+")
+_TOKEN = re.compile(r"[\w][\w\-]*[\w]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -110,25 +112,27 @@ class Ingested:
                 "quarantined": self.quarantined, "findings": [str(f) for f in self.findings]}  # fmt: skip
 
 
-def connect(store: Store) -> sqlite3.Connection:
-    """The span index, created when missing; a file SQLite cannot read is a StoreError
-    that says it is derived and how to rebuild it."""
+@contextmanager
+def opened(store: Store) -> Iterator[sqlite3.Connection]:
+    """The span index, created when missing, closed after use. Any SQLite failure — a
+    file that is not a database, damaged pages, a table of another shape — is a StoreError
+    that says the file is derived and how to rebuild it."""
     path = store.state_dir / DB_NAME
+    db: sqlite3.Connection | None = None
     try:
         store.state_dir.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=30)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-        except sqlite3.Error:
-            db.close()
-            raise
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_SCHEMA)
+        yield db
     except (sqlite3.Error, OSError) as err:
         raise StoreError(
             f"{path}: the span index cannot be read ({err}); it is derived — delete it "
             "(and spans.db-wal, spans.db-shm) and run kura ingest again"
         ) from None
-    return db
+    finally:
+        if db is not None:
+            db.close()
 
 
 def add(
@@ -146,21 +150,17 @@ def add(
                      seg.when or fallback_when, seg.cls))  # fmt: skip
     if not rows:
         return 0, 0
-    db = connect(store)
     added = quarantined = 0
-    try:
-        with db:
-            for digest, grave, text, *meta in rows:
-                if db.execute("SELECT 1 FROM gone WHERE digest = ?", (grave,)).fetchone():
-                    continue  # purged: its words do not come back under another file name
-                if db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (digest,)).rowcount != 1:
-                    continue
-                why = reads_like_instruction(text)
-                db.execute("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)", (text, *meta, why))
-                added += 1
-                quarantined += bool(why)
-    finally:
-        db.close()
+    with opened(store) as db, db:
+        for digest, grave, text, *meta in rows:
+            if db.execute("SELECT 1 FROM gone WHERE digest = ?", (grave,)).fetchone():
+                continue  # purged: its words do not come back under another name, class or punctuation
+            if db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (digest,)).rowcount != 1:
+                continue
+            why = reads_like_instruction(text)
+            db.execute("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)", (text, *meta, why))
+            added += 1
+            quarantined += bool(why)
     return added, quarantined
 
 
@@ -180,15 +180,12 @@ def search(store: Store, question: str, *, k: int = 5) -> list[Span]:
     path = store.state_dir / DB_NAME
     if not words or k <= 0 or not path.is_file():
         return []
-    db = connect(store)
-    try:
+    with opened(store) as db:
         rows = db.execute(
             "SELECT rowid, source, line, session, at, cls, text, quarantined, bm25(spans) AS rank "
             "FROM spans WHERE spans MATCH ? ORDER BY rank, rowid LIMIT ?",
             (" OR ".join(quote(w) for w in words), k * 8),
         ).fetchall()
-    finally:
-        db.close()
     need = min(2, len(words))
     found = []
     for row in rows:
@@ -241,38 +238,44 @@ def restated(said: set[str], shown: Sequence[str]) -> int:
 def count(store: Store) -> int:
     if not (store.state_dir / DB_NAME).is_file():
         return 0
-    db = connect(store)
-    try:
+    with opened(store) as db:
         return int(db.execute("SELECT count(*) FROM spans").fetchone()[0])
-    finally:
-        db.close()
 
 
 def carrying(store: Store, texts: Sequence[str]) -> list[int]:
-    """The spans that carry one of ``texts``: the text itself (case and spacing aside), or
-    — for a text of three or more content words — ``RESTATED`` of its content words, so a
-    rewording ("Noted: the door code is …") is reached as well as a quote."""
+    """The spans that carry one of ``texts`` (a memory being purged): the text itself (case
+    and spacing aside); ``RESTATED`` of a text's content words (a rewording of the claim);
+    a span ``RESTATED`` of whose own content words are the memory's (a short restatement);
+    or a distinctive token of the memory — one mixing digits with letters, like
+    ``4711-B`` — anywhere. Purge errs towards deleting: these are derived copies."""
     from kura.claims import words
 
     wanted = [t for t in texts if len(t.strip()) >= MIN_CHARS]
     if not wanted or not (store.state_dir / DB_NAME).is_file():
         return []
-    db = connect(store)
-    try:
-        ids: set[int] = set()
-        for text in wanted:
-            exact, claim = " ".join(text.lower().split()), words(text)
-            terms = query_words(text)[:24]
-            if not terms:
-                continue
-            match = " OR ".join(quote(w) for w in terms)
-            for rowid, body in db.execute("SELECT rowid, text FROM spans WHERE spans MATCH ?", (match,)):
-                said = " ".join(body.lower().split())
-                if exact in said or (len(claim) >= 3 and len(claim & words(body)) >= RESTATED * len(claim)):
-                    ids.add(int(rowid))
-        return sorted(ids)
-    finally:
-        db.close()
+    theirs = set().union(*(words(t) for t in wanted))
+    theirs |= {part for word in theirs for part in re.split(r"[-_./]", word) if part}  # 4711-B is 4711 B
+    marks = {tok.lower() for t in wanted for tok in _TOKEN.findall(t) if _distinctive(tok)}
+    terms = list(dict.fromkeys(w for t in wanted for w in query_words(t)))[:64] + sorted(marks)
+    ids: set[int] = set()
+    with opened(store) as db:
+        rows = db.execute(
+            "SELECT rowid, text FROM spans WHERE spans MATCH ?", (" OR ".join(map(quote, terms)),)
+        )
+        for rowid, body in rows:
+            said, lowered = words(body), " ".join(body.lower().split())
+            if (
+                any(" ".join(t.lower().split()) in lowered for t in wanted)
+                or any(len(c) >= 3 and len(c & said) >= RESTATED * len(c) for c in map(words, wanted))
+                or (len(said) >= 3 and len(said & theirs) >= RESTATED * len(said))
+                or any(mark in lowered for mark in marks)
+            ):
+                ids.add(int(rowid))
+    return sorted(ids)
+
+
+def _distinctive(token: str) -> bool:
+    return len(token) >= 4 and any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
 
 
 def forget(store: Store, ids: Sequence[int]) -> int:
@@ -281,8 +284,7 @@ def forget(store: Store, ids: Sequence[int]) -> int:
     its own name or another — does not bring them back."""
     if not ids:
         return 0
-    db = connect(store)
-    try:
+    with opened(store) as db:
         db.execute("PRAGMA secure_delete=ON")
         with db:
             marks = ",".join("?" * len(ids))
@@ -293,12 +295,14 @@ def forget(store: Store, ids: Sequence[int]) -> int:
         db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return int(gone)
-    finally:
-        db.close()
 
 
 def _grave(cls: str, text: str) -> str:
-    return hashlib.sha256(f"gone\x00{cls}\x00{normalise(text).lower()}".encode()).hexdigest()
+    """A purged span's hash: its words in order, lower-cased — not its class, its spacing
+    or its punctuation, so the same sentence does not come back as a tool output or with a
+    comma for a full stop (``cls`` is kept in the signature for the callers' symmetry)."""
+    del cls
+    return hashlib.sha256(("gone\x00" + " ".join(_WORD.findall(text.lower()))).encode()).hexdigest()
 
 
 def short_session(session: str) -> str:

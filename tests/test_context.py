@@ -320,7 +320,12 @@ def test_secrets_in_tool_output_never_reach_the_span_index(tmp_path: Path) -> No
     leaks = ['{"password": "Pq7wX2nV9kL4mZ8s", "user": "deploy"} for the staging env config',
              "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCY in the staging env config",
              "psql postgres://deploy:Tr0ub4dor3xKq9zLm@db.internal/app for the staging env config",
-             "Authorization: Bearer 9f8e7d6c5b4a392817064f for the staging env config"]  # fmt: skip
+             "Authorization: Bearer 9f8e7d6c5b4a392817064f for the staging env config",
+             "run psql --password hunter2xyzzy for the staging env config",
+             "redis://:Sup3rS3cretRedis@cache:6379 is the staging env config",
+             "DB_PASS=s3cr3tpassw0rd in the staging env config",
+             'password: "correct horse battery staple" for the staging env config',
+             "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBGXkmZcBCADkQ9Zz\n for the staging env config"]  # fmt: skip
     spans.ingest(store, _chat(tmp_path / "t.jsonl", [("tool", leak) for leak in leaks]))
     stored = b"".join(p.read_bytes() for p in store.state_dir.glob("spans.db*"))
     for secret in (
@@ -328,6 +333,11 @@ def test_secrets_in_tool_output_never_reach_the_span_index(tmp_path: Path) -> No
         b"wJalrXUtnFEMIK7MDENGbPxRfiCY",
         b"Tr0ub4dor3xKq9zLm",
         b"9f8e7d6c5b4a392817064f",
+        b"hunter2xyzzy",
+        b"Sup3rS3cretRedis",
+        b"s3cr3tpassw0rd",
+        b"battery staple",
+        b"lQOYBGXkmZcBCADkQ9Zz",
     ):
         assert secret not in stored
     assert "[redacted: credential]" in context(store, "staging env config password", today=TODAY).text
@@ -340,15 +350,18 @@ def test_purge_reaches_a_reworded_span_and_a_copy_of_the_transcript(tmp_path: Pa
         tmp_path / "s", [("door-code", "project", "the office door code is ZEBRAQUOKKA 7731", None)]
     )
     talk = [("user", "the office door code is ZEBRAQUOKKA 7731"),
-            ("assistant", "Noted: office door code ZEBRAQUOKKA 7731, it rotates quarterly.")]  # fmt: skip
+            ("assistant", "Noted: office door code ZEBRAQUOKKA 7731, it rotates quarterly."),
+            ("user", "fyi office door = ZEBRAQUOKKA 7731"), ("user", "the office plants need water on Mondays")]  # fmt: skip
     first = _chat(tmp_path / "door.jsonl", talk)
     spans.ingest(store, first)
     found = closure(store, "door-code")
-    assert len(found.spans) == 2
+    assert len(found.spans) == 3
     purge(store, found)
     copy = tmp_path / "door-copy.jsonl"
     copy.write_bytes(first.read_bytes())
-    assert spans.ingest(store, copy).added == 0 and spans.count(store) == 0
+    assert spans.ingest(store, copy).added == 1 and spans.count(store) == 2  # only the plants, again
+    as_tool = _chat(tmp_path / "other.jsonl", [("tool", "The office door code is ZEBRAQUOKKA 7731!")])
+    assert spans.ingest(store, as_tool).added == 0  # another class, other punctuation: still gone
     assert b"ZEBRAQUOKKA" not in b"".join(p.read_bytes() for p in store.state_dir.glob("spans.db*"))
 
 
@@ -429,3 +442,23 @@ def test_a_span_restating_a_rule_the_budget_left_out_is_shown_after_all(tmp_path
     assert "canary-noon" in {i.source for i in tight.left_out if i.section == "rules"}
     said = [i for i in tight.items if i.section == "spans"]
     assert len(said) == 1 and "canary deploy runs at noon" in said[0].text and tight.tokens <= 150
+
+
+def test_a_span_index_with_damaged_pages_is_a_clear_error_not_a_crash(desk: Store, tmp_path: Path) -> None:
+    import sqlite3
+
+    from kura.errors import StoreError
+
+    path = desk.state_dir / "spans.db"
+    sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    for extra in ("-wal", "-shm"):
+        (desk.state_dir / f"spans.db{extra}").unlink(missing_ok=True)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 :] = bytes(len(data) - len(data) // 2)
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="the span index cannot be read"):
+        spans.ingest(
+            desk, _chat(tmp_path / "n.jsonl", [("user", "the canary deploy runs at noon on weekdays")])
+        )
+    told = context(desk, "which port does the staging database use", today=TODAY)
+    assert any(i.why.startswith("spans skipped") for i in told.left_out)
