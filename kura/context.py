@@ -30,8 +30,9 @@ left to recall, so asking twice gives the same bytes.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kura import budget as bd
@@ -161,7 +162,7 @@ def _assemble(
     for grant in granted:
         items = candidates[grant.name]
         chosen = set(grant.taken)
-        left += [replace_why(item, "left out for budget") for i, item in enumerate(items) if i not in chosen]
+        left += [replace(item, why="left out for budget") for i, item in enumerate(items) if i not in chosen]
         if chosen:
             picked = [items[i] for i in grant.taken]
             kept += picked
@@ -171,10 +172,6 @@ def _assemble(
     used = {g.name: g.tokens for g in granted}
     return Context(name, task, budget, text, estimate_tokens(text), tuple(kept), tuple(left), found.how,
                    found.reason, shares, used)  # fmt: skip
-
-
-def replace_why(item: Item, why: str) -> Item:
-    return Item(item.section, item.text, item.source, why, item.tokens)
 
 
 _SEPARATOR = {name: "\n\n" if name == "memory" else "\n" for name in HEADINGS}  # a memory is a block
@@ -189,6 +186,7 @@ def _item(section: str, text: str, source: str, why: str) -> Item:
 
 _MAPS: dict[tuple[str, str], tuple[list[Item], list[Item]]] = {}  # (store, weave stamp) -> items
 _MAPS_KEPT = 8
+_MAPS_LOCK = threading.Lock()
 
 
 def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[list[Item], list[Item]]:
@@ -202,8 +200,9 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[lis
 
     stats = file_stats(store.root)
     key = (str(store.root), fingerprint(store.root, settings, today=today, stats=stats))
-    if key in _MAPS:
-        return _MAPS[key]
+    with _MAPS_LOCK:
+        if key in _MAPS:
+            return _MAPS[key]
     cloth = ""
     try:
         woven = weave(store, settings, today=today, stats=stats)
@@ -230,9 +229,10 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[lis
             rules.append(_item("rules", raw.strip(), slug, f"pinned ({kind})"))
         else:
             mapped.append(_item("map", raw.strip(), slug, "in the map"))
-    while len(_MAPS) >= _MAPS_KEPT:
-        _MAPS.pop(next(iter(_MAPS)))
-    _MAPS[key] = (rules, mapped)
+    with _MAPS_LOCK:  # a server answers from several threads
+        while len(_MAPS) >= _MAPS_KEPT:
+            _MAPS.pop(next(iter(_MAPS)))
+        _MAPS[key] = (rules, mapped)
     return rules, mapped
 
 
