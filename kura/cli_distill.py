@@ -35,12 +35,28 @@ distill_app = typer.Typer(no_args_is_help=True, help="Read agent transcripts wit
 app.add_typer(distill_app, name="distill")
 
 
+DistilStoreOpt = Annotated[
+    str | None, typer.Option("--store", help="Store to distil into (else the global -s).")
+]
+
+
+def _distilling(ctx: typer.Context, store: str | None) -> tuple[Any, Any, Any, Any]:
+    """(config, the store's config, its journals, the open store) for a distilling command."""
+    from kura.distill.run import journals_for
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    chosen = core(lambda: config.store_config(store or g.store))
+    journals = core(
+        lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
+    )
+    return config, chosen, journals, core(chosen.open)
+
+
 @distill_app.command("run")
 def run(
     ctx: typer.Context,
-    store: Annotated[
-        str | None, typer.Option("--store", help="Store to distil into (else the global -s).")
-    ] = None,
+    store: DistilStoreOpt = None,
     no_model: Annotated[
         bool, typer.Option("--no-model", help="Spot with the rules and compose with templates only.")
     ] = False,
@@ -53,15 +69,9 @@ def run(
 
     from kura.cli_recall import ProgressLine
     from kura.distill.brain import Minds
-    from kura.distill.run import journals_for, run_pass
+    from kura.distill.run import run_pass
 
-    g: Globals = ctx.obj
-    config = core(lambda: cfg.load_config(g.config))
-    chosen = core(lambda: config.store_config(store or g.store))
-    journals = core(
-        lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
-    )
-    opened = core(chosen.open)
+    config, chosen, journals, opened = _distilling(ctx, store)
     minds = Minds(charter=opened.charter)
     if not no_model:
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
@@ -257,9 +267,7 @@ def drain(
 @distill_app.command("night")
 def night(
     ctx: typer.Context,
-    store: Annotated[
-        str | None, typer.Option("--store", help="Store to distil into (else the global -s).")
-    ] = None,
+    store: DistilStoreOpt = None,
     idle_min: Annotated[
         float, typer.Option("--idle-min", help="Minutes the journals must stay quiet before a pass.")
     ] = 20.0,
@@ -277,15 +285,8 @@ def night(
     import datetime as dt
 
     from kura.distill.night import Night, snapshot, tasks_for
-    from kura.distill.run import journals_for
 
-    g: Globals = ctx.obj
-    config = core(lambda: cfg.load_config(g.config))
-    chosen = core(lambda: config.store_config(store or g.store))
-    journals = core(
-        lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
-    )
-    opened = core(chosen.open)
+    config, chosen, journals, opened = _distilling(ctx, store)
 
     def log(line: str) -> None:
         say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
