@@ -10,6 +10,13 @@ starts with a dot, which the store never mistakes for a memory.
 Writers in several processes serialise on one lock file in the store's state folder
 (``filelock``: flock on POSIX, msvcrt on Windows), so a read-modify-write of the index
 never loses another writer's line.
+
+People's editors take no lock. An editor that saves in place truncates the file and writes
+it later, into the inode it opened; if kura renames its own file over that inode in between,
+the editor's bytes land in a file nobody can see any more. So ``replace_checked`` compares
+the file with what kura read after its fsync, immediately before the rename, and keeps the
+replaced inode open across the rename: a save that lands in it afterwards is read back from
+that descriptor and handed to the caller to merge, never silently orphaned.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +39,121 @@ LOCK_TIMEOUT = 60.0
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` all at once, keeping the old file's permissions."""
+    tmp = _staged(path, data)
+    try:
+        os.replace(tmp, path)
+    except OSError as err:
+        raise _unwritten(path, tmp, err) from err
+    _fsync_dir(path.parent)
+
+
+class Changed(StoreError):
+    """The file no longer held what kura read when it came to replace it (``now``: its
+    bytes at that moment, None when it was gone)."""
+
+    def __init__(self, path: Path, now: bytes | None) -> None:
+        self.now = now
+        super().__init__(f"{path.name}: changed while kura was writing it; nothing was written")
+
+
+LATE_QUIET = 0.25  # seconds a save into the replaced file must rest before its bytes count
+LATE_TIMEOUT = 2.0  # how long kura waits for an editor that truncated it to write it
+
+
+def replace_checked(path: Path, data: bytes, *, expect: bytes | None) -> bytes | None:
+    """Replace ``path`` with ``data`` only if it still holds ``expect`` (None: no file),
+    checked after the fsync and immediately before the rename (call it under the store lock).
+
+    Raises ``Changed`` when the check fails; nothing is written then. Returns the bytes of a
+    save that landed in the replaced file after the check — an editor that had it open — or
+    None when none did; the caller merges those, for they are newer than ``data``'s base."""
+    tmp = _staged(path, data)
+    try:
+        old = _open_old(path)
+    except OSError as err:
+        raise _unwritten(path, tmp, err) from err
+    try:
+        seen = _check(path, old, expect, tmp)
+        try:
+            os.replace(tmp, path)
+        except OSError as err:
+            raise _unwritten(path, tmp, err) from err
+        _fsync_dir(path.parent)
+        return None if old is None else _late_save(old, seen)
+    finally:
+        if old is not None:
+            os.close(old)
+
+
+def _check(path: Path, old: int | None, expect: bytes | None, tmp: Path) -> tuple[int, int]:
+    """(size, mtime) of the file about to be replaced, once its bytes are ``expect``."""
+    if old is None:
+        if expect is None:
+            return (-1, -1)
+        _discard(tmp)
+        raise Changed(path, None)
+    before = os.fstat(old)
+    now = _read_fd(old, before.st_size)
+    after = os.fstat(old)
+    seen = (after.st_size, after.st_mtime_ns)
+    try:
+        same_inode = os.stat(path, follow_symlinks=False).st_ino == after.st_ino
+    except OSError:
+        same_inode = False
+    if now != expect or (before.st_size, before.st_mtime_ns) != seen or not same_inode:
+        _discard(tmp)
+        raise Changed(path, now if same_inode else None)
+    return seen
+
+
+def _late_save(old: int, seen: tuple[int, int]) -> bytes | None:
+    """Bytes written into the replaced inode after the check, once they rest; None if none."""
+    st = os.fstat(old)
+    if (st.st_size, st.st_mtime_ns) == seen:
+        return None
+    deadline = time.monotonic() + LATE_TIMEOUT
+    last, since = (st.st_size, st.st_mtime_ns), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        st = os.fstat(old)
+        now = (st.st_size, st.st_mtime_ns)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif st.st_size > 0 and time.monotonic() - since >= LATE_QUIET:
+            break
+    return _read_fd(old, st.st_size)
+
+
+def _open_old(path: Path) -> int | None:
+    """A descriptor on the file about to be replaced (None if there is none); never through
+    a link, never a FIFO or device (kura only ever replaces plain files)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise StoreError(
+            f"{path}: not a plain file kura can replace ({err.strerror}); nothing was written"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(f"{path}: not a plain file; kura will not replace it — nothing was written")
+    return fd
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, max(size - offset, 0) + 65536, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _staged(path: Path, data: bytes) -> Path:
+    """``data`` in a fsynced temporary file beside ``path``, with the old file's mode."""
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         mode = path.stat().st_mode & 0o7777 if path.exists() else None
@@ -39,15 +163,22 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
-        os.replace(tmp, path)
     except OSError as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise StoreError(
-            f"{path}: could not write ({err.strerror or err}); "
-            "nothing was changed — check the folder's permissions and free space"
-        ) from err
-    _fsync_dir(path.parent)
+        raise _unwritten(path, tmp, err) from err
+    return tmp
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        tmp.unlink()
+
+
+def _unwritten(path: Path, tmp: Path, err: OSError) -> StoreError:
+    _discard(tmp)
+    return StoreError(
+        f"{path}: could not write ({err.strerror or err}); "
+        "nothing was changed — check the folder's permissions and free space"
+    )
 
 
 @contextlib.contextmanager
@@ -129,15 +260,11 @@ def settled_bytes(
     every write) — and its size and modification time are the same before and after the
     read. A file that keeps changing for ``timeout`` seconds is a StoreError: nothing is
     written on top of it."""
-    import time
-
     deadline = time.monotonic() + timeout
     last: tuple[tuple[int, int, int], bytes] | None = None
     while True:
         try:
-            before = os.stat(path)
-            data = path.read_bytes()
-            after = os.stat(path)
+            before, data, after = _read_plain(path)
         except FileNotFoundError:
             return None
         except OSError as err:
@@ -150,6 +277,32 @@ def settled_bytes(
         if time.monotonic() > deadline:
             raise StoreError(f"{path.name}: kept changing while kura tried to read it; nothing was written")
         time.sleep(quiet)
+
+
+def read_plain(path: Path, limit: int) -> bytes:
+    """The bytes of a plain file, never through a link, at most ``limit`` of them; OSError
+    for a FIFO, a device or a link (a derived file may come from someone else's folder)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a plain file")
+        return os.pread(fd, limit, 0)
+    finally:
+        os.close(fd)
+
+
+def _read_plain(path: Path) -> tuple[os.stat_result, bytes, os.stat_result]:
+    """(stat before, bytes, stat after) of a plain file; a FIFO or device is an error, not
+    a read that never ends."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise OSError(0, "not a plain file")
+        data = _read_fd(fd, before.st_size)
+        return before, data, os.stat(path)
+    finally:
+        os.close(fd)
 
 
 def identity(path: Path) -> tuple[int, int, int] | None:

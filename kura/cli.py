@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,14 +98,14 @@ def remember(
     store = store_from(ctx)
     if witness is not None and witness.upper() not in WEIGHTS:
         fail(f"--witness {witness!r}: not one of {', '.join(WEIGHTS)}")
-    result = core(lambda: store.remember(slug, description, text, type=type, title=title))
+    amend = None
     if witness is not None:
-        from kura.lifecycle import reinforce
+        from kura.lifecycle import witnessed
 
         seen = Witness(witness.upper(), dt.date.today(), " ".join(session.split()), "kura remember",
                        " ".join(quote.split()))  # fmt: skip
-        added = core(lambda: reinforce(store, result.slug, seen))
-        result = replace(result, changed=result.changed or added.changed)
+        amend = partial(witnessed, witness=seen, slug=slug)
+    result = core(lambda: store.remember(slug, description, text, type=type, title=title, amend=amend))
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
     if as_json:
         print_json(

@@ -115,6 +115,11 @@ def parse_index(text: str) -> Index:
     return Index(tuple(lines), newline, bom, final_newline)
 
 
+def parse_bytes(raw: bytes) -> Index:
+    """The index from its file's bytes (bytes that are not UTF-8 survive a rewrite)."""
+    return parse_index(raw.decode("utf-8", "surrogateescape"))
+
+
 def _uncomment(raw: str, in_comment: bool) -> tuple[str, bool]:
     """The part of a line outside HTML comments, and whether a comment is still open."""
     visible: list[str] = []
@@ -126,13 +131,22 @@ def _uncomment(raw: str, in_comment: bool) -> tuple[str, bool]:
                 return "".join(visible), True
             position, in_comment = end + 3, False
         else:
-            start = raw.find("<!--", position)
+            start = _comment_start(raw, position)
             if start < 0:
                 visible.append(raw[position:])
                 break
             visible.append(raw[position:start])
             position, in_comment = start + 4, True
     return "".join(visible), in_comment
+
+
+def _comment_start(raw: str, position: int) -> int:
+    """Where the next ``<!--`` opens a comment: one written ``\\<!--`` (a backslash escape,
+    as kura writes it inside a title or trigger) is plain text in markdown."""
+    start = raw.find("<!--", position)
+    while start > 0 and (len(raw[:start]) - len(raw[:start].rstrip("\\"))) % 2:
+        start = raw.find("<!--", start + 1)
+    return start
 
 
 def render_index(index: Index) -> str:
@@ -157,9 +171,18 @@ def entry_text(slug: str, title: str, trigger: str) -> str:
     target = f"{slug}.md"
     if re.search(r"[\s()<>]", target):
         target = f"<{target}>"
-    trigger = " ".join(trigger.split())
+    trigger = _plain(" ".join(trigger.split()))
     link = f"- [{_escape(title)}]({target})"
     return f"{link} — {trigger}" if trigger else link
+
+
+def own_line(index: Index, slug: str, *, name: str, description: str, title: str | None) -> str:
+    """A memory's index line; a title someone gave its existing line is kept."""
+    existing = index.line_for(slug)
+    chosen = title_for(title or (existing.title if existing else "") or name, description, slug)
+    if existing is not None:
+        return update_entry(existing, chosen, description)
+    return entry_text(slug, chosen, description)
 
 
 def update_entry(line: IndexLine, title: str, trigger: str) -> str:
@@ -170,7 +193,7 @@ def update_entry(line: IndexLine, title: str, trigger: str) -> str:
         start = head.index("[")
         end = head.index("](", start)
         head = head[:start] + f"[{_escape(title)}" + head[end:]
-    trigger = " ".join(trigger.split())
+    trigger = _plain(" ".join(trigger.split()))
     tail = line.text[len(line.head) + len(line.trigger) :] if line.trigger else ""
     if not line.trigger and trigger:
         head = head.rstrip() + " — "
@@ -178,7 +201,15 @@ def update_entry(line: IndexLine, title: str, trigger: str) -> str:
 
 
 def _escape(title: str) -> str:
-    return " ".join(title.split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return _plain(" ".join(title.split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]"))
+
+
+def _plain(text: str) -> str:
+    """Text that cannot open an HTML comment: a ``<!--`` in a description would hide the
+    memory's own line, and every line after it, from the map."""
+    return re.sub(
+        r"(\\*)<!--", lambda m: m.group(1) + ("\\" if len(m.group(1)) % 2 == 0 else "") + "<!--", text
+    )
 
 
 def upsert(index: Index, slug: str, line: str) -> Index:

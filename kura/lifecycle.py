@@ -11,28 +11,30 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from kura import index as ix
+from kura import note as nt
 from kura import witness as wt
 from kura.errors import StoreError
 from kura.store import Store, WriteResult
 
 
 def reinforce(store: Store, slug: str, witness: wt.Witness, *, actor: str = "direct") -> WriteResult:
-    """Add ``witness`` to the memory (a restatement: the same claim witnessed again). A
-    witness already recorded (same kind, session, source and quote) is not added twice."""
-    memory = store.show(slug)
-    base = memory.path.read_bytes()
-    found, _ = wt.read(memory.note.meta, slug)
-    merged = wt.dedupe([*found, witness])
-    if len(merged) == len(found):
-        return WriteResult(memory.slug, memory.path, False, False, False)
-    kept = memory.note.meta.get("witnesses")
+    """Add ``witness`` to the memory (a restatement: the same claim witnessed again), read
+    and written under the store lock. A witness already recorded (same kind, session,
+    source and quote) is not added twice."""
+    return store.update(slug, lambda memory: witnessed(memory.note, witness, memory.slug), actor=actor)
+
+
+def witnessed(note: nt.Note, witness: wt.Witness, slug: str = "<memory>") -> nt.Note:
+    """The note with ``witness`` recorded (the same note when it already is)."""
+    found, _ = wt.read(note.meta, slug)
+    if len(wt.dedupe([*found, witness])) == len(found):
+        return note
+    kept = note.meta.get("witnesses")
     raw = list(kept) if isinstance(kept, list) else []
-    note = memory.note.with_meta(witnesses=[*raw, witness.to_meta()])
-    return store.save(replace(memory, note=note), actor=actor, base=base)
+    return note.with_meta(witnesses=[*raw, witness.to_meta()])
 
 
 def supersede(
@@ -69,9 +71,7 @@ def archive(
 
 
 def _edit(store: Store, slug: str, actor: str, **changes: Any) -> None:
-    memory = store.show(slug)
-    base = memory.path.read_bytes()
-    store.save(replace(memory, note=memory.note.with_meta(**changes)), actor=actor, base=base)
+    store.update(slug, lambda memory: memory.note.with_meta(**changes), actor=actor)
 
 
 def _added(value: Any, slug: str) -> list[str]:

@@ -271,16 +271,18 @@ class Service:
         served = self.served(selector)
         if self.readonly:
             raise PolicyRefused(f"this service is read-only; store '{served.store.name}' is not written here")
-        result = served.store.remember(slug, description, body, type=type, title=title)
-        if result.did_work:
-            from kura.lifecycle import reinforce
-            from kura.witness import Witness
+        from kura.lifecycle import witnessed
+        from kura.witness import Witness
 
-            reinforce(
-                served.store,
-                result.slug,
-                Witness("MANUAL", _dt.date.today(), " ".join(session.split())[:120]),
-            )
+        seen = Witness("MANUAL", _dt.date.today(), " ".join(session.split())[:120])
+        result = served.store.remember(  # the witness goes in with the write, under its lock
+            slug,
+            description,
+            body,
+            type=type,
+            title=title,
+            amend=functools.partial(witnessed, witness=seen, slug=slug),
+        )
         with served.lock:
             if served.index is not None:
                 served.index.refresh([result.slug])

@@ -16,74 +16,23 @@ except ``MEMORY.md``, anything whose name starts with ``_`` or ``.``, and the st
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from kura import index as ix
 from kura import limits, policy
 from kura import note as nt
+from kura import rewrite as rw
 from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
+from kura.memory import Memory as Memory
+from kura.memory import WriteResult as WriteResult
+from kura.memory import remembered
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, index_file, is_memory_name, lookup_parts, new_slug, scan_files
-
-
-@dataclass(frozen=True, slots=True)
-class Memory:
-    """One memory as read from disk."""
-
-    slug: str
-    path: Path
-    note: nt.Note
-
-    @property
-    def name(self) -> str:
-        return self.note.name
-
-    @property
-    def description(self) -> str:
-        return self.note.description
-
-    @property
-    def type(self) -> str | None:
-        return self.note.type
-
-    @property
-    def findings(self) -> tuple[nt.Finding, ...]:
-        return self.note.findings
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "slug": self.slug,
-            "path": str(self.path),
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "meta": json.loads(json.dumps(self.note.meta, default=str)),
-            "body": self.note.body,
-            "links": list(self.note.links),
-            "findings": [str(f) for f in self.findings],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    slug: str
-    path: Path
-    created: bool
-    changed: bool
-    index_changed: bool
-
-    @property
-    def did_work(self) -> bool:
-        return self.created or self.changed or self.index_changed
 
 
 class Store:
@@ -180,8 +129,10 @@ class Store:
         type: str | None = None,
         title: str | None = None,
         actor: str = "direct",
+        amend: Callable[[nt.Note], nt.Note] | None = None,
     ) -> WriteResult:
-        """Create or update one memory and its own index line."""
+        """Create or update one memory and its own index line. ``amend`` makes a further
+        change to the note (a witness, say) in the same locked write."""
         self.check_write(actor)
         refuse_secrets(f"store '{self.name}', the slug", slug)  # a name is written too (never echoed)
         slug = new_slug(slug)
@@ -198,7 +149,7 @@ class Store:
             limits.utf8(f"{self.name}/{slug}", text)
         limits.check_text(f"{self.name}/{slug}", title=title or "", description=description, body=body or "")
         with self._lock():
-            return self._remember_locked(slug, description, body, type, title)
+            return self._remember_locked(slug, description, body, type, title, amend)
 
     def save(self, memory: Memory, *, actor: str = "direct", base: bytes | None = None) -> WriteResult:
         """Write an edited memory back; an unchanged one is not touched at all. With
@@ -208,17 +159,44 @@ class Store:
         text = nt.render(memory.note)
         refuse_secrets(f"{self.name}/{slug}", text)
         data = limits.utf8(f"{self.name}/{slug}", text)
+
+        def make(current: bytes | None) -> bytes:
+            if base is not None and current != base:
+                raise StoreError(f"{self.name}/{slug}: changed meanwhile; nothing was written")
+            if current is not None and current != data:
+                limits.check_rewritable(path, self.decode(slug, path, current).note)
+            return data
+
         with self._lock():
             path = self._target(slug)
-            created = not path.exists()
-            if base is not None and (None if created else path.read_bytes()) != base:
-                raise StoreError(f"{self.name}/{slug}: changed meanwhile; nothing was written")
-            if not created and path.read_bytes() == data:
-                return WriteResult(slug, path, False, False, False)
-            if not created:
-                limits.check_rewritable(path, self._read(slug, path).note)
-            write_atomic(path, data)
-            return WriteResult(slug, path, created, True, False)
+            first, wrote = self._rewrite(path, make, slug=slug)
+            return WriteResult(slug, path, first is None, wrote, False)
+
+    def update(
+        self, slug: str, change: Callable[[Memory], nt.Note | None], *, actor: str = "direct"
+    ) -> WriteResult:
+        """Read the memory and write ``change(memory)`` back, both under the store lock, so a
+        writer meanwhile is never overwritten and never makes this one fail: ``change`` sees
+        the bytes as they are (it may run again on an editor's newer save); None changes nothing."""
+        self.check_write(actor)
+        with self._lock():
+            path = self.resolve(slug)
+            slug = self._slug_of(path)
+
+            def make(current: bytes | None) -> bytes | None:
+                if current is None:
+                    raise self._not_found(slug)
+                memory = self.decode(slug, path, current)
+                note = change(memory)
+                if note is None:
+                    return None
+                limits.check_rewritable(path, memory.note)
+                text = nt.render(note)
+                refuse_secrets(f"{self.name}/{slug}", text)
+                return limits.utf8(f"{self.name}/{slug}", text)
+
+            _, wrote = self._rewrite(path, make, slug=slug)
+            return WriteResult(slug, path, False, wrote, False)
 
     def edit_index(self, change: Callable[[ix.Index], ix.Index], *, actor: str = "direct") -> bool:
         """Apply ``change`` to MEMORY.md under the store lock (policy checked); True if it
@@ -241,94 +219,119 @@ class Store:
         refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"))
         with self._lock():
             path = self._target(slug)
-            created = not path.exists()
-            if not created and path.read_bytes() != data:
-                raise StoreError(
-                    f"{self.name}/{slug}: a different memory with this slug "
-                    "exists; nothing was changed — rename one of them"
-                )
-            if created:
-                write_atomic(path, data)
+            self._check_index(adding=slug)
+
+            def make(current: bytes | None) -> bytes | None:
+                if current is not None and current != data:
+                    raise StoreError(
+                        f"{self.name}/{slug}: a different memory with this slug "
+                        "exists; nothing was changed — rename one of them"
+                    )
+                return data
+
+            first, wrote = self._rewrite(path, make, slug=slug)
+            created = first is None
             note = self._read(slug, path).note
 
             def change(index: ix.Index) -> ix.Index:
                 if not created and slug in index.named():
                     return index  # a person may have edited the line since the last import
-                return ix.upsert(index, slug, index_line or _entry(index, slug, note, None))
+                return ix.upsert(
+                    index,
+                    slug,
+                    index_line
+                    or ix.own_line(index, slug, name=note.name, description=note.description, title=None),
+                )
 
-            return WriteResult(slug, path, created, created, self._update_index(change))
+            return WriteResult(slug, path, created, wrote, self._update_index(change))
 
     # -- internals -----------------------------------------------------------------------
 
     def _remember_locked(
-        self, slug: str, description: str, body: str | None, type: str | None, title: str | None
+        self,
+        slug: str,
+        description: str,
+        body: str | None,
+        type: str | None,
+        title: str | None,
+        amend: Callable[[nt.Note], nt.Note] | None,
     ) -> WriteResult:
         path = self._target(slug)
-        for _ in range(5):  # an editor saving the same file meanwhile: start again from its bytes
-            old_bytes = self._settled(path)
-            created = old_bytes is None
-            if created:
-                name = title or ix.title_for("", description, slug)
-                meta: dict[str, Any] = {"name": name, "description": description, "type": type or "project",
-                                        "created": _today()}  # fmt: skip
-                note = nt.new_note(meta, body if body is not None else description)
-                old_text = None
-            else:
-                assert old_bytes is not None
-                old = self.decode(slug, path, old_bytes)
-                limits.check_rewritable(path, old.note)
-                note = old.note.with_meta(description=description)
-                note = note.with_meta(name=title) if title else note
-                note = note.with_type(type) if type else note
-                note = note.with_body(body) if body is not None else note
-                old_text = old.note.raw
-            text = nt.render(note)
-            changed = text != old_text
-            if changed and not created:
-                note = note.with_meta(updated=_today())
-                text = nt.render(note)
-            if changed and self._settled(path) != old_bytes:
-                continue
-            if changed:
-                self._write(path, text.encode("utf-8"))
-            index_changed = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
-            return WriteResult(slug, path, created, changed, index_changed)
-        raise StoreError(
-            f"{self.name}/{slug}: kept changing while kura tried to write it; nothing was written"
-        )
+        self._check_index(adding=slug)  # refuse before the memory is written, not after
+        made: list[nt.Note] = []
+
+        def make(old_bytes: bytes | None) -> bytes | None:
+            old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
+            if old is not None:
+                limits.check_rewritable(path, old)
+            note = remembered(old, slug, description, body, type=type, title=title, amend=amend)
+            made.append(note)
+            return None if note is old else nt.render(note).encode("utf-8")
+
+        first, changed = self._rewrite(path, make, slug=slug)
+        note = made[-1]
+        index_changed = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
+        return WriteResult(slug, path, first is None, changed, index_changed)
 
     def _settled(self, path: Path) -> bytes | None:
         return settled_bytes(path, ours=self._wrote.get(path))
 
-    def _write(self, path: Path, data: bytes) -> None:
-        write_atomic(path, data)
+    def _rewrite(self, path: Path, make: rw.Make, *, slug: str | None = None) -> tuple[bytes | None, bool]:
+        settle = partial(self._memory_settled, slug) if slug is not None else self._settled
+        return rw.rewrite(path, make, settle=settle, wrote=self._note_write)
+
+    def _note_write(self, path: Path) -> None:
         self._wrote[path] = identity(path)
 
+    def _memory_settled(self, slug: str, path: Path) -> bytes | None:
+        """The memory's bytes, refusing an empty file: that is an editor mid-save (or a
+        crash's leftover), and writing a fresh memory over it would lose the save."""
+        data = rw.rested(path, self._settled, lambda data: data is not None and not data.strip())
+        if data is not None and not data.strip():
+            raise StoreError(
+                f"{self.name}/{slug}: {path.name} is empty — an editor may be saving it; nothing was "
+                "written. Try again in a moment, or delete the empty file to start the memory afresh"
+            )
+        return data
+
     def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> bool:
-        """Apply ``change`` to the index; if a person's editor saved the file while we
-        worked, start again from their version rather than overwrite it — and never read a
-        half-saved file as the whole of it (``settled_bytes``)."""
+        """Apply ``change`` to the index (``rewrite``: an editor's save meanwhile is kept and
+        ``change`` applied on top of it) — never reading a half-saved file as the whole of
+        it, nor writing over an index that lost lines kura did not remove."""
         if self.index_path.is_symlink():
             raise StoreError(
                 f"{INDEX_NAME} of store '{self.name}' is a symlink; kura does not write through links — "
                 "replace it with the file itself"
             )
-        for _ in range(5):
-            before = self._settled(self.index_path) or b""
-            kept = self._index_cache  # as this object last wrote it: no need to parse it again
-            text = before.decode("utf-8", "surrogateescape")
-            current = kept[1] if kept and kept[0] == before else ix.parse_index(text)
-            updated = change(current)
-            if updated is current:
-                return False
-            data = ix.render_index(updated).encode("utf-8", errors="surrogateescape")
-            if (self._settled(self.index_path) or b"") == before:
-                self._write(self.index_path, data)
-                self._index_cache = (data, updated)
-                return True
-        raise StoreError(
-            f"{INDEX_NAME} of store '{self.name}': kept changing while kura tried to update it; "
-            "nothing was written to it — try again"
+        record = self._record()
+        wrote, kept = rw.update_index(
+            self.index_path,
+            change,
+            record,
+            read=self._settled,
+            wrote=self._note_write,
+            cache=self._index_cache,
+        )
+        if kept is not None:
+            self._index_cache = kept
+            rw.save_record(self.state_dir, kept[1].named())
+        return wrote
+
+    def _check_index(self, *, adding: str) -> None:
+        """Refuse a write up front when the index has lost lines, so that nothing is half
+        done: no memory written without its line."""
+        if self.index_path.is_symlink():
+            return  # _update_index says so
+        record = self._record()
+        before = rw.index_settled(self.index_path, record, self._settled)
+        record.refuse_loss(before, (*ix.parse_bytes(before or b"").named(), adding))
+
+    def _record(self) -> rw.IndexRecord:
+        return rw.IndexRecord(
+            self.index_path,
+            rw.load_record(self.state_dir),
+            exists=lambda slug: self.contains(f"{slug}.md"),
+            every=lambda: (slug for slug, _ in self._walk()),
         )
 
     def _lock(self) -> AbstractContextManager[None]:
@@ -459,17 +462,9 @@ class Store:
 
 
 def _upsert(index: ix.Index, *, slug: str, note: nt.Note, title: str | None) -> ix.Index:
-    return ix.upsert(index, slug, _entry(index, slug, note, title))
-
-
-def _entry(index: ix.Index, slug: str, note: nt.Note, title: str | None) -> str:
-    """The memory's index line; a title someone gave its existing line is kept."""
-    existing = index.line_for(slug)
-    given = title or (existing.title if existing else "") or note.name
-    chosen = ix.title_for(given, note.description, slug)
-    if existing is not None:
-        return ix.update_entry(existing, chosen, note.description)
-    return ix.entry_text(slug, chosen, note.description)
+    return ix.upsert(
+        index, slug, ix.own_line(index, slug, name=note.name, description=note.description, title=title)
+    )
 
 
 def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, bool]:
@@ -491,7 +486,3 @@ def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, boo
         write_atomic(gitignore, (existing + sep + f"{STATE_DIR}/\n").encode("utf-8"))
         did = True
     return store, did
-
-
-def _today() -> _dt.date:
-    return _dt.date.today()

@@ -1,0 +1,96 @@
+"""One memory as read from disk, and what a write did: plain values the store hands out."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kura import index as ix
+from kura import note as nt
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One memory as read from disk."""
+
+    slug: str
+    path: Path
+    note: nt.Note
+
+    @property
+    def name(self) -> str:
+        return self.note.name
+
+    @property
+    def description(self) -> str:
+        return self.note.description
+
+    @property
+    def type(self) -> str | None:
+        return self.note.type
+
+    @property
+    def findings(self) -> tuple[nt.Finding, ...]:
+        return self.note.findings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug,
+            "path": str(self.path),
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
+            "meta": json.loads(json.dumps(self.note.meta, default=str)),
+            "body": self.note.body,
+            "links": list(self.note.links),
+            "findings": [str(f) for f in self.findings],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    slug: str
+    path: Path
+    created: bool
+    changed: bool
+    index_changed: bool
+
+    @property
+    def did_work(self) -> bool:
+        return self.created or self.changed or self.index_changed
+
+
+def remembered(
+    old: nt.Note | None,
+    slug: str,
+    description: str,
+    body: str | None,
+    *,
+    type: str | None,
+    title: str | None,
+    amend: Callable[[nt.Note], nt.Note] | None = None,
+) -> nt.Note:
+    """What ``kura remember`` makes of a memory (``old``: None for a new one): its
+    description, title, type and body as given, the rest as it was; ``old`` itself when
+    nothing changed, and ``updated`` set when something did."""
+    if old is None:
+        name = title or ix.title_for("", description, slug)
+        meta: dict[str, Any] = {"name": name, "description": description, "type": type or "project",
+                                "created": dt.date.today()}  # fmt: skip
+        note = nt.new_note(meta, body if body is not None else description)
+    else:
+        note = old.with_meta(description=description)
+        note = note.with_meta(name=title) if title else note
+        note = note.with_type(type) if type else note
+        note = note.with_body(body) if body is not None else note
+    note = amend(note) if amend is not None else note
+    if old is None:
+        return note
+    text = nt.render(note)
+    if text == old.raw:
+        return old
+    return note.with_meta(updated=dt.date.today())
