@@ -107,6 +107,9 @@ def remember(
         amend = partial(witnessed, witness=seen, slug=slug)
     result = core(lambda: store.remember(slug, description, text, type=type, title=title, amend=amend))
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
+    if result.restored:
+        warn(f"{store.index_path}: put back the lines of {', '.join(result.restored)}, which a save "
+             "made from an older copy of the file had dropped")  # fmt: skip
     if as_json:
         print_json(
             {
@@ -114,6 +117,7 @@ def remember(
                 "path": str(result.path),
                 "result": verb,
                 "index_changed": result.index_changed,
+                "restored": list(result.restored),
                 "store": store.name,
             }
         )

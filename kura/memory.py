@@ -58,6 +58,7 @@ class WriteResult:
     created: bool
     changed: bool
     index_changed: bool
+    restored: tuple[str, ...] = ()  # memories whose index lines an editor's stale save dropped, put back
 
     @property
     def did_work(self) -> bool:

@@ -9,10 +9,11 @@ written), and a file may have lost lines for reasons kura cannot see. Three rule
   on it, one that lands in the file kura replaced is read back and the change goes on top.
 * ``rested``: bytes that look half-saved are believed only once the file has been left
   alone for ``REST`` seconds (editors write within about a second of truncating).
-* ``IndexRecord``: the slugs MEMORY.md named when kura last wrote it (derived state in
-  ``.kura/index-seen.json``). A write that would leave out lines of memories that still
-  exist, and that kura did not mean to remove, is refused with the file untouched — an
-  index wiped by a torn save is never written back as the truth.
+* ``IndexRecord``: MEMORY.md's lines as kura last wrote them (derived state in
+  ``.kura/index-seen.json``). A write never leaves out lines of memories that still exist
+  and that kura did not mean to remove: a few dropped by an editor's save made from an
+  older copy are put back ("keep theirs, add ours"); an emptied, vanished or cut-down
+  index is refused with the file untouched — a torn save is never written back as truth.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ REST = 1.2  # seconds a file that looks half-saved must be left alone before it 
 REST_TIMEOUT = 3.0
 RECORD = "index-seen.json"
 RECORD_MAX = 32 * 1024 * 1024
+RESTORE_MAX = 3  # lines an editor's stale save may drop that kura puts back; more is refused
 
 Make = Callable[[bytes | None], bytes | None]
 
@@ -97,11 +99,12 @@ def update_index(
     read: Callable[[Path], bytes | None],
     wrote: Callable[[Path], None],
     cache: tuple[bytes, ix.Index] | None,
-) -> tuple[bool, tuple[bytes, ix.Index] | None]:
+) -> tuple[bool, tuple[bytes, ix.Index] | None, tuple[str, ...]]:
     """``rewrite`` for MEMORY.md: ``change`` applied to the index as it is on disk (``cache``:
-    bytes kura last wrote and their parse), refused when it would leave out lines kura did
-    not remove. Returns whether it wrote, and the bytes and index it wrote."""
-    kept: list[tuple[bytes, ix.Index]] = []
+    bytes kura last wrote and their parse), with a few lines an editor's stale save dropped
+    put back, refused when the index lost more than that. Returns whether it wrote, the
+    bytes and index it wrote, and the slugs whose lines it put back."""
+    kept: list[tuple[bytes, ix.Index, tuple[str, ...]]] = []
 
     def make(before: bytes | None) -> bytes | None:
         raw = before or b""
@@ -109,13 +112,18 @@ def update_index(
         updated = change(current)
         if updated is current:
             return None
-        record.refuse_loss(before, (*current.named(), *updated.named()))
+        restored = record.losses(before, (*current.named(), *updated.named()))
+        for slug in restored:
+            updated = ix.upsert(updated, slug, (record.lines or {})[slug])
         data = ix.render_index(updated).encode("utf-8", errors="surrogateescape")
-        kept.append((data, updated))
+        kept.append((data, updated, restored))
         return data
 
     _, written = rewrite(path, make, settle=lambda p: index_settled(p, record, read), wrote=wrote)
-    return written, kept[-1] if written and kept else None
+    if not (written and kept):
+        return written, None, ()
+    data, index, restored = kept[-1]
+    return written, (data, index), restored
 
 
 def index_settled(path: Path, record: IndexRecord, read: Callable[[Path], bytes | None]) -> bytes | None:
@@ -125,39 +133,48 @@ def index_settled(path: Path, record: IndexRecord, read: Callable[[Path], bytes 
 
 @dataclass(frozen=True, slots=True)
 class IndexRecord:
-    """What MEMORY.md named when kura last wrote it, and the store's view of its memories."""
+    """What MEMORY.md said when kura last wrote it (``lines``: every slug it named, with the
+    memory's own entry line, "" for one named only in a grouped line; None: no record), and
+    the store's view of its memories."""
 
     path: Path
-    seen: frozenset[str] | None
+    lines: dict[str, str] | None
     exists: Callable[[str], bool]  # is this slug a memory file of the store
     every: Callable[[], Iterable[str]]  # every memory's slug
 
     def looks_torn(self, data: bytes | None) -> bool:
         """Whether these bytes may be an editor's save caught half-way."""
         if not data or not data.strip():
-            return bool(self.seen) or (data is not None and next(iter(self.every()), None) is not None)
+            return bool(self.lines) or (data is not None and next(iter(self.every()), None) is not None)
         if not data.endswith(b"\n"):
             return True
-        return self.seen is not None and bool(self.gone(self.seen, ix.parse_bytes(data).named()))
+        return self.lines is not None and bool(self.gone(self.lines, ix.parse_bytes(data).named()))
 
-    def refuse_loss(self, before: bytes | None, named: Iterable[str]) -> None:
-        """Refuse (StoreError) a write that would leave out memories whose lines were there
-        when kura last wrote the index (or, for an emptied one, any memory) and whose files
-        still exist; ``named`` is every slug the index names as read and as changed."""
+    def losses(self, before: bytes | None, named: Iterable[str]) -> tuple[str, ...]:
+        """The memories whose own lines to put back: lines kura wrote that an editor's save
+        made from an older copy left out (``named``: every slug the index names as read and
+        as changed). A loss too large for that — an emptied or vanished index, more than
+        ``RESTORE_MAX`` lines, a grouped line — is refused (StoreError), nothing written."""
         emptied = before is not None and not before.strip()
-        expected = set(self.seen or ())
-        if emptied or (before is None and self.seen):
+        expected = set(self.lines or ())
+        if emptied or (before is None and self.lines):
             expected.update(self.every())
         gone = self.gone(expected, named)
-        if not gone:
-            return
+        lines = self.lines or {}
+        if gone and (
+            emptied or before is None or len(gone) > RESTORE_MAX or not all(lines.get(s) for s in gone)
+        ):
+            raise StoreError(self._refusal(gone, emptied=emptied, vanished=before is None))
+        return gone
+
+    def _refusal(self, gone: tuple[str, ...], *, emptied: bool, vanished: bool) -> str:
         shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
         what = (
             f"is {'empty' if emptied else 'gone'} while {len(gone)} memories ({shown}) have no line in it"
-            if emptied or before is None
+            if emptied or vanished
             else f"has lost the lines of {len(gone)} memories ({shown}) since kura last wrote it"
         )
-        raise StoreError(
+        return (
             f"{self.path}: {what}, and kura did not remove them; nothing was written and the file is "
             "untouched. If an editor is saving it, try again in a moment; to put the lines back run "
             "`kura doctor --fix` (or delete those memories' files if you removed them on purpose)"
@@ -168,19 +185,21 @@ class IndexRecord:
         return tuple(sorted(slug for slug in expected if slug not in present and self.exists(slug)))
 
 
-def load_record(state_dir: Path) -> frozenset[str] | None:
-    """The slugs of the last index kura wrote (derived state: anything odd is no record)."""
+def load_record(state_dir: Path) -> dict[str, str] | None:
+    """The record of the last index kura wrote (derived state: anything odd is no record)."""
     try:
         raw = json.loads(read_plain(state_dir / RECORD, RECORD_MAX))
     except (OSError, ValueError, RecursionError):
         return None
-    entries = raw.get("entries") if isinstance(raw, dict) else None
-    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+    lines = raw.get("lines") if isinstance(raw, dict) else None
+    if not isinstance(lines, dict) or not all(isinstance(v, str) for v in lines.values()):
         return None
-    return frozenset(entries)
+    return lines
 
 
-def save_record(state_dir: Path, named: Iterable[str]) -> None:
-    data = json.dumps({"entries": list(named)}, ensure_ascii=False).encode("utf-8")
+def save_record(state_dir: Path, index: ix.Index) -> None:
+    lines = {slug: "" for slug in index.named()}
+    lines.update((line.slugs[0], line.text) for line in index.entries())
+    data = json.dumps({"lines": lines}, ensure_ascii=False).encode("utf-8", "surrogateescape")
     with contextlib.suppress(KuraError):  # a record that cannot be kept only weakens the check
         write_atomic(state_dir / RECORD, data)

@@ -203,7 +203,7 @@ class Store:
         changed anything. ``change`` may run more than once if an editor saves meanwhile."""
         self.check_write(actor)
         with self._lock():
-            return self._update_index(change)
+            return self._update_index(change)[0]
 
     def check_write(self, actor: str = "direct") -> None:
         """Refuse a write the store's policy does not allow (PolicyRefused)."""
@@ -243,7 +243,8 @@ class Store:
                     or ix.own_line(index, slug, name=note.name, description=note.description, title=None),
                 )
 
-            return WriteResult(slug, path, created, wrote, self._update_index(change))
+            index_changed, restored = self._update_index(change)
+            return WriteResult(slug, path, created, wrote, index_changed, restored)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -270,8 +271,8 @@ class Store:
 
         first, changed = self._rewrite(path, make, slug=slug)
         note = made[-1]
-        index_changed = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
-        return WriteResult(slug, path, first is None, changed, index_changed)
+        index_changed, restored = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
+        return WriteResult(slug, path, first is None, changed, index_changed, restored)
 
     def _settled(self, path: Path) -> bytes | None:
         return settled_bytes(path, ours=self._wrote.get(path))
@@ -294,7 +295,7 @@ class Store:
             )
         return data
 
-    def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> bool:
+    def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> tuple[bool, tuple[str, ...]]:
         """Apply ``change`` to the index (``rewrite``: an editor's save meanwhile is kept and
         ``change`` applied on top of it) — never reading a half-saved file as the whole of
         it, nor writing over an index that lost lines kura did not remove."""
@@ -304,7 +305,7 @@ class Store:
                 "replace it with the file itself"
             )
         record = self._record()
-        wrote, kept = rw.update_index(
+        wrote, kept, restored = rw.update_index(
             self.index_path,
             change,
             record,
@@ -314,8 +315,8 @@ class Store:
         )
         if kept is not None:
             self._index_cache = kept
-            rw.save_record(self.state_dir, kept[1].named())
-        return wrote
+            rw.save_record(self.state_dir, kept[1])
+        return wrote, restored
 
     def _check_index(self, *, adding: str) -> None:
         """Refuse a write up front when the index has lost lines, so that nothing is half
@@ -324,7 +325,7 @@ class Store:
             return  # _update_index says so
         record = self._record()
         before = rw.index_settled(self.index_path, record, self._settled)
-        record.refuse_loss(before, (*ix.parse_bytes(before or b"").named(), adding))
+        record.losses(before, (*ix.parse_bytes(before or b"").named(), adding))
 
     def _record(self) -> rw.IndexRecord:
         return rw.IndexRecord(

@@ -83,7 +83,9 @@ def test_an_editor_that_truncates_then_writes_loses_nothing(tmp_path: Path, paus
             wrote = False
     after = store.index_path.read_text(encoding="utf-8")
     assert "A line the person typed." in after
-    assert [f"m{i:03d}" for i in range(120)] + ["seed"] == [s for s in entries(store.index_path) if s != "new"]
+    assert [f"m{i:03d}" for i in range(120)] + ["seed"] == [
+        s for s in entries(store.index_path) if s != "new"
+    ]
     assert (entries(store.index_path).count("new") == 1) is wrote
 
 
@@ -132,7 +134,7 @@ def test_doctor_fix_puts_lost_lines_back_and_writes_go_on(tmp_path: Path) -> Non
     store.index_path.write_text("# Memory index\n", encoding="utf-8")
     old = time.time() - 60
     os.utime(store.index_path, (old, old))
-    with pytest.raises(StoreError, match="MEMORY.md"):
+    with pytest.raises(StoreError, match=r"MEMORY\.md"):
         Store(store.root).remember("new", "written after")
     result = subprocess.run(
         [sys.executable, "-m", "kura", "-s", str(store.root), "doctor", "--fix"],
@@ -171,7 +173,9 @@ def test_a_save_landing_between_the_check_and_the_rename_is_kept(
     root = tmp_path / "s"
     store = make_store(root, [("note", "project", "the first description", None)])
     path = root / target
-    edited = path.read_text(encoding="utf-8").replace("the first description", "the first description, edited")
+    edited = path.read_text(encoding="utf-8").replace(
+        "the first description", "the first description, edited"
+    )
     edited += "Saved by the person at the last moment.\n"
     real_replace = os.replace
     editors: list[Any] = []
@@ -226,3 +230,20 @@ def test_comment_and_fence_marks_never_hide_a_memorys_own_line(tmp_path: Path, t
     store.remember("c", "written after them")
     assert entries(store.index_path) == ["first", "a", "b", "c"]
     assert Store(store.root).show("a").description == text
+
+
+def test_a_line_dropped_by_a_save_from_an_older_copy_is_put_back(tmp_path: Path, cli: Any) -> None:
+    store = seeded(tmp_path / "s", 10)
+    stale = store.index_path.read_text(encoding="utf-8")  # the person's editor read this copy
+    store.remember("written-meanwhile", "kura wrote this while the person was editing")
+    store.index_path.write_text(stale + "A line the person typed.\n", encoding="utf-8")
+    result = cli("-s", str(store.root), "remember", "next", "written after the person's save")
+    assert result.code == 0, result
+    assert "written-meanwhile" in result.err and "put back" in result.err
+    after = store.index_path.read_text(encoding="utf-8")
+    assert "A line the person typed." in after
+    assert entries(store.index_path) == [f"m{i:03d}" for i in range(10)] + [
+        "seed",
+        "next",
+        "written-meanwhile",
+    ]
