@@ -17,8 +17,13 @@ forget it, and it needs no web framework to be read or tested.
   dropped without the app running at all. The limit is counted as bytes arrive: a
   Content-Length over it is refused unread, and a chunked body, or one longer than it
   claimed, is cut off as soon as it passes the limit.
-* **HTTP only.** A WebSocket handshake is refused here (it would otherwise pass every check
-  above); the lifespan passes through.
+* **One of each.** A request with two ``Host``, ``Origin`` or ``Authorization`` headers is
+  a 400: a check that reads one of them while something else reads the other is a bypass
+  (two ``Origin`` headers, the hostile one first, once got a cross-site write through).
+* **HTTP only.** A WebSocket handshake is refused here with a 400 (it would otherwise pass
+  every check above); ``kura serve`` hands every upgrade over as plain HTTP, and a
+  WebSocket scope from another server is closed before it is accepted. The lifespan
+  passes through.
 * **A crash is an answer, not a dropped connection.** An exception that escapes the app
   before it answered becomes the JSON 500 (traceback to the server log) and the
   connection stays usable, as after any other error.
@@ -45,6 +50,10 @@ if TYPE_CHECKING:
 
 MAX_BODY = 1 << 20  # 1 MiB: a memory is a paragraph; the limit stops accidents, not authors
 MAX_ECHO = 200  # characters of a client's value an error message may repeat
+ONCE = ("host", "origin", "authorization")  # headers a check reads: two of one is ambiguous
+NO_WEBSOCKET = (
+    "WebSocket is not served here: kura speaks plain HTTP (MCP: streamable HTTP at /mcp); nothing ran"
+)
 TOKEN_ENV = "KURA_TOKEN"
 
 log = logging.getLogger("uvicorn.error")  # the server log uvicorn prints
@@ -90,21 +99,23 @@ class Guard:
         self.app, self.token, self.limit = app, token, limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":  # no route takes one; it would skip every check below
+        if scope["type"] == "websocket":  # not from kura serve (ws="none"); it would skip every check
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": 1008})  # refused: the server answers 403
             return
         if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refused = self._refusal(scope["path"], headers)
+        named = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        headers = dict(named)
+        refused = _malformed(named) or self._refusal(scope["path"], headers)
         if refused is not None:
             await send_error(send, *refused)
             return
         declared = headers.get("content-length", "")
         if declared.strip().isdigit() and int(declared) > self.limit:
-            await send_error(send, 413, self._too_large())  # refused unread; uvicorn drains the rest
+            # refused unread: what follows is discarded until the body deadline (kura.listener)
+            await send_error(send, 413, self._too_large())
             return
         try:
             body = await _read_body(receive, self.limit)
@@ -155,6 +166,19 @@ class Guard:
 
     def _too_large(self) -> str:
         return f"the request body is over {self.limit} bytes; nothing was read or written"
+
+
+def _malformed(named: list[tuple[str, str]]) -> tuple[int, str, dict[str, str]] | None:
+    """A request no check can judge: a header it reads given twice, or a WebSocket handshake."""
+    names = [name for name, _ in named]
+    for name in ONCE:
+        if (count := names.count(name)) > 1:
+            said = f"the request carries {count} {name.title()} headers where one is allowed; nothing ran"
+            return 400, said, {}
+    upgrades = ",".join(value for name, value in named if name == "upgrade").split(",")
+    if "websocket" in (token.strip().lower() for token in upgrades):
+        return 400, NO_WEBSOCKET, {"connection": "close"}
+    return None
 
 
 def _hostname(host: str) -> str:

@@ -13,7 +13,8 @@ Why it is built this way:
 * **Whole requests, local clients.** ``kura.guard`` runs before any routing: loopback
   unless there is a token, no cross-site browser requests, bodies read whole (at most
   1 MiB, whatever Content-Length claims) so no handler acts on half a request — and the
-  store's lock and atomic writes mean nothing is half-written on disk either. Bodies are
+  store's lock and atomic writes mean nothing is half-written on disk either. A client
+  that sends nothing, or sends too slowly, is cut off (``kura.listener``'s deadlines). Bodies are
   JSON whatever their Content-Type says (``curl -d`` sends a form type).
 * **One error shape.** Every failure is ``{"error": {"status", "message", …}}`` with the
   status saying whose move it is: 400 unreadable JSON, 401 no token, 403 refused, 404 no
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from kura import __version__
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
 from kura.guard import Guard, check_bind, error_body, shorten
+from kura.listener import Deadlines, address_of, listen, uvicorn_config
 from kura.payloads import (
     ContextIn,
     ContextOut,
@@ -417,21 +419,31 @@ def serve(
     token: str | None = None,
     readonly: bool = False,
     bound: str | None = None,
+    deadlines: Deadlines = Deadlines(),
 ) -> None:
-    """Serve ``config``'s stores until interrupted. Raises ConfigError before binding
-    anything beyond loopback without a token."""
+    """Serve ``config``'s stores until interrupted. Raises ConfigError before opening
+    anything when it may not listen (beyond loopback without a token) or cannot (a busy
+    port, an address this machine does not have)."""
     import logging.config
 
     import uvicorn
     from uvicorn.config import LOGGING_CONFIG
 
     check_bind(host, token)
+    sockets = listen(host, port)
     logging.config.dictConfig(LOGGING_CONFIG)  # what uvicorn.run does, done first so our lines show
-    service = Service(config, readonly=readonly, bound=bound)
+    service: Service | None = None
     try:
+        service = Service(config, readonly=readonly, bound=bound)
         app = create_app(service, token=token, mcp=mcp_mount(service))
         served = ", ".join(f"{s['name']}{'' if s['writable'] else ' (read-only)'}" for s in service.stores())
         log.info("kura serve: stores %s%s", served, "; token required" if token else "")
-        uvicorn.run(app, host=host, port=port, lifespan="on", server_header=False, access_log=False)
+        log.info("kura serve: listening on %s (Ctrl-C to stop)", ", ".join(map(address_of, sockets)))
+        uvicorn.Server(uvicorn_config(app, deadlines=deadlines)).run(sockets=sockets)
+    except KeyboardInterrupt:
+        pass  # uvicorn stopped cleanly on Ctrl-C, then raised it again
     finally:
-        service.close()
+        if service is not None:
+            service.close()
+        for sock in sockets:
+            sock.close()

@@ -157,12 +157,17 @@ def model_server() -> Iterator[ModelServer]:
 
 
 @contextmanager
-def uvicorn_app(app: Any, *, timeout: float = 15) -> Iterator[str]:
-    """A real uvicorn server for ``app`` on a free loopback port, in a thread; its base URL."""
+def uvicorn_app(app: Any, *, timeout: float = 15, deadlines: Any = None) -> Iterator[str]:
+    """A real uvicorn server for ``app`` on a free loopback port, in a thread, configured as
+    ``kura serve`` configures it (``deadlines``: a ``kura.listener.Deadlines``); its base URL."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    from kura.listener import Deadlines, listen, uvicorn_config
+
+    sockets = listen("127.0.0.1", 0)
+    config = uvicorn_config(app, deadlines=deadlines or Deadlines(), log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
     while not server.started:

@@ -22,6 +22,7 @@ EDGES = {
     "cli_eval",
     "mcp_server",
     "server",
+    "listener",
     "mcp",
     "watch",
     "__main__",
