@@ -45,6 +45,7 @@ def init(
 ) -> None:
     """Create a store folder (MEMORY.md, .gitignore for .kura/) and add it to kura.toml."""
     from kura.policy import POLICIES
+    from kura.registration import register_store
     from kura.store import init_store
 
     g: Globals = ctx.obj
@@ -55,10 +56,10 @@ def init(
     found = core(lambda: cfg.find_config(g.config))
     target = found or cfg.user_config_path()
     root = path.expanduser().absolute()
-    core(lambda: cfg.register_store(target, name, root, label=label, write_policy=write_policy, dry_run=True))
+    core(lambda: register_store(target, name, root, label=label, write_policy=write_policy, dry_run=True))
     store, created = core(lambda: init_store(root, name=name))
     registered = core(
-        lambda: cfg.register_store(target, name, store.root, label=label, write_policy=write_policy)
+        lambda: register_store(target, name, store.root, label=label, write_policy=write_policy)
     )
     if not (created or registered):
         say(f"store '{name}' at {store.root} is already set up in {target}")
@@ -172,6 +173,8 @@ def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """List configured stores and the modes that map to them."""
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
+    if config.source is None:  # no kura.toml: the default folder is the one store, if it is there
+        core(config.store_config)
     rows: list[dict[str, Any]] = []
     for name, sc in config.stores.items():
         modes = sorted(m for m, s in config.modes.items() if s == name)
@@ -182,7 +185,7 @@ def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                 "label": sc.label,
                 "write_policy": sc.write_policy,
                 "modes": modes,
-                "default": name == config.store_config(None).name,
+                "default": name == config.named().name,
                 "exists": sc.path.is_dir(),
             }
         )

@@ -12,6 +12,13 @@ Found via ``--config``, ``$KURA_CONFIG``, ``./kura.toml``, then the user config 
 (``$KURA_HOME``, else ``$XDG_CONFIG_HOME/kura``, else ``~/.config/kura``). With none, one
 store named ``main`` lives at ``$KURA_DIR`` or ``./memory``.
 
+A store is chosen for work in one place, ``Config.store_config``, and only a store whose
+folder is there is handed out: with no kura.toml and no ``./memory``, with ``-s`` naming a
+folder that is not there, or with a configured store's folder deleted, every command gets
+one ``NoStore`` that says where kura looked and how to make one. Reads would otherwise
+conjure a store out of nothing (a ``.kura/`` cache under a folder nobody made, an empty
+recall that reads as "nothing is remembered"); only ``kura init`` makes a store.
+
 Models: roles thinker, brain, scribe. A role that is not declared is the role above it
 (brain is the thinker, scribe is the brain) — whole, never merged key by key, so a key
 meant for one endpoint is never sent to another. ``[models.embedder]`` optionally names an
@@ -31,7 +38,7 @@ if TYPE_CHECKING:
     from kura.prefill import MapSettings
     from kura.store import Store
 
-from kura.errors import ConfigError, UnknownStore
+from kura.errors import ConfigError, NoStore, UnknownStore
 from kura.policy import POLICIES
 
 ROLES = ("thinker", "brain", "scribe")
@@ -160,24 +167,40 @@ class Config:
     prefill: dict[str, Any] = field(default_factory=dict)
     distill: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    looked: str = ""  # with no kura.toml: where kura looked, for when the default folder is missing
 
     @property
     def default_store(self) -> str:
         return str(self.server.get("default") or self.modes.get("default") or next(iter(self.stores)))
 
     def store_config(self, selector: str | None = None) -> StoreConfig:
-        """A store by name or mode; a path to a folder also works when it names neither."""
+        """The store to work on, by name, mode or folder path — only if its folder is
+        there; else ``NoStore``, which says where kura looked and how to make one."""
+        chosen = self.named(selector)
+        if not chosen.path.is_dir():
+            raise self._no_store(chosen)
+        return chosen
+
+    def named(self, selector: str | None = None) -> StoreConfig:
+        """The store a selector names, whether or not its folder is there (for listings)."""
         key = selector or self.default_store
         if key in self.stores:
             return self.stores[key]
         if key in self.modes:
             return self.stores[self.modes[key]]
-        if selector and Path(selector).expanduser().is_dir():
-            path = Path(selector).expanduser().absolute()
+        path = Path(key).expanduser().absolute()
+        if selector and (path.is_dir() or _looks_like_path(selector)):
             real = os.path.realpath(path)
             for store in self.stores.values():  # a configured store keeps its name and policy
                 if os.path.realpath(store.path) == real:
                     return store
+            if not path.is_dir():
+                there = f"{path} is not a folder" if path.exists() else f"there is no folder {path}"
+                raise NoStore(
+                    f"store {selector!r}: {there} — create a store there with `kura init NAME "
+                    f"--path {path}`, or pass -s an existing store folder",
+                    selector,
+                )
             return StoreConfig(name=path.name, path=path)
         known = ", ".join(sorted(self.stores)) or "none"
         modes = ", ".join(sorted(self.modes)) or "none"
@@ -185,6 +208,16 @@ class Config:
             f"no store or mode named {key!r} (stores: {known}; modes: {modes}); "
             f"add [stores.{key}] to {self.source or 'kura.toml'} or pass a folder path"
         )
+
+    def _no_store(self, store: StoreConfig) -> NoStore:
+        make = f"`kura init {store.name} --path {store.path}`"
+        if self.looked:
+            said = f"no store here: {self.looked} ({store.path}) — create a store with {make}"
+            return NoStore(f"{said}, or pass -s DIR to use a store folder", store.name)
+        there = "is not a folder" if store.path.exists() else "is not there"
+        where = f"configured in {self.source or 'kura.toml'}"
+        said = f"store '{store.name}': its folder {store.path} {there} ({where})"
+        return NoStore(f"{said} — restore it, or create it with {make}", store.name)
 
     def open(self, selector: str | None = None) -> Store:
         return self.store_config(selector).open()
@@ -253,8 +286,16 @@ def load_config(
     env = os.environ if env is None else env
     path = find_config(explicit, env, cwd)
     if path is None:
-        root = Path(env.get("KURA_DIR") or (cwd or Path.cwd()) / "memory").expanduser().absolute()
-        return Config(source=None, stores={"main": StoreConfig("main", root)})
+        here = cwd or Path.cwd()
+        root = Path(env.get("KURA_DIR") or here / "memory").expanduser().absolute()
+        folder = (
+            "$KURA_DIR names a folder that is not there"
+            if env.get("KURA_DIR")
+            else "there is no ./memory folder"
+        )
+        files = f"{here / 'kura.toml'} and {user_config_path(env)}"
+        looked = f"no kura.toml was found (looked for {files}) and {folder}"
+        return Config(source=None, stores={"main": StoreConfig("main", root)}, looked=looked)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as err:
@@ -442,56 +483,9 @@ def _check_paths(stores: dict[str, StoreConfig]) -> None:
                 )
 
 
-def register_store(
-    config_path: Path,
-    name: str,
-    path: Path,
-    *,
-    label: str = "",
-    write_policy: str = "",
-    dry_run: bool = False,
-) -> bool:
-    """Add ``[stores.NAME]`` to a config file (created if missing), appending text so the
-    rest of the file keeps its bytes. Returns False when it is already there. The new file
-    is validated before anything is written; ``dry_run`` only validates."""
-    from kura.atomic import write_atomic
-
-    before = config_path.read_bytes() if config_path.exists() else b""
-    text = before.decode("utf-8-sig")
-    try:
-        existing = tomllib.loads(text).get("stores", {}).get(name)
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{config_path}: not valid TOML ({err}); fix that line") from err
-    if isinstance(existing, dict):
-        current = parse_config(tomllib.loads(text), config_path).stores[name]
-        if os.path.realpath(current.path) == os.path.realpath(path):
-            return False
-        raise ConfigError(
-            f"{config_path}: [stores.{name}] already points at {current.path}; choose another name"
-        )
-    lines = [f"[stores.{_toml_key(name)}]", f"path = {_toml_str(str(path))}"]
-    if label:
-        lines.append(f"label = {_toml_str(label)}")
-    if write_policy:
-        lines.append(f"write_policy = {_toml_str(write_policy)}")
-    sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    new_text = text + sep + "\n".join(lines) + "\n"
-    parse_config(tomllib.loads(new_text), config_path)
-    if not dry_run:
-        config_path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(config_path, new_text.encode("utf-8"))
-    return True
-
-
-def _toml_str(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = "".join(c if c >= " " or c == "\t" else f"\\u{ord(c):04x}" for c in escaped)
-    return f'"{escaped}"'
-
-
-def _toml_key(name: str) -> str:
-    bare = name.replace("-", "").replace("_", "")
-    return name if bare.isascii() and bare.isalnum() else _toml_str(name)
+def _looks_like_path(selector: str) -> bool:
+    """A selector meant as a folder (``./x``, ``~/x``, ``/x``, ``a/b``), not a store's name."""
+    return "/" in selector or os.sep in selector or selector.startswith(("~", "."))
 
 
 def _label(where: str) -> str:

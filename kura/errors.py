@@ -7,7 +7,8 @@ verdict) are return values, not exceptions.
 
     KuraError
     ├── StoreError          a store cannot be opened, read or written
-    │   └── NoteParseError  a memory file cannot be read at all (path, line)
+    │   ├── NoteParseError  a memory file cannot be read at all (path, line)
+    │   └── NoStore         no store where one was looked for (none configured, or its folder is gone)
     ├── NotFound            no such memory (nothing found: exit 2)
     │   └── UnknownStore    no such store or mode (a setup mistake: exit 1)
     ├── ConfigError         kura.toml is invalid (names the key)
@@ -35,6 +36,15 @@ class NoteParseError(StoreError):
         self.path = path
         self.line = line
         super().__init__(f"{path}:{line}: {message}")
+
+
+class NoStore(StoreError):
+    """No store folder where one was looked for: no kura.toml and no ``./memory``, a path
+    that is not there, or a configured store whose folder is gone. ``store`` names it."""
+
+    def __init__(self, message: str, store: str = "") -> None:
+        self.store = store
+        super().__init__(message)
 
 
 class NotFound(KuraError):

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kura.errors import ConfigError, KuraError
+from kura.errors import ConfigError, KuraError, NoStore
 from kura.index import Index, parse_index
 from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
@@ -302,7 +302,7 @@ def build_for(config_path: str | None, selector: str | None) -> Block:
         settings = config.map_settings(store)
         return build(store.path, store.name, settings, scribe=config.scribe_for(store))
     except (KuraError, OSError) as err:
-        return missing(name, str(err))
+        return missing(err.store if isinstance(err, NoStore) and err.store else name, str(err))
 
 
 def missing(name: str, reason: str) -> Block:

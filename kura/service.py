@@ -87,6 +87,7 @@ class Service:
         self.config = config
         self.readonly = readonly
         self.bound = self._name(bound) if bound else None
+        config.store_config(self.bound)  # nothing to serve by default: refuse to start (NoStore)
         self._served: dict[str, _Served] = {}
         self._lock = threading.Lock()
         self.started = time.time()
@@ -126,9 +127,9 @@ class Service:
 
     def served(self, selector: str | None = None) -> _Served:
         name = self.name(selector)
+        config = self.config.store_config(name)  # its folder deleted meanwhile: NoStore, never a new one
         with self._lock:
             if name not in self._served:
-                config = self.config.stores[name]
                 self._served[name] = _Served(config, config.open())
             return self._served[name]
 
@@ -207,13 +208,14 @@ class Service:
     def doctor(self, selector: str | None = None) -> dict[str, Any]:
         from kura.doctor import diagnose
 
-        served = self.served(selector)
+        name = self.name(selector)
         try:
+            served = self.served(name)
             report: dict[str, Any] = diagnose(served.store, self.config.map_settings(served.config)).to_dict()
-        except KuraError as err:  # a store too broken to examine is a finding, not a failed request
-            finding = {"check": "store", "severity": "error", "path": served.store.name, "line": 1,
+        except KuraError as err:  # a store too broken to examine (or gone) is a finding, not a failed request
+            finding = {"check": "store", "severity": "error", "path": name, "line": 1,
                        "message": self.private(str(err))}  # fmt: skip
-            report = {"store": served.store.name, "memories": 0, "types": {}, "healthy": False,
+            report = {"store": name, "memories": 0, "types": {}, "healthy": False,
                       "findings": [finding]}  # fmt: skip
         return report
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kura.config import find_config, load_config, parse_config, register_store, user_config_path
+from kura.config import find_config, load_config, parse_config, user_config_path
 from kura.errors import ConfigError, UnknownStore
+from kura.registration import register_store
 
 # A config in distill-kura's shape, using every table it documents.
 DISTILL_KURA_STYLE = """
@@ -99,7 +100,7 @@ def test_a_distill_kura_config_loads_unchanged(tmp_path: Path) -> None:
     assert config.stores["main"].path == tmp_path / "kura" / "main"
     assert config.stores["main"].write_policy == "distiller-only"
     assert config.stores["maker"].prefill == {"fresh_days": 30}
-    assert config.store_config("build").name == "maker"
+    assert config.named("build").name == "maker"
     assert config.default_store == "main"
 
 
@@ -203,8 +204,10 @@ def test_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_no_config_means_one_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     config = load_config()
-    assert config.store_config().path == Path.cwd() / "memory"
+    assert config.named().path == Path.cwd() / "memory"
     monkeypatch.setenv("KURA_DIR", str(tmp_path / "elsewhere"))
+    assert load_config().named().path == tmp_path / "elsewhere"
+    (tmp_path / "elsewhere").mkdir()
     assert load_config().open().root == tmp_path / "elsewhere"
 
 
