@@ -210,6 +210,23 @@ def test_a_fifo_or_a_device_among_the_drafts_never_hangs_the_pass(tmp_path: Path
     assert "zero.md:1: cannot be read" in listed["zero"]
 
 
+def test_a_drafts_folder_that_is_a_link_is_refused_and_nothing_outside_is_touched(
+    tmp_path: Path, journals: Path
+) -> None:
+    """The start-of-pass clearing removes empty files: never through a link to elsewhere."""
+    store, run = distilling(tmp_path, journals)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "empty.md").touch()
+    (elsewhere / ".notes.4194305.ab.tmp").write_text("mine")
+    (store.root / ".kura").mkdir(exist_ok=True)
+    drafts_folder(store).symlink_to(elsewhere)
+    done = subprocess.run([*KURA, *run], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done
+    assert f"{drafts_folder(store)}: is a symbolic link" in done.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == [".notes.4194305.ab.tmp", "empty.md"]
+
+
 # -- weave: no orphaned workers -------------------------------------------------------------
 
 

@@ -39,6 +39,7 @@ _AGAIN = "a `kura distill run` was stopped while writing it; the next run writes
 
 def place(folder: Path, stem: str, data: bytes) -> Path:
     """Put ``data`` under the first free name ``stem``, ``stem-2``…, whole; its path."""
+    _inside(folder)
     tmp = folder / f".{stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         with open(tmp, "xb") as handle:
@@ -59,6 +60,16 @@ def place(folder: Path, stem: str, data: bytes) -> Path:
         with contextlib.suppress(OSError):
             tmp.unlink()
     raise StoreError(f"{folder}: 999 drafts are already staged for {stem!r}; pour or toss some first")
+
+
+def _inside(folder: Path) -> None:
+    """Refuse a drafts folder that is a symbolic link: staging through it, or clearing what
+    looks left over in it, would write wherever it points, outside the store."""
+    if folder.is_symlink():
+        raise StoreError(
+            f"{folder}: is a symbolic link; kura stages drafts only inside the store's own "
+            "state folder — remove the link (the drafts folder is made again)"
+        )
 
 
 def _take(tmp: Path, path: Path) -> bool:
@@ -109,6 +120,7 @@ def sweep(folder: Path) -> list[Finding]:
     found: list[Finding] = []
     if not folder.is_dir():
         return found
+    _inside(folder)
     for tmp in folder.glob(".*.tmp"):
         if _orphaned(tmp.name):
             with contextlib.suppress(OSError):
