@@ -187,7 +187,8 @@ def _say_human(number: int, result: dict[str, Any]) -> None:
 
 @distill_app.command("drafts")
 def list_drafts(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """List the staged drafts (exit 2 when there are none); tampered ones are marked."""
+    """List the staged drafts (exit 2 when there are none); tampered ones are marked, and
+    incomplete ones (left by a stopped pass; the next pass writes them again)."""
     from kura.distill.drafts import drafts
 
     found = core(lambda: drafts(store_from(ctx)))
@@ -195,8 +196,8 @@ def list_drafts(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         print_json([d.to_dict() for d in found])
     for d in [] if as_json else found:
         flags = f" [{', '.join(d.flags)}]" if d.flags else ""
-        tampered = "  TAMPERED: " + d.problem if d.tampered else ""
-        say(f"{d.id}  {d.kind or '?'}  {d.title}{flags}{tampered}")
+        state = "  INCOMPLETE: " if d.incomplete else "  TAMPERED: " if d.tampered else ""
+        say(f"{d.id}  {d.kind or '?'}  {d.title}{flags}{state + d.problem if state else ''}")
     if not found:
         if not as_json:
             say("no drafts staged")

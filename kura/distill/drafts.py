@@ -47,7 +47,6 @@ Why it looks like this:
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -57,6 +56,8 @@ from typing import Any
 from kura import limits
 from kura import note as nt
 from kura.atomic import write_atomic
+from kura.distill import draft_file
+from kura.distill.draft_file import free_name, move, place
 from kura.distill.evidence import CLASSES, Segment, comment_safe, from_comment, normalise
 from kura.distill.mark import matches, sign
 from kura.distill.surface import violations
@@ -78,7 +79,8 @@ _SIGNED = ("slug", "kind", "title", "description", "extends", "body", "source", 
 @dataclass(frozen=True, slots=True)
 class Draft:
     """One staged draft as read back; ``problem`` is a ``file:line`` message when it is
-    broken, and ``tampered`` is true when it is broken or its mark does not match."""
+    broken, and ``tampered`` is true when it is broken or its mark does not match —
+    except an ``incomplete`` one, which a stopped pass left and nobody edited."""
 
     id: str
     slug: str
@@ -94,6 +96,7 @@ class Draft:
     path: Path
     tampered: bool
     problem: str = ""
+    incomplete: bool = False  # left empty or cut short by a stopped pass; not tampered
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,7 @@ class DraftInfo:
     tampered: bool
     when: str
     problem: str = ""
+    incomplete: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +127,7 @@ class DraftInfo:
             "tampered": self.tampered,
             "when": self.when,
             "problem": self.problem,
+            "incomplete": self.incomplete,
         }
 
 
@@ -164,8 +169,8 @@ def stage(
     flags: Sequence[str] = (),
     extends: str | None = None,
 ) -> Path:
-    """Write one draft file and return its path; a draft already staged for the same slug
-    is never overwritten (the new one gets ``-2``, ``-3``…)."""
+    """Write one draft file, whole (``kura.distill.draft_file``), and return its path; a
+    draft already staged for the same slug is never overwritten (the new one gets ``-2``…)."""
     slug = new_slug(slug)
     if kind not in KINDS:
         raise StoreError(f"draft {slug!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -192,21 +197,23 @@ def stage(
     text = render(draft, sign(store.state_dir, _signed(draft)))
     folder = drafts_dir(store)
     folder.mkdir(parents=True, exist_ok=True)
-    return _claim(folder, slug.replace("/", "--"), text.encode("utf-8"))
+    return place(folder, slug.replace("/", "--"), text.encode("utf-8"))
 
 
-def _claim(folder: Path, stem: str, data: bytes) -> Path:
-    """Write ``data`` under the first free name ``stem``, ``stem-2``…, never replacing a
-    draft another process staged meanwhile (the name is taken with O_EXCL first)."""
-    for n in range(1, 1000):
-        path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            continue
-        write_atomic(path, data)
-        return path
-    raise StoreError(f"{folder}: 999 drafts are already staged for {stem!r}; pour or toss some first")
+Key = tuple[str, tuple[tuple[str, str], ...]]
+
+
+def key(source: str, evidence: Sequence[Segment]) -> Key:
+    """What makes two drafts one candidate: the same source and the same quotes, as a
+    draft records them. A stretch read again after a stopped pass spots the same moments
+    with the same quotes, so a draft already staged for one is recognised, whatever slug
+    or words it was given."""
+    return _line(source), tuple((s.cls, _line(s.text)) for s in evidence if s.cls in CLASSES)
+
+
+def key_of(draft: Draft) -> Key:
+    """A staged draft's ``key`` (its fields are already in the form ``key`` makes)."""
+    return draft.source, tuple((s.cls, s.text) for s in draft.evidence)
 
 
 def render(draft: Draft, mark: str) -> str:
@@ -252,15 +259,16 @@ def drafts_dir(store: Store) -> Path:
 
 def drafts(store: Store) -> list[DraftInfo]:
     """Every staged draft (not poured, tossed or quarantined ones), oldest name first."""
+    return [DraftInfo(d.id, d.slug, d.kind, d.title, d.description, d.flags, d.path, d.tampered,
+                      d.when, d.problem, d.incomplete) for d in staged(store)]  # fmt: skip
+
+
+def staged(store: Store) -> list[Draft]:
+    """Every staged draft, read whole, oldest name first."""
     folder = drafts_dir(store)
     if not folder.is_dir():
         return []
-    found = []
-    for path in sorted(folder.glob("*.md"), key=lambda p: p.stem):
-        d = _load_path(store, path)
-        found.append(DraftInfo(d.id, d.slug, d.kind, d.title, d.description, d.flags, d.path,
-                               d.tampered, d.when, d.problem))  # fmt: skip
-    return found
+    return [_load_path(store, path) for path in sorted(folder.glob("*.md"), key=lambda p: p.stem)]
 
 
 def load(store: Store, draft_id: str) -> Draft:
@@ -282,9 +290,14 @@ def _draft_path(store: Store, draft_id: str) -> Path:
 
 def _load_path(store: Store, path: Path) -> Draft:
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = draft_file.read(path)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         return _broken(path, 1, f"cannot be read ({getattr(err, 'strerror', None) or err})")
+    why = draft_file.incomplete(data)
+    if why:
+        return replace(_broken(path, 1, why), tampered=False, incomplete=True,
+                       problem=draft_file.problem(path, why))  # fmt: skip
     try:
         draft, mark = parse(text, path)
     except _ParseError as err:
@@ -373,8 +386,10 @@ def _read_comment(lines: list[str]) -> tuple[dict[str, str], list[Segment], str]
 def pour(store: Store, draft_id: str, *, actor: str = "distiller") -> PourResult:
     """Pour one staged draft into the store, or say why not (see the module docstring)."""
     draft = load(store, draft_id)
+    if draft.incomplete:
+        return PourResult(draft.id, False, draft.problem)
     if draft.tampered:
-        moved = _move(draft.path, "quarantine")
+        moved = move(draft.path, "quarantine")
         why = draft.problem or "the mark does not match"
         return PourResult(draft.id, False, f"{why}; quarantined to {moved} — never poured", draft.slug,
                           quarantined=True)  # fmt: skip
@@ -392,7 +407,7 @@ def pour(store: Store, draft_id: str, *, actor: str = "distiller") -> PourResult
         memory = _extend(store, draft, actor) if draft.extends else _create(store, draft, actor)
     except KuraError as err:
         return PourResult(draft.id, False, str(err), draft.slug)
-    _move(draft.path, "poured")
+    move(draft.path, "poured")
     return PourResult(draft.id, True, "poured", draft.extends or draft.slug, memory)
 
 
@@ -463,33 +478,17 @@ def toss(store: Store, draft_id: str, reason: str) -> Path:
     """Move a staged draft to ``tossed/`` with the reason recorded in its comment."""
     path = _draft_path(store, draft_id)
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = draft_file.read(path).decode("utf-8", errors="replace")
     except OSError as err:
         raise StoreError(f"{path}: cannot read the draft ({err.strerror})") from None
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     line = f"tossed: {stamp} {_line(reason)}\n"
     at = text.find("\n-->")
     text = text[: at + 1] + line + text[at + 1 :] if at >= 0 else f"<!-- {line}-->\n" + text
-    target = _free_name(drafts_dir(store) / "tossed", path.name)
+    target = free_name(drafts_dir(store) / "tossed", path.name)
     write_atomic(target, text.encode("utf-8"))
     path.unlink()
     return target
-
-
-def _move(path: Path, where: str) -> Path:
-    target = _free_name(path.parent / where, path.name)
-    os.replace(path, target)
-    return target
-
-
-def _free_name(folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = name.removesuffix(".md")
-    for n in range(1, 10_000):
-        target = folder / (name if n == 1 else f"{stem}-{n}.md")
-        if not target.exists():
-            return target
-    raise StoreError(f"{folder}: too many drafts with the name {name!r}; clear the folder")
 
 
 def _today() -> str:

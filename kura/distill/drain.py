@@ -145,7 +145,9 @@ def drain(store: Store, model: ModelConfig) -> DrainMetrics:
     usage = Usage()
     silent = False
     for info in dr.drafts(store):
-        if info.tampered:
+        if info.incomplete:
+            outcomes.append(Outcome(info.id, "staged", info.problem))
+        elif info.tampered:
             outcomes.append(_poured(dr.pour(store, info.id)))
         elif info.kind == "idea":
             outcomes.append(Outcome(info.id, "staged", "an idea is not judged; it waits for a seed file"))

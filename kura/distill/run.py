@@ -13,8 +13,13 @@ With no model every step still runs: the rule-based spotter, a mechanical novelt
 (``kura.distill.brain``) whose every output passes the same gate and floor.
 
 The watermark is committed only after every draft of the stretch is staged, and released
-if anything fails before that, so a crash costs a re-read, never a lost stretch; and since
-a reservation is exclusive (``kura.distill.journals``), two passes running at once never
+if anything fails before that, so a crash costs a re-read, never a lost stretch. A re-read
+stages nothing twice: a pass killed half-way through a stretch left some of its drafts
+staged, and the candidate whose draft is already there (same source, same quotes:
+``kura.distill.drafts.key``) is recognised and passed over, so the watermark and the
+drafts never have to move together. Each draft lands whole (``kura.distill.draft_file``),
+and what an older, killed writer left half-made is cleared at the start of a pass. Since a
+reservation is exclusive (``kura.distill.journals``), two passes running at once never
 read the same stretch, so no candidate is staged twice. The spotter sees one stretch at a
 time: a failure and its fix that straddle two stretches are not paired — a missed scar, not
 a wrong one.
@@ -38,12 +43,14 @@ from typing import Any, Protocol
 
 from kura import spans
 from kura.claims import revised
+from kura.distill import drafts as dr
 from kura.distill import journals as jr
 from kura.distill import novelty, seeds
 from kura.distill.brain import Minds, describe, merge, write
 from kura.distill.brain import spot as brain_spot
 from kura.distill.compose import compose
 from kura.distill.contradict import disagreements
+from kura.distill.draft_file import sweep
 from kura.distill.evidence import CLASSES, Segment
 from kura.distill.gate import judge
 from kura.distill.spot import spot
@@ -184,12 +191,9 @@ def run_pass(
     """One pass over every journal of ``store`` (see the module docstring); ``minds`` are
     the models it may ask (none: rules and templates only)."""
     minds = minds if minds is not None else Minds()
-    if stage is None:
-        from kura.distill.drafts import stage as stage_draft
-
-        stage = stage_draft
+    stage = stage or dr.stage
     sources, found = jr.discover(journals, store.root)
-    tally = _Tally(findings=list(found))
+    tally = _Tally(findings=[*found, *sweep(dr.drafts_dir(store))])
     listed = store.list()  # read once a pass: the drafts a pass stages do not change the store
     own = store_text(listed)
     for number, source in enumerate(sources, start=1):
@@ -250,7 +254,9 @@ def _distil(
         tally.dropped["malformed candidate from the brain"] += malformed
     slugs = store.slugs()
     memories = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in current]
-    taken = set(slugs) | _staged_slugs(store)
+    staged = [d for d in dr.staged(store) if not d.incomplete]
+    taken = set(slugs) | {d.slug for d in staged}
+    before, met = Counter(dr.key_of(d) for d in staged), Counter[dr.Key]()
     graves = tombstones(store)
     for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
         if verdict.verdict == "idea":
@@ -263,6 +269,11 @@ def _distil(
             continue
         if buried([novelty.statement(candidate), *(seg.text for seg in verdict.evidence)], graves):
             tally.dropped["purged before (a tombstone matches)"] += 1
+            continue
+        same = dr.key(source.key, verdict.evidence)
+        met[same] += 1
+        if met[same] <= before[same]:  # this stretch was read before, by a pass that stopped
+            tally.dropped["already staged by a pass that was stopped"] += 1
             continue
         replaces = _replaces(candidate, verdict.evidence, live)
         seen = _witness(candidate, verdict.evidence, replaces, source.key)
@@ -353,9 +364,3 @@ def _novelty(
 
 def _field(candidate: Any, name: str) -> str:
     return str(candidate.get(name) or "") if isinstance(candidate, Mapping) else ""
-
-
-def _staged_slugs(store: Store) -> set[str]:
-    from kura.distill.drafts import drafts
-
-    return {d.slug for d in drafts(store)}
