@@ -222,6 +222,16 @@ def weave_(
 def prefill(
     ctx: typer.Context,
     as_json: JsonOpt = False,
+    max_chars: Annotated[
+        int | None,
+        typer.Option(
+            "--max-chars",
+            metavar="N",
+            help="Never print more than N characters (a host's cap on hook output; 0: no ceiling). "
+            "Over it the map folds, then becomes the sector map; it is never cut. "
+            "Also $KURA_PREFILL_MAX_CHARS and [prefill] max_chars: the smallest set holds.",
+        ),
+    ] = None,
 ) -> None:
     """Print the map block for a system prompt (between <<<KURA-MAP>>> markers).
 
@@ -230,7 +240,7 @@ def prefill(
     from kura.entry import prefill_block
 
     g: Globals = ctx.obj
-    block = prefill_block(g.config, g.store)
+    block = prefill_block(g.config, g.store, max_chars)
     if as_json:
         print_json(block.to_dict())
     else:

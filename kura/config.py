@@ -38,22 +38,15 @@ if TYPE_CHECKING:
     from kura.prefill import MapSettings
     from kura.store import Store
 
+from kura.ceiling import checked
 from kura.errors import ConfigError, NoStore, UnknownStore
 from kura.policy import POLICIES
 
 ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
 _TOP = {
-    "server",
-    "models",
-    "model_profiles",
-    "stores",
-    "modes",
-    "prefill",
-    "distill",
-    "fastpath",
-    "payforward",
-}
+    "server", "models", "model_profiles", "stores", "modes", "prefill", "distill", "fastpath", "payforward",
+}  # fmt: skip
 _SERVER = {
     "host": str,
     "port": int,
@@ -101,6 +94,7 @@ _PREFILL = {
     "adaptive_apply": bool,
     "trigger_steps": list,
     "resident_mode": str,
+    "max_chars": int,  # and kura.ceiling.checked: 0, or room for the smallest block
 }
 _DISTILL = {
     "language": str,
@@ -318,6 +312,7 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
     base = source.parent if source else Path.cwd()
     server = _table("server", raw.get("server", {}), _SERVER)
     prefill = _table("prefill", raw.get("prefill", {}), _PREFILL)
+    checked(prefill.get("max_chars", 0), "[prefill] max_chars")
     distill = _table("distill", raw.get("distill", {}), _DISTILL)
     _table("fastpath", raw.get("fastpath", {}), _FASTPATH)
     models = _roles("models", raw.get("models", {}))
@@ -369,6 +364,7 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
         raise ConfigError(f"[{where}] sets both readonly and write_policy; keep write_policy only")
     for nested, types in (("prefill", _PREFILL), ("distill", _DISTILL), ("fastpath", _FASTPATH)):
         _table(f"{where}.{nested}", table.get(nested, {}), types)
+    checked(table.get("prefill", {}).get("max_chars", 0), f"[{where}.prefill] max_chars")
     policy = table.get("write_policy", "distiller-only" if table.get("readonly") else "direct-allowed")
     if policy not in POLICIES:
         raise ConfigError(f"[{where}] write_policy must be one of {', '.join(POLICIES)}, got {policy!r}")

@@ -106,11 +106,30 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
     if parsed is None:
         return None
     chosen, rest = parsed
-    if rest in (["prefill"], ["prefill", "--json"]):
-        return "prefill", chosen, "--json" in rest
+    if rest[:1] == ["prefill"]:
+        options = _prefill_args(rest[1:])
+        return None if options is None else ("prefill", {**chosen, **options}, "json" in options)
     if rest in (["weave"], ["weave", "--no-model"]):
         return "weave", {**chosen, "no_model": "1"} if len(rest) == 2 else chosen, False
     return None
+
+
+def _prefill_args(rest: list[str]) -> dict[str, str] | None:
+    """``--json`` and ``--max-chars N`` (digits only, else typer explains), or None."""
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(rest):
+        flag, eq, inline = rest[i].partition("=")
+        if rest[i] == "--json" and "json" not in options:
+            options["json"], i = "1", i + 1
+        elif flag == "--max-chars" and "max_chars" not in options:
+            value = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
+            if not (value.isascii() and value.isdigit()):
+                return None
+            options["max_chars"], i = value, i + (1 if eq else 2)
+        else:
+            return None
+    return options
 
 
 def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
@@ -121,12 +140,17 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
         return None
 
 
-def prefill_block(config: str | None, store: str | None) -> Block:
-    """The block to print, whatever happens: a hook must never get an empty string."""
+def prefill_block(config: str | None, store: str | None, max_chars: int | str | None = None) -> Block:
+    """The block to print, whatever happens: a hook must never get an empty string.
+    ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings."""
+    from kura.ceiling import ENV
     from kura.prefill import build_for, missing
 
+    host = {"--max-chars": str(max_chars)} if max_chars is not None else {}
+    if os.environ.get(ENV, "").strip():
+        host[f"${ENV}"] = os.environ[ENV]
     try:
-        return build_for(config, store)
+        return build_for(config, store, host=host)
     except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
@@ -134,7 +158,7 @@ def prefill_block(config: str | None, store: str | None) -> Block:
 
 
 def _prefill(chosen: dict[str, str], as_json: bool) -> int:
-    block = prefill_block(chosen.get("config"), chosen.get("store"))
+    block = prefill_block(chosen.get("config"), chosen.get("store"), chosen.get("max_chars"))
     if as_json:
         sys.stdout.write(json.dumps(block.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -90,6 +90,8 @@ class Prefill(_Out):
     tokens: int
     budget: int
     hard_limit: int
+    max_chars: int = Field(description="The character ceiling the block was kept under (0: none).")
+    chars: int = Field(description="The block's length in characters, as JavaScript counts them.")
     warning: str
     text: str
 

@@ -14,6 +14,8 @@ below the cut seem not to exist, so:
   would itself be volatile);
 * over ``hard_fraction``: no list at all but a *sector map* — the index's sections with
   counts and a few titles — marked as not the full map, telling the agent to recall;
+* over a host's character ceiling (``max_chars``): down the same ladder until it fits,
+  never cut (see ``kura.ceiling``);
 * store unreadable: a block saying the map is MISSING, not empty.
 
 This module is on the shell-hook path, so it imports only what a current map needs; the
@@ -28,11 +30,24 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kura.ceiling import (
+    Fold,
+    fitted_sectors,
+    folds_from,
+    length,
+    narrowed,
+    outline,
+    sector_text,
+    shown_name,
+    smallest,
+    tightest,
+)
 from kura.errors import ConfigError, KuraError, NoStore
-from kura.index import Index, parse_index
+from kura.index import Index
 from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
@@ -46,6 +61,15 @@ DEFAULT_HEADER = (
     "If a topic is on this list, it is remembered: open that memory (kura show SLUG, or the "
     "kura_read tool) before you answer about it. If a topic is not on this list, it is not "
     "remembered: say so instead of guessing."
+)
+SECTOR_HEADER = (
+    "This is an outline of what you remember (kura store '{name}'): the index's sections, not one "
+    "line per memory. A topic missing here may still be remembered: recall it before you say it is not."
+)
+TIGHT = (
+    "This is NOT the map of what you remember (kura store '{name}'): not even its outline fits in the "
+    "{max_chars} characters this prompt allows. Before answering about anything that might be "
+    'remembered, recall it (kura recall "QUESTION", or the kura_recall tool).'
 )
 MAX_QUICK_PARSE = 2000
 SECTORS = "sectors.md"
@@ -66,7 +90,8 @@ _VOLATILE = (
 
 @dataclass(frozen=True, slots=True)
 class MapSettings:
-    """``[prefill]`` (and ``[stores.NAME.prefill]``): the same keys as distill-kura."""
+    """``[prefill]`` (and ``[stores.NAME.prefill]``): the same keys as distill-kura, and
+    ``max_chars``, a host's character ceiling (0: none)."""
 
     window_tokens: int = 131072
     budget_fraction: float = 0.05
@@ -76,6 +101,7 @@ class MapSettings:
     trigger_tokens: int = 24
     header: str = ""
     cloth_path: str = ""
+    max_chars: int = 0
 
     @classmethod
     def from_tables(cls, *tables: dict[str, Any]) -> MapSettings:
@@ -96,7 +122,9 @@ class MapSettings:
         return int(self.window_tokens * self.hard_fraction)
 
     def key(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        """What the woven map depends on: every setting but the ceiling, which prefill
+        applies to the cloth — so hosts with different ceilings share one woven map."""
+        return json.dumps({k: v for k, v in asdict(self).items() if k != "max_chars"}, sort_keys=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +137,7 @@ class Block:
     hard_limit: int
     warning: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    max_chars: int = 0
 
     @property
     def etag(self) -> str:
@@ -121,8 +150,8 @@ class Block:
     def to_dict(self) -> dict[str, Any]:
         return {
             "store": self.store, "state": self.state, "etag": self.etag, "tokens": self.tokens,
-            "budget": self.budget, "hard_limit": self.hard_limit, "warning": self.warning,
-            "text": self.text, **self.extra,
+            "budget": self.budget, "hard_limit": self.hard_limit, "max_chars": self.max_chars,
+            "chars": length(self.text), "warning": self.warning, "text": self.text, **self.extra,
         }  # fmt: skip
 
 
@@ -162,9 +191,12 @@ def scribe_id(scribe: ModelConfig | None) -> str:
 
 def stored_map(root: Path, stamp: str, *, scribes: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
     """The last weave's summary and cloth, if its stamp is ``stamp``, its triggers came
-    from one of ``scribes`` and the cloth on disk is the one that weave wrote."""
+    from one of ``scribes``, the cloth on disk is the one that weave wrote and it recorded
+    the cloth's folds (a map.json from before folds were recorded is woven again, once)."""
     meta = _read_json(root / STATE_DIR / "map.json")
     if meta.get("fingerprint") != stamp or meta.get("scribe", "") not in scribes or not meta.get("cloth"):
+        return None
+    if not isinstance(meta.get("folds"), list):
         return None
     text = _read_text(cloth_file(root, str(meta["cloth"])))
     if text is None or hashlib.sha256(text.encode("utf-8")).hexdigest() != meta.get("cloth_sha"):
@@ -216,6 +248,15 @@ def summary_line(summary: dict[str, Any], *, written: bool) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Cloth:
+    """A map body, with what the ceiling's ladder may fold in it."""
+
+    text: str
+    days: float = 0.0  # the fresh window it was woven with
+    folds: tuple[Fold, ...] = ()
+
+
 def build(
     root: Path,
     name: str,
@@ -228,35 +269,40 @@ def build(
     """The block for one store: from the woven map when it is current, re-woven (without
     any model call) when that is quick, else the canonical index marked as such."""
     header = header_text(settings, name)
+    store_name, name = name, shown_name(name, settings.max_chars)
     today = today or dt.date.today()
     try:
         index_path = index_file(root)
     except KuraError as err:
-        return missing(name, str(err))
+        return missing(name, str(err), max_chars=settings.max_chars)
     if not index_path.is_file():
-        return missing(name, f"{index_path} is not there")
+        return missing(name, f"{index_path} is not there", max_chars=settings.max_chars)
     state_dir = root / STATE_DIR
     meta = _read_json(state_dir / "map.json")
     if _always_over(meta, settings, index_path):
-        text = wrap(
-            name, header, _sectors(state_dir, index_path, _read_text(index_path, errors="replace") or "")
-        )
+        index = _read_text(index_path, errors="replace") or ""
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
-        return Block(
-            name, text, "sectors", estimate_tokens(text), settings.budget, settings.hard_limit, warning
-        )
+        return _sector_block(name, settings, lambda: _sectors(state_dir, index_path, index), index, warning)
     wanted = scribe_id(scribe)
     scribes = (wanted, f"partial:{wanted}") if wanted else ("",)
     found = stored_map(root, fingerprint(root, settings, today=today), scribes=scribes)
-    cloth, state, reason = (found[1], "current", "") if found is not None else (None, "stale", "")
+    cloth, state, reason = (_stored(*found), "current", "") if found is not None else (None, "stale", "")
     if found is None and reweave:
-        cloth, state, reason = _reweave(root, name, settings, today, scribe)
+        cloth, state, reason = _reweave(root, store_name, settings, today, scribe)
     index = _read_text(index_path, errors="replace") or ""
     if cloth is None:
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
-        stale = _sized(name, header, f"{note}\n{index}", settings, lambda: sector_map(index), state="stale")
+        sectors = partial(_sector_block, name, settings, lambda: sector_map(index), index)
+        stale = _sized(name, header, Cloth(f"{note}\n{index}"), settings, sectors, state="stale")
         return replace(stale, warning=reason or "the woven map is stale; run kura weave")
-    return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, index_path, index), state=state)
+    sectors = partial(_sector_block, name, settings, lambda: _sectors(state_dir, index_path, index), index)
+    return _sized(name, header, cloth, settings, sectors, state=state)
+
+
+def _stored(meta: dict[str, Any], text: str) -> Cloth:
+    days = meta.get("fresh_days")
+    days = float(days) if isinstance(days, (int, float)) and not isinstance(days, bool) else 0.0
+    return Cloth(text, days, folds_from(meta.get("folds"), text.count("\n") + 1))
 
 
 def index_stamp(index_path: Path) -> str:
@@ -288,73 +334,91 @@ def _sectors(state_dir: Path, index_path: Path, index: str) -> str:
     return sector_map(index)
 
 
-def build_for(config_path: str | None, selector: str | None) -> Block:
+def build_for(config_path: str | None, selector: str | None, *, host: dict[str, str] | None = None) -> Block:
     """The block for a configured store (or mode, or folder), as ``kura prefill`` prints
-    it. Whatever goes wrong — no such store, a broken config, a header that ticks — the
-    answer is still a block, one that says the map is missing and why."""
+    it. ``host`` holds ceilings a host set (option or variable name → value); with the
+    configured one, the smallest holds. Whatever goes wrong — no such store, a broken
+    config, a header that ticks, a ceiling that is not one — the answer is still a block,
+    one that says the map is missing and why."""
+    from kura.ceiling import parsed
     from kura.config import load_config
 
     name = selector or "default"
+    ceiling = 0
     try:
         config = load_config(config_path)
         store = config.store_config(selector)
         name = store.name
+        ceiling = tightest(*(parsed(value, where) for where, value in (host or {}).items()))
         settings = config.map_settings(store)
+        settings = replace(settings, max_chars=tightest(settings.max_chars, ceiling))
+        ceiling = settings.max_chars
         return build(store.path, store.name, settings, scribe=config.scribe_for(store))
     except (KuraError, OSError) as err:
-        return missing(err.store if isinstance(err, NoStore) and err.store else name, str(err))
+        shown = err.store if isinstance(err, NoStore) and err.store else name
+        return missing(shown_name(shown, ceiling), str(err), max_chars=ceiling)
 
 
-def missing(name: str, reason: str) -> Block:
-    text = wrap(
-        name,
-        f"The memory map is MISSING, not empty: kura could not read store '{name}' ({reason}).",
-        "Do not assume nothing is remembered. Say that memory is unavailable right now.",
-    )
-    return Block(name, text, "missing", estimate_tokens(text), 0, 0, warning=reason)
+def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
+    """A block saying the map is MISSING, not empty, and why — the reason cut short (never
+    the rest) when a ceiling leaves no room for all of it."""
+    keep = len(reason)
+    while True:
+        said = reason if keep == len(reason) else reason[:keep].rstrip() + "…"
+        text = wrap(
+            name,
+            f"The memory map is MISSING, not empty: kura could not read store '{name}' ({said}).",
+            "Do not assume nothing is remembered. Say that memory is unavailable right now.",
+        )
+        over = length(text) - max_chars if max_chars else 0
+        if over <= 0 or keep == 0:
+            break
+        keep = max(0, keep - over - (1 if keep == len(reason) else 0))
+    return Block(name, text, "missing", estimate_tokens(text), 0, 0, warning=reason, max_chars=max_chars)
 
 
 def sector_map(index: Index | str) -> str:
     """The index's ``##`` sections with how many memories each names and a few titles."""
-    sections: list[tuple[str, list[str]]] = [("(before any heading)", [])]
-    total = 0
-    for line in (parse_index(index) if isinstance(index, str) else index).lines:
-        if line.kind == "heading" and line.text.lstrip().startswith("##"):
-            sections.append((line.text.strip("# ").strip(), []))
-        elif line.slugs:
-            sections[-1][1].extend([line.title] if line.kind == "entry" else list(line.slugs))
-            total += len(line.slugs)
-    out = [
-        f"This is NOT the full map: the index names {total} memories, more than this prompt can "
-        "carry. Only its sections are listed, with a few titles each. Before answering about "
-        'anything that might be remembered, recall it (kura recall "QUESTION", or the kura_recall tool).',
-        "",
-    ]
-    for title, names in sections:
-        if names:
-            shown = "; ".join(names[:3]) + ("; …" if len(names) > 3 else "")
-            out.append(f"- {title} ({len(names)}): {shown}")
-    return "\n".join(out)
+    return sector_text(outline(index))
+
+
+def _sector_block(
+    name: str, settings: MapSettings, sectors_of: Callable[[], str], index: str, warning: str
+) -> Block:
+    """The sector map, under its own header (the default header promises one line per
+    memory); within the ceiling, the fullest sector map that fits, or a few lines saying
+    not even that does."""
+    header = settings.header or SECTOR_HEADER.format(name=name)
+    text = wrap(name, header, sectors_of())
+    ceiling = settings.max_chars
+    if ceiling and length(text) > ceiling:
+        room = ceiling - length(wrap(name, header, ""))
+        body = fitted_sectors(outline(index), room) if room > 0 else None
+        text = wrap(name, header, body) if body is not None else _tight(name, ceiling)
+    tokens = estimate_tokens(text)
+    return Block(
+        name, text, "sectors", tokens, settings.budget, settings.hard_limit, warning, max_chars=ceiling
+    )
+
+
+def _tight(name: str, max_chars: int) -> str:
+    return f"{OPEN.format(name=name)}\n{TIGHT.format(name=name, max_chars=max_chars)}\n{CLOSE}\n"
 
 
 def _sized(
     name: str,
     header: str,
-    body: str,
+    cloth: Cloth,
     settings: MapSettings,
-    sectors_of: Callable[[], str],
+    sectors: Callable[[str], Block],
     *,
     state: str,
 ) -> Block:
-    text = wrap(name, header, body)
+    text = wrap(name, header, cloth.text)
     tokens = estimate_tokens(text)
     if tokens > settings.hard_limit:
-        sectors = wrap(name, header, sectors_of())
-        warning = (
+        return sectors(
             f"the map is ~{tokens} tokens, over the hard limit of {settings.hard_limit}; sent the sector map"
-        )
-        return Block(
-            name, sectors, "sectors", estimate_tokens(sectors), settings.budget, settings.hard_limit, warning
         )
     warning = ""
     if tokens > settings.budget:
@@ -362,12 +426,35 @@ def _sized(
             f"the map is ~{tokens} tokens, over the budget of {settings.budget}; run kura weave to see where"
         )
         state = "over-budget" if state in ("current", "rewoven") else state
-    return Block(name, text, state, tokens, settings.budget, settings.hard_limit, warning)
+    ceiling = settings.max_chars
+    block = Block(name, text, state, tokens, settings.budget, settings.hard_limit, warning, max_chars=ceiling)
+    return _folded(block, header, cloth, sectors) if ceiling and length(text) > ceiling else block
+
+
+def _folded(block: Block, header: str, cloth: Cloth, sectors: Callable[[str], Block]) -> Block:
+    """A map over the ceiling, down the ladder (see ``kura.ceiling``): the widest narrower
+    fresh window that fits, else the sector map."""
+    size, ceiling = length(block.text), block.max_chars
+    base = length(wrap(block.store, header, ""))
+    fit = narrowed(cloth.text, cloth.folds, cloth.days, ceiling - base)
+    if fit is None:
+        folded = base + smallest(cloth.text, cloth.folds)
+        also = f" ({folded} with its fresh lines folded)" if folded < size else ""
+        return sectors(
+            f"the map is {size} characters{also}, over the ceiling of {ceiling}; sent the sector map"
+        )
+    text = wrap(block.store, header, fit[1])
+    note = (
+        f"the map is {size} characters, over the ceiling of {ceiling}; "
+        f"sent it with the fresh window at {fit[0]} days"
+    )
+    warning = f"{block.warning}; {note}" if block.warning else note
+    return replace(block, text=text, tokens=estimate_tokens(text), warning=warning)
 
 
 def _reweave(
     root: Path, name: str, settings: MapSettings, today: dt.date, scribe: ModelConfig | None
-) -> tuple[str | None, str, str]:
+) -> tuple[Cloth | None, str, str]:
     """(cloth, state, why not) from a quick weave that calls no model."""
     from kura.store import Store
     from kura.weave import weave
@@ -381,7 +468,7 @@ def _reweave(
         return None, "stale", f"the map could not be re-woven: {err}"
     if woven is None:
         return None, "stale", "the woven map is stale and re-weaving would be slow; run kura weave"
-    return woven.text, "rewoven", ""
+    return Cloth(woven.text, woven.fresh_days, tuple(Fold(*fold) for fold in woven.folds)), "rewoven", ""
 
 
 def _read_json(path: Path) -> dict[str, Any]:

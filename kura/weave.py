@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura import catalog
-from kura.age import ages, fresh
+from kura.age import Age, ages, fresh
 from kura.atomic import locked, write_atomic
+from kura.ceiling import LADDER, folds_from
 from kura.errors import StoreError
 from kura.index import classify_line, parse_index
 from kura.layers import Layered, Layering, layering, marked
@@ -56,7 +57,6 @@ from kura.tokens import estimate_tokens
 if TYPE_CHECKING:
     from kura.config import ModelConfig
 
-LADDER = (7, 3, 1, 0)
 _MARKERS = ("<!--", "-->", "```", "~~~", "\r")
 BACKUPS = 3
 
@@ -77,6 +77,7 @@ class Woven:
     path: Path | None = None
     notes: list[str] = field(default_factory=list)
     error: str = ""
+    folds: list[tuple[int, int, str]] = field(default_factory=list)  # see kura.ceiling
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,7 +136,8 @@ def weave(
     weight, layers = _weigh(layered, lines)
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
     woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
-                  weight, layers, False, scan.parsed, woven_lines.calls, None, notes)  # fmt: skip
+                  weight, layers, False, scan.parsed, woven_lines.calls, None, notes,
+                  folds=_folds(layered, lines, age, today))  # fmt: skip
     if not write:
         return woven
     # A scribe that was not asked about every line (the call cap) leaves a map prefill may
@@ -183,6 +185,7 @@ def _current(store: Store, stamp: str, scribe: str) -> Woven | None:
             store.name, text, int(meta["tokens"]), int(meta["budget"]), float(meta["fresh_days"]),
             bool(meta["over_budget"]), dict(meta["weight"]), dict(meta["layers"]), False, 0, 0,
             cloth_file(store.root, str(meta["cloth"])), list(meta["notes"]),
+            folds=[(f.line, f.age, f.text) for f in folds_from(meta["folds"], text.count("\n") + 1)],
         )  # fmt: skip
     except (ValueError, KeyError, TypeError):
         return None
@@ -233,6 +236,30 @@ def on_record(layered: list[Layered], entries: dict[str, Any], today: dt.date) -
                                  cost=(full + extra, folded + extra, bare + extra))  # fmt: skip
         out.append(item)
     return out
+
+
+def _folds(
+    layered: list[Layered], lines: list[tuple[str, str]], age: dict[str, Age], today: dt.date
+) -> list[tuple[int, int, str]]:
+    """(line, age in days, folded text) of each line kept in full only because it is fresh:
+    what prefill folds, window by window, to bring the map under a host's ceiling without
+    weaving again. None at all if the cloth with every one folded would fail the
+    postcondition (a ceiling then gets the sector map, never a map that loses a line)."""
+    folds = []
+    for i, (item, (layer, _)) in enumerate(zip(layered, lines, strict=True)):
+        day = age[item.slug].day if item.slug in age else None
+        if layer == "fresh" and item.short != item.text and day is not None and "\n" not in item.short:
+            folds.append((i, (today - day).days, item.short))
+    if not folds:
+        return []
+    smallest = [text for _, text in lines]
+    for i, _, short in folds:
+        smallest[i] = short
+    try:
+        _postcondition(layered, "\n".join(smallest) + "\n")
+    except StoreError:
+        return []
+    return folds
 
 
 def _pick(layered: Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:
@@ -336,7 +363,8 @@ def _store_cloth(
         meta = {
             "fingerprint": stamp, "scribe": scribe, "cloth": recorded, "settings": settings.key(),
             "cloth_sha": hashlib.sha256(woven.text.encode("utf-8")).hexdigest(),
-            "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines), **summary,
+            "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines),
+            "folds": [list(fold) for fold in woven.folds], **summary,
         }  # fmt: skip
         write_atomic(state / "map.json", json.dumps(meta, indent=1).encode())
     return path, changed
