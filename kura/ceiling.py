@@ -10,9 +10,10 @@ the ladder the budget already uses, and stops at the first rung that fits:
 1. the map as woven;
 2. the fresh window narrowed (7, 3, 1, 0 days): lines fold to their triggers, none is
    dropped, so the map is still whole;
-3. the sector map — the index's sections with counts and a few titles, saying it is not
-   the full map and to recall the rest — with fewer titles, then only the first sections
-   and how many more there are;
+3. the sector map — the index's sections with counts and titles, saying it is not the
+   full map and to recall the rest — with as many titles as the ceiling leaves room for
+   (every title, when they fit), then only counts, then only the first sections and how
+   many more there are;
 4. a few lines saying that not even the outline fits, and to recall.
 
 The cloth does not depend on the ceiling. The weave records, beside it, the folded form
@@ -154,22 +155,28 @@ def outline(index: Index | str) -> Outline:
 
 def sector_text(found: Outline, *, titles: int = SECTOR_TITLES) -> str:
     """The sector map: every section with its count and its first ``titles`` titles."""
-    how = (
-        "Only its sections are listed, with a few titles each."
-        if titles
-        else "Only its sections are listed, with how many memories each names."
-    )
+    if titles and titles >= max((len(names) for _, names in found.sections), default=0):
+        how = "Every memory it names is listed below by its title alone, section by section."
+    elif titles:
+        how = "Only its sections are listed, with a few titles each."
+    else:
+        how = "Only its sections are listed, with how many memories each names."
     return "\n".join([_intro(found.total, how), "", *(_section(t, n, titles) for t, n in found.sections)])
 
 
 def fitted_sectors(found: Outline, room: int) -> str | None:
-    """The fullest sector map within ``room`` characters: fewer titles per section, then
-    no titles, then the first sections and how many more there are. None if not even the
-    introduction fits."""
-    for titles in range(SECTOR_TITLES, -1, -1):
-        text = sector_text(found, titles=titles)
-        if length(text) <= room:
-            return text
+    """The fullest sector map within ``room`` characters: as many titles per section as fit
+    (every title when the room allows), then none, then the first sections and how many
+    more there are. None if not even the introduction fits."""
+    low, high = -1, max((len(names) for _, names in found.sections), default=0)
+    while low < high:  # the most titles per section that fit; the length grows with the number
+        middle = (low + high + 1) // 2
+        if length(sector_text(found, titles=middle)) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    if low >= 0:
+        return sector_text(found, titles=low)
     lines = [
         _intro(found.total, "Only its first sections are listed, with how many memories each names."),
         "",

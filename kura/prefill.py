@@ -389,9 +389,9 @@ def _sector_block(
     memory); within the ceiling, the fullest sector map that fits, or a few lines saying
     not even that does."""
     header = settings.header or SECTOR_HEADER.format(name=name)
-    text = wrap(name, header, sectors_of())
     ceiling = settings.max_chars
-    if ceiling and length(text) > ceiling:
+    text = "" if ceiling else wrap(name, header, sectors_of())
+    if ceiling:  # the fullest outline the host's ceiling leaves room for
         room = ceiling - length(wrap(name, header, ""))
         body = fitted_sectors(outline(index), room) if room > 0 else None
         text = wrap(name, header, body) if body is not None else _tight(name, ceiling)

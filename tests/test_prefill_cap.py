@@ -214,10 +214,11 @@ def test_with_every_line_folded_and_still_over_the_sector_map(tmp_path: Path) ->
         "<<<KURA-MAP store=s>>>\n"
         "This is an outline of what you remember (kura store 's'): the index's sections, not one line "
         "per memory. A topic missing here may still be remembered: recall it before you say it is not.\n\n"
-        "This is NOT the full map: the index names 14 memories, more than this prompt can carry. Only its "
-        "sections are listed, with a few titles each. Before answering about anything that might be "
-        'remembered, recall it (kura recall "QUESTION", or the kura_recall tool).\n\n'
-        "- Rules (2): r1; r2\n- Disks (12): m0; m1; m2; …\n<<<END KURA-MAP>>>\n"
+        "This is NOT the full map: the index names 14 memories, more than this prompt can carry. Every "
+        "memory it names is listed below by its title alone, section by section. Before answering about "
+        'anything that might be remembered, recall it (kura recall "QUESTION", or the kura_recall tool).\n\n'
+        "- Rules (2): r1; r2\n- Disks (12): m0; m1; m2; m3; m4; m5; m6; m7; m8; m9; m10; m11\n"
+        "<<<END KURA-MAP>>>\n"
     )
     assert block(root, len(smallest))[0] == smallest
 
