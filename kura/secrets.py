@@ -44,10 +44,15 @@ class _Rule:
 _PLACEHOLDER = re.compile(r"^(?:[$<{%\[*…]|\.\.\.|(?:env|file|fd|stdin):)|^[A-Z][A-Z_]{3,}$|^(.)\1{2,}$")
 
 
+def _bare(value: str) -> str:
+    """The value without what markdown or a sentence closes it with (`` `x` ``, ``(x)``)."""
+    return value.rstrip("`)].,") or value
+
+
 def _real(value: str) -> bool:
     """Not empty and not a placeholder: ``$VAR``, ``<token>``, ``{{ x }}``, ``env:NAME``,
     an upper-case name (``PASSWORD``), ``xxxx``, ``[redacted: …]``."""
-    value = value.strip("\"'")
+    value = _bare(value).strip("\"'")
     return bool(value) and not _PLACEHOLDER.search(value)
 
 
@@ -67,7 +72,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 def _code(match: re.Match[str]) -> bool:
     """``token = env.get(name)``, ``self.token = token``, ``password = user_password``,
     ``token=args.token``: code that names a secret without holding one."""
-    value = match["value"]
+    value = _bare(match["value"])
     if "(" in value or value.lower() == match["name"].lower():
         return True
     if _IDENTIFIER.fullmatch(value) is None:
@@ -101,7 +106,7 @@ def _option(match: re.Match[str]) -> bool:
 def _paired(match: re.Match[str]) -> bool:
     """A password after a user name (a URL, ``curl -u``); one equal to the name is a
     well-known default (``postgres:postgres``), not a secret."""
-    return _real(match["value"]) and match["value"] != match["user"]
+    return _real(match["value"]) and _bare(match["value"]) != match["user"]
 
 
 def _user_pass(match: re.Match[str]) -> bool:

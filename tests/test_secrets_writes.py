@@ -467,6 +467,7 @@ def test_one_policy_finds_more_shapes(text: str, secret: str, kind: str) -> None
         "the local DATABASE_URL is postgresql+asyncpg://ferrydesk:ferrydesk@localhost:5433/ferrydesk_dev",
         "max_tokens: 4096 and the secretary: Jane Doe-Smith",
         "password: ${{ secrets.DB_PASSWORD }} in the workflow",
+        "in markdown: `self.token = token`, `token=args.token` and `postgres://app:app@localhost/app`",
     ],
 )
 def test_one_policy_leaves_prose_alone(text: str) -> None:
