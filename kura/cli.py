@@ -26,6 +26,7 @@ from kura.cli_base import (
     import_app,
     print_json,
     say,
+    show_usage_error,
     stdin_text,
     store_from,
     warn,
@@ -93,12 +94,14 @@ def remember(
     """Write one memory (create or update) and its own line in MEMORY.md."""
     import datetime as dt
 
+    from kura.secrets import refuse_secrets
     from kura.witness import WEIGHTS, Witness
 
     text = stdin_text() if body == "-" else body
     store = store_from(ctx)
     if witness is not None and witness.upper() not in WEIGHTS:
         fail(f"--witness {witness!r}: not one of {', '.join(WEIGHTS)}")
+    core(lambda: refuse_secrets(f"{store.name}/{slug}, the witness", quote, session))  # before any write
     amend = None
     if witness is not None:
         from kura.lifecycle import witnessed
@@ -375,7 +378,7 @@ def run() -> None:
     try:
         code = app(standalone_mode=False)
     except click_exception() as err:
-        err.show()  # type: ignore[attr-defined]
+        show_usage_error(err)
         sys.exit(2 if type(err).__name__ == "NoArgsIsHelpError" else 1)
     except typer.Abort:
         typer.echo("kura: aborted", err=True)
@@ -383,9 +386,6 @@ def run() -> None:
     except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
-        typer.echo(
-            f"kura: unexpected error: {type(err).__name__}: {err} (run with KURA_DEBUG=1 for the traceback)",
-            err=True,
-        )
+        warn(f"unexpected error: {type(err).__name__}: {err} (run with KURA_DEBUG=1 for the traceback)")
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import io
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ import typer
 
 from kura import config as cfg
 from kura.errors import KuraError, NotFound, UnknownStore
+from kura.secrets import find_secret, redact
 
 T = TypeVar("T")
 
@@ -101,7 +104,8 @@ def say(message: str) -> None:
 
 
 def warn(message: str) -> None:
-    typer.echo(f"kura: {message}", err=True)
+    """One line on stderr; a message that quotes what it was given never repeats a secret."""
+    typer.echo(f"kura: {redact(message)[0]}", err=True)
 
 
 def print_json(value: Any) -> None:
@@ -117,6 +121,25 @@ def click_exception() -> type[Exception]:
             continue
         return found
     return RuntimeError
+
+
+_OPTION_NAME = re.compile(r"--?[A-Za-z][A-Za-z0-9-]{0,40}")
+
+
+def show_usage_error(err: Exception) -> None:
+    """A usage error as click shows it, minus anything secret-shaped it would repeat: an
+    unknown "option" that is not shaped like one (a pasted ``-----BEGIN …`` key, a token
+    after a dash) is not quoted at all, and every other quoted value is redacted."""
+    name = getattr(err, "option_name", None)
+    unknown = type(err).__name__ == "NoSuchOption" and isinstance(name, str)
+    if unknown and (not _OPTION_NAME.fullmatch(str(name)) or find_secret(str(name))):
+        err.message = (  # type: ignore[attr-defined]
+            "No such option; what was given is not repeated, as it does not look like an option name "
+            "(text that starts with - goes after --)"
+        )
+    shown = io.StringIO()
+    err.show(file=shown)  # type: ignore[attr-defined]
+    sys.stderr.write(redact(shown.getvalue())[0])
 
 
 def stdin_text() -> str:

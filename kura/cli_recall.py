@@ -56,6 +56,7 @@ def recall_command(
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
     from kura.config import load_config
     from kura.errors import KuraError, NotFound, UnknownStore
+    from kura.secrets import redact
 
     bar = ProgressLine()
     try:
@@ -92,7 +93,7 @@ def recall_command(
         if os.environ.get("KURA_DEBUG") == "1":
             raise
         bar.close()
-        sys.stderr.write(f"kura: error: {err}\n")
+        sys.stderr.write(f"kura: error: {redact(str(err))[0]}\n")
         return 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
     bar.close()
     out = sys.stdout.write
@@ -113,7 +114,7 @@ def recall_command(
     walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
     out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
     if found.reason and not found.degraded:
-        sys.stderr.write(f"kura: {found.reason}\n")
+        sys.stderr.write(f"kura: {redact(found.reason)[0]}\n")
     for row in found.explain:
         mark = "*" if row["picked"] else " "
         if row.get("by") == "thinker":

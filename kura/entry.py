@@ -164,7 +164,7 @@ def _prefill(chosen: dict[str, str], as_json: bool) -> int:
     else:
         sys.stdout.write(block.text)
     if block.warning and block.state in ("missing", "stale"):
-        sys.stderr.write(f"kura: {block.warning}\n")
+        _warn(block.warning)
     return block.exit_code
 
 
@@ -198,12 +198,19 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
                 raise StoreError(woven.error)
             summary, written, notes = woven.to_dict(), woven.written, woven.notes
     except KuraError as err:
-        sys.stderr.write(f"kura: error: {err}\n")
+        _warn(f"error: {err}")
         return 1
     if as_json:
         sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     else:
         sys.stdout.write(summary_line(summary, written=written) + "\n")
     for note in notes:
-        sys.stderr.write(f"kura: {note}\n")
+        _warn(note)
     return 0 if written else 2
+
+
+def _warn(message: str) -> None:
+    """One line on stderr that never repeats a secret it quotes (a mistyped store name)."""
+    from kura.secrets import redact
+
+    sys.stderr.write(f"kura: {redact(str(message))[0]}\n")

@@ -1,63 +1,267 @@
-"""Secrets never get copied into memories.
+"""Secrets never get copied into memories, nor anywhere else kura writes or says.
 
 A memory is read into every prompt, synced through git and shown to whoever opens the
-store, so a pasted key in one would leak everywhere at once. The check is deliberately
-narrow — well-known token shapes and ``key = <long opaque value>`` assignments — because a
-false alarm on ordinary prose ("the password is in 1Password") would teach people to work
-around it. What it finds is named by kind, never echoed back.
+store, so a pasted key in one would leak everywhere at once. There is **one** policy, the
+table below, and every path uses it: a direct write (remember over the CLI, HTTP or MCP,
+save, import, observe) is refused when it finds anything (``refuse_secrets``); text kept
+without a person reading it first (transcript spans, the distiller's evidence, drafts and
+seeds) has what it finds replaced by ``[redacted: …]`` (``redact``); and a message that
+quotes what it was given (a usage error, an HTTP or MCP error) is redacted before it is
+shown. One table, because two nets drift: a narrow one guarding writes let
+``AWS_SECRET_ACCESS_KEY=…`` through while the spans' wide one caught it.
+
+The net is wide — token shapes, key blocks, any ``…PASSWORD…=value`` or ``"secret": "…"``
+pair, credentials in a URL, ``--password``/``mysql -p…``/``curl -u user:pass``, bearer
+tokens, 40 or more base64 characters — yet it looks at the value, not only at the word
+before it, because a false alarm on ordinary prose ("the password policy", "Password:
+rotated every quarter", ``curl -u`` in a sentence) would teach people to work around it:
+placeholders (``$VAR``, ``<token>``, ``USER:PASSWORD``, ``****``) are not secrets, a plain
+word after ``password:`` is prose, and a git SHA, a UUID, a path or a URL without
+credentials is none of these shapes. What it finds is named by kind, never echoed back.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from kura.errors import PolicyRefused
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key block", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("API key (sk-…)", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}")),
-    ("Stripe key", re.compile(r"\b[sr]k_live_[A-Za-z0-9]{16,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}")),
-    (
+
+def _always(match: re.Match[str]) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str  # named in a refusal and in a gate's note
+    pattern: re.Pattern[str]  # the secret is the group "value" when there is one, else the match
+    label: str  # what stands in its place: [redacted: label]
+    holds: Callable[[re.Match[str]], bool] = _always  # is this match a secret, not prose?
+
+
+_PLACEHOLDER = re.compile(r"^(?:[$<{%\[*…]|\.\.\.|(?:env|file|fd|stdin):)|^[A-Z][A-Z_]{3,}$|^(.)\1{2,}$")
+
+
+def _bare(value: str) -> str:
+    """The value without what markdown or a sentence closes it with (`` `x` ``, ``(x)``)."""
+    return value.rstrip("`)].,") or value
+
+
+def _real(value: str) -> bool:
+    """Not empty and not a placeholder: ``$VAR``, ``<token>``, ``{{ x }}``, ``env:NAME``,
+    an upper-case name (``PASSWORD``), ``xxxx``, ``[redacted: …]``."""
+    value = _bare(value).strip("\"'")
+    return bool(value) and not _PLACEHOLDER.search(value)
+
+
+def _random(value: str) -> bool:
+    """Looks generated rather than written: a digit or a symbol (not brackets, which are
+    code: ``Optional[str]``)."""
+    return bool(re.search(r"[\d!@#$%^&*+=?|~\\]", value))
+
+
+def _quoted(value: str) -> bool:
+    return len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _code(match: re.Match[str]) -> bool:
+    """``token = env.get(name)``, ``self.token = token``, ``password = user_password``,
+    ``token=args.token``: code that names a secret without holding one."""
+    value = _bare(match["value"])
+    if "(" in value or value.lower() == match["name"].lower():
+        return True
+    if _IDENTIFIER.fullmatch(value) is None:
+        return False
+    spaced = match["op"] == "=" and bool(match["before"] or match["after"])
+    return "." in value or (spaced and not any(c.isdigit() for c in value))
+
+
+def _assigned(match: re.Match[str]) -> bool:
+    """``KEY=value`` holds one unless the value is code; after ``key:`` only a quoted or
+    generated-looking value does ("Password: rotated every quarter" is prose)."""
+    value = match["value"]
+    if not _real(value):
+        return False
+    if _quoted(value):
+        return True
+    if _code(match):
+        return False
+    return match["op"] == "=" or (len(value) >= 6 and _random(value))
+
+
+def _option(match: re.Match[str]) -> bool:
+    """``--password=x`` holds one; ``--password x`` only when x looks generated (not
+    "the --password option")."""
+    value = match["value"]
+    if not _real(value):
+        return False
+    return match["op"] == "=" or _quoted(value) or _random(value)
+
+
+def _paired(match: re.Match[str]) -> bool:
+    """A password after a user name (a URL, ``curl -u``); one equal to the name is a
+    well-known default (``postgres:postgres``), not a secret."""
+    return _real(match["value"]) and _bare(match["value"]) != match["user"]
+
+
+def _user_pass(match: re.Match[str]) -> bool:
+    """``-u user:pass`` off a curl line: only a generated-looking password (not docker's
+    ``-u 1000:1000`` or ``-u app:staff``)."""
+    return _paired(match) and _random(match["value"]) and not match["value"].isdigit()
+
+
+def _bearer(match: re.Match[str]) -> bool:
+    """``token`` then a value with a digit; ``Bearer``/``Basic`` then one that also may be
+    plain base64 (``dXNlcjpwYXNz``), but not a word ("Bearer authentication")."""
+    value = match["value"]
+    if match["word"].lower() == "token":
+        return any(c.isdigit() for c in value)
+    return _random(value) or re.search(r"[a-z][A-Z]", value) is not None or value.endswith("=")
+
+
+def _value(match: re.Match[str]) -> bool:
+    return _real(match["value"])
+
+
+_I = re.IGNORECASE
+_KEY = r"[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?"
+_ASSIGNED_NAME = (  # the lookahead only makes the search quick: every name starts with one of these
+    r"(?=[spatc])(?:secret(?:[_-]?key)?|password|passwd|passphrase|token|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|signing[_-]?key|credentials?|(?<![a-z0-9])(?:pass|pwd|pw))"
+)
+_VALUE = r"(?P<value>\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"',;}{&]{4,})"
+_CLI_VALUE = r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)"
+_USER_PASS = r"(?<!\S)(?:-u|--user|-a|--auth)(?:[ \t]+|=)?[\"']?(?P<user>[^\s:\"']+):(?P<value>[^\s\"']+)"
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "private key block",
+        re.compile(
+            rf"(?s)-----BEGIN {_KEY}(?:-----)?.*?(?:-----END {_KEY}-----|\Z)|\A.*?-----END {_KEY}-----"
+        ),
+        "private key block",
+    ),
+    _Rule("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "AWS access key"),
+    _Rule(
+        "GitHub token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+        "GitHub token",
+    ),
+    _Rule("API key (sk-…)", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"), "API key (sk-…)"),
+    _Rule("Stripe key", re.compile(r"\b[sr]k_live_[A-Za-z0-9]{16,}"), "Stripe key"),
+    _Rule("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), "Slack token"),
+    _Rule("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), "Google API key"),
+    _Rule(
+        "JSON web token",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
+        "JSON web token",
+    ),
+    _Rule(
+        "token",
+        re.compile(
+            r"\b(?:glpat-|npm_|hf_|pypi-|xox[a-z]-|ghs_|shpat_)(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{16,}"
+        ),
+        "token",
+    ),
+    _Rule(
         "credential assignment",
         re.compile(
-            r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd)"
-            r"\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_\-]*\d)(?=[A-Za-z0-9/+_\-]*[A-Za-z])[A-Za-z0-9/+_\-]{16,}"
+            rf"(?P<name>{_ASSIGNED_NAME})[\"']?(?P<before>[ \t]*)(?P<op>[:=])(?P<after>[ \t]*)"
+            rf"(?!\[redacted){_VALUE}",
+            _I,
         ),
+        "credential",
+        _assigned,
+    ),
+    _Rule(
+        "password option",
+        re.compile(rf"(?<![\w-])--?(?:password|passwd|passphrase|pass)(?P<op>=|[ \t]+)(?!-){_CLI_VALUE}", _I),
+        "credential",
+        _option,
+    ),
+    _Rule(
+        "password option",
+        re.compile(
+            r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb(?:-dump|-admin)?)\b"
+            r"[^\n|;&]*?[ \t]-p(?P<value>[^\s-]\S*)"
+        ),
+        "credential",
+        _value,
+    ),
+    _Rule(
+        "password option",
+        re.compile(
+            r"\b(?:sshpass[^\n|;&]*?[ \t]-p[ \t]*|redis-cli[^\n|;&]*?[ \t]-a[ \t]+)(?P<value>[^\s-]\S*)"
+        ),
+        "credential",
+        _value,
+    ),
+    _Rule(
+        "user:password option",
+        re.compile(rf"\b(?:curl|xh|https?)\b[^\n|;&]*?{_USER_PASS}"),
+        "credential",
+        _paired,
+    ),
+    _Rule("user:password option", re.compile(_USER_PASS), "credential", _user_pass),
+    _Rule(
+        "URL credentials",
+        re.compile(r"://(?P<user>[^/\s:@]*):(?P<value>[^@\s/]+)@"),
+        "URL credentials",
+        _paired,
+    ),
+    _Rule(
+        "bearer token",
+        re.compile(r"\b(?P<word>bearer|basic|token)[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{12,})", _I),
+        "token",
+        _bearer,
+    ),
+    _Rule(
+        "long opaque value",
+        re.compile(
+            r"(?<![\w/+=.-])(?!/)(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])"
+            r"[A-Za-z0-9+/]{40,}={0,2}(?![\w/+=])"
+        ),
+        "opaque value",
     ),
 )
 
 
+def redact(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with every secret replaced by ``[redacted: …]``, and the kinds found, in
+    the policy's order. A private key is cut from its BEGIN line to its END line (or to
+    the end of the text when the END was cut off), so no key material survives; for a
+    ``name=value`` pair, an option or a URL only the value goes. Redacting twice changes
+    nothing more."""
+    found: list[str] = []
+    for rule in _RULES:
+
+        def replace(match: re.Match[str], rule: _Rule = rule) -> str:
+            if not rule.holds(match):
+                return match.group(0)
+            if rule.kind not in found:
+                found.append(rule.kind)
+            whole = match.group(0)
+            if "value" not in rule.pattern.groupindex:
+                return f"[redacted: {rule.label}]"
+            start, end = (i - match.start() for i in match.span("value"))
+            return f"{whole[:start]}[redacted: {rule.label}]{whole[end:]}"
+
+        text = rule.pattern.sub(replace, text)
+    return text, tuple(found)
+
+
+redact_widely = redact  # the name the spans used when theirs was the wider of two nets
+
+
 def find_secret(text: str) -> str | None:
     """The kind of the first secret-looking thing in ``text``, or None."""
-    for kind, pattern in _PATTERNS:
-        if pattern.search(text):
-            return kind
-    return None
-
-
-_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*)", re.S)
-
-
-def redact(text: str) -> tuple[str, tuple[str, ...]]:
-    """``text`` with every secret-looking span replaced by ``[redacted: kind]``, and the kinds.
-
-    A private key is cut from its BEGIN line to its END line (or to the end of the text when
-    the END was cut off), not just its header, so no key material survives the redaction.
-    """
-    kinds: list[str] = []
-    if _KEY_BLOCK.search(text):
-        kinds.append("private key block")
-        text = _KEY_BLOCK.sub("[redacted: private key block]", text)
-    for kind, pattern in _PATTERNS:
-        if kind != "private key block" and pattern.search(text):
-            kinds.append(kind)
-            text = pattern.sub(f"[redacted: {kind}]", text)
-    return text, tuple(kinds)
+    kinds = redact(text)[1]
+    return kinds[0] if kinds else None
 
 
 def refuse_secrets(where: str, *texts: str) -> None:
@@ -69,60 +273,3 @@ def refuse_secrets(where: str, *texts: str) -> None:
                 f"{where}: the text looks like it holds a secret ({found}); memories are read "
                 "into prompts — store where the secret lives, not the secret itself"
             )
-
-
-# Wider nets for text that is kept but never reviewed (transcript spans): a false alarm
-# there costs a few characters of evidence, a miss puts a password in every later prompt.
-_WIDE: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    (
-        "private key",
-        re.compile(
-            r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"
-            r"|^.*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-        ),
-        "[redacted: private key]",
-    ),
-    (
-        "token",
-        re.compile(r"\b(?:glpat-|npm_|hf_|pypi-|xox[a-z]-|ghs_|shpat_)[A-Za-z0-9_\-]{16,}"),
-        "[redacted: token]",
-    ),
-    (
-        "long opaque value",
-        re.compile(r"(?<![\w/+=])(?=[A-Za-z0-9+/]*[G-Zg-z+/])[A-Za-z0-9+/]{40,}={0,2}(?![\w/+=])"),
-        "[redacted: opaque value]",
-    ),
-    (
-        "bearer token",
-        re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
-        r"\1 [redacted: token]",
-    ),
-    (
-        "credential",
-        re.compile(
-            r"(?i)(\b[\w.-]*(?:secret|password|passwd|pwd|pass|pw|token|api[_-]?key|access[_-]?key|private[_-]?key"
-            r"|credentials?)[\"']?\s*[:=]\s*)(?!\[redacted)(\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"',;}{]{6,})"
-        ),
-        r"\1[redacted: credential]",
-    ),
-    (
-        "password option",
-        re.compile(r"(?i)(--?(?:password|passwd|pass)[= ]\s*)(?!\[redacted)\S{4,}"),
-        r"\1[redacted: credential]",
-    ),
-    ("user:password option", re.compile(r"(\s-u\s+[^\s:]+:)\S{4,}"), r"\1[redacted: credential]"),
-    ("URL credentials", re.compile(r"(://[^/\s:@]*:)[^@\s/]+(@)"), r"\1[redacted: URL credentials]\2"),
-)
-
-
-def redact_widely(text: str) -> tuple[str, tuple[str, ...]]:
-    """``redact``, then also any ``…SECRET…=value``/``"password": "…"`` pair, credentials in
-    a URL and bearer tokens — for text kept without a person reading it first."""
-    text, kinds = redact(text)
-    found = list(kinds)
-    for kind, pattern, replacement in _WIDE:
-        if pattern.search(text):
-            found.append(kind)
-            text = pattern.sub(replacement, text)
-    return text, tuple(found)

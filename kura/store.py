@@ -216,7 +216,7 @@ class Store:
         index line. Refuses to overwrite a different existing memory."""
         self.check_write(actor)
         slug = new_slug(slug)
-        refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"))
+        refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"), index_line or "")
         with self._lock():
             path = self._target(slug)
             self._check_index(adding=slug)
