@@ -48,6 +48,7 @@ from kura.ceiling import (
 )
 from kura.errors import ConfigError, KuraError, NoStore
 from kura.index import Index
+from kura.secrets import redact
 from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
@@ -362,6 +363,7 @@ def build_for(config_path: str | None, selector: str | None, *, host: dict[str, 
 def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
     """A block saying the map is MISSING, not empty, and why — the reason cut short (never
     the rest) when a ceiling leaves no room for all of it."""
+    name, reason = redact(name)[0], redact(reason)[0]  # a hook hands this block to a model
     keep = len(reason)
     while True:
         said = reason if keep == len(reason) else reason[:keep].rstrip() + "…"

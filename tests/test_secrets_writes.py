@@ -337,6 +337,7 @@ def run_kura(
         (["--store", AWS_ID, "list"], AWS_ID),
         (["--store", AWS_ID, "weave"], AWS_ID),  # the fast front door's own error line
         (["--store", AWS_ID, "recall", "deploys"], AWS_ID),
+        (["--store", AWS_ID, "prefill"], AWS_ID),  # the block a session hook hands the model
         (["recall", "--top", AWS_ID, "deploys"], AWS_ID),
     ],
 )
