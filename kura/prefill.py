@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from kura.errors import ConfigError, KuraError
 from kura.index import Index, parse_index
-from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
+from kura.plain import INDEX_CAP, read_in
+from kura.slugs import INDEX_NAME, STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -233,14 +234,14 @@ def build(
         index_path = index_file(root)
     except KuraError as err:
         return missing(name, str(err))
-    if not index_path.is_file():
-        return missing(name, f"{index_path} is not there")
+    data = read_in(root, INDEX_NAME, cap=INDEX_CAP, what="the index")  # never a FIFO's hang
+    if not isinstance(data, bytes):
+        return missing(name, f"{index_path}: {data.what}" if data else f"{index_path} is not there")
+    index = data.decode("utf-8-sig", errors="replace")
     state_dir = root / STATE_DIR
     meta = _read_json(state_dir / "map.json")
     if _always_over(meta, settings, index_path):
-        text = wrap(
-            name, header, _sectors(state_dir, index_path, _read_text(index_path, errors="replace") or "")
-        )
+        text = wrap(name, header, _sectors(state_dir, data, index))
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
         return Block(
             name, text, "sectors", estimate_tokens(text), settings.budget, settings.hard_limit, warning
@@ -251,12 +252,11 @@ def build(
     cloth, state, reason = (found[1], "current", "") if found is not None else (None, "stale", "")
     if found is None and reweave:
         cloth, state, reason = _reweave(root, name, settings, today, scribe)
-    index = _read_text(index_path, errors="replace") or ""
     if cloth is None:
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
         stale = _sized(name, header, f"{note}\n{index}", settings, lambda: sector_map(index), state="stale")
         return replace(stale, warning=reason or "the woven map is stale; run kura weave")
-    return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, index_path, index), state=state)
+    return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, data, index), state=state)
 
 
 def index_stamp(index_path: Path) -> str:
@@ -276,13 +276,10 @@ def _always_over(meta: dict[str, Any], settings: MapSettings, index_path: Path) 
     return same and int(meta.get("floor", 0)) > settings.hard_limit
 
 
-def _sectors(state_dir: Path, index_path: Path, index: str) -> str:
+def _sectors(state_dir: Path, data: bytes, index: str) -> str:
     """The sector map the last weave stored beside the cloth (same index), else made now."""
     stored = _read_text(state_dir / SECTORS)
-    try:
-        digest = hashlib.sha256(index_path.read_bytes()).hexdigest()
-    except OSError:
-        return sector_map(index)
+    digest = hashlib.sha256(data).hexdigest()
     if stored is not None and stored.startswith(f"<!-- {digest} -->\n"):
         return stored.split("\n", 1)[1]
     return sector_map(index)
