@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS notes (
 CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_READER = 2  # bump when reading a file can find something new: cached rows are read again
 _DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
 _BODY_DATE = re.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"
@@ -96,9 +97,11 @@ def connect(store: Store) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
-        if columns and "standing" not in columns:  # an older layout: derived, so rebuilt
+        older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
+        if columns and ("standing" not in columns or older):  # an older layout or reader: rebuilt
             db.execute("DROP TABLE notes")
         db.executescript(_SCHEMA)
+        db.execute(f"PRAGMA user_version = {_READER}")
     except (OSError, sqlite3.Error):
         db = sqlite3.connect(":memory:")
         db.executescript(_SCHEMA)
@@ -193,12 +196,8 @@ def _parse_all(
 
 
 def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) -> tuple[Any, ...]:
-    path = store.root / rel
-    try:
-        data = path.read_bytes()
-    except OSError:
-        data = b""
-    note = store.decode(slug, path, data).note
+    data, memory = store.read(slug, store.root / rel)  # a file that must not be read: b"" and a finding
+    note = memory.note
     written = written_date(note)
     return (
         rel, slug, *ident, note.type, note.name, " ".join(note.description.split()),

@@ -138,12 +138,14 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print one memory as it is on disk."""
-    memory = core(lambda: store_from(ctx).show(slug))
+    data, memory = core(lambda: store_from(ctx).read(slug))
+    if not data and memory.note.raw is None:  # not read at all: a FIFO, over the cap, a link swapped in
+        fail(str(memory.findings[0]))
     if as_json:
         print_json(memory.to_dict())
         return
     sys.stdout.flush()
-    sys.stdout.buffer.write(memory.path.read_bytes())
+    sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
     for finding in memory.findings:
         warn(str(finding))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -209,8 +209,9 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[lis
         cloth = woven.text if woven is not None else ""
     except KuraError:
         pass
-    if not cloth and store.index_path.is_file():
-        cloth = store.index_path.read_text(encoding="utf-8", errors="replace")
+    if not cloth:
+        with suppress(KuraError):  # an index that must not be read: no map, the rest stays
+            cloth = store.index_bytes().decode("utf-8", errors="replace")
     db = catalog.connect(store)
     try:
         scanned = catalog.scan(store, db, stats=stats)

@@ -5,8 +5,12 @@ tolerated is shown somewhere. Doctor is that place. Each check is a small functi
 snapshot of the store to findings:
 
 * files — broken frontmatter and YAML guesses (path:line), unreadable folders, symlinks
-  that leave the store, hardlinks (an edit through the other name changes the memory);
+  that leave the store, hardlinks (an edit through the other name changes the memory),
+  FIFOs, devices and sockets named like memories, files over the size cap, NUL bytes, git
+  conflict markers, and temporary files a crashed write left behind; in MEMORY.md also an
+  unclosed ``<!--`` or code fence, which hides every line after it from the map;
 * index — a memory with no line in MEMORY.md, a line naming no memory, two lines for one;
+* observations — what the observation log's reader tolerated, and conflict markers in it;
 * links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved);
 * graph — islands (nothing links in or out) and dead ends (links nowhere), as warnings;
 * descriptions — two memories with the same description cannot both be recognised;
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -32,8 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura import index as ix
+from kura.file_checks import conflict_markers, hidden_in_index, nul_bytes
 from kura.graph import GraphReport, analyse
 from kura.note import Finding
+from kura.observe import log_path, read_log
+from kura.observe_read import MAX_READ, snapshot
+from kura.plain import INDEX_CAP, Refused, read_in
 from kura.slugs import INDEX_NAME, STATE_DIR
 from kura.store import Store
 from kura.tokens import estimate_tokens
@@ -49,6 +58,8 @@ class Snapshot:
     index: ix.Index
     graph: GraphReport
     settings: MapSettings | None
+    index_findings: tuple[Finding, ...] = ()  # MEMORY.md's own text, or why it was not read
+    index_read: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +102,7 @@ class Report:
 
 
 def check_files(snap: Snapshot) -> Iterator[Finding]:
+    yield from snap.index_findings
     for entry in snap.entries.values():
         if entry.findings:
             yield from snap.store.show(entry.slug).findings
@@ -106,9 +118,56 @@ def check_files(snap: Snapshot) -> Iterator[Finding]:
             yield Finding(
                 f"{snap.store.name}/{entry.rel}", 1, f"hardlinked ({names} names): {why}", "warning"
             )
+    yield from stale_temporaries(snap.store)
+
+
+def stale_temporaries(store: Store, *, now: float | None = None) -> Iterator[Finding]:
+    """Temporary files of ``kura.atomic.write_atomic`` (``.NAME.PID.HEX.tmp``) that no write
+    will finish: their process is gone, or they are older than ``STALE_AFTER`` seconds."""
+    now = time.time() if now is None else now
+    for folder, dirs, files in os.walk(store.root):
+        dirs[:] = [d for d in dirs if d != ".git"]  # os.walk does not enter linked folders
+        for name in files:
+            temp = _TEMP.match(name)
+            why = _stale(os.path.join(folder, name), int(temp.group(2)), now) if temp else None
+            if temp is None or why is None:
+                continue
+            rel = Path(folder, name).relative_to(store.root).as_posix()
+            left = f"a temporary file left by a write that did not finish ({why})"
+            yield Finding(f"{store.name}/{rel}", 1, f"{left}; {temp.group(1)} is as it was before that write "
+                          "— delete it", "warning")  # fmt: skip
+
+
+def _stale(path: str, pid: int, now: float) -> str | None:
+    """Why a temporary file is stale, or None while its write may still be running."""
+    if not _alive(pid):
+        return f"its process {pid} is gone"
+    try:
+        age = now - os.lstat(path).st_mtime
+    except OSError:
+        return None
+    return f"written {int(age // 60)} minutes ago" if age >= STALE_AFTER else None
+
+
+STALE_AFTER = 600.0  # seconds: no write of kura's takes this long
+_TEMP = re.compile(r"^\.(.+)\.(\d{1,9})\.[0-9a-f]{8}\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, as another user's
+        return True
+    return True
 
 
 def check_index(snap: Snapshot) -> Iterator[Finding]:
+    if not snap.index_read:  # one finding says why; a line per memory would only bury it
+        return
     named = set(snap.index.named())
     for slug, entry in snap.entries.items():
         if slug not in named and not entry.retired:  # superseded and archived are off the index by design
@@ -134,7 +193,7 @@ def check_links(snap: Snapshot) -> Iterator[Finding]:
             if dead.suggestion
             else " — fix the slug or write that memory"
         )
-        line = _line_of(snap.store.root / entry.rel, f"[[{dead.target}")
+        line = _line_of(snap.store, entry, f"[[{dead.target}")
         yield Finding(f"{snap.store.name}/{entry.rel}", line, f"[[{dead.target}]] names no memory{hint}")
 
 
@@ -170,9 +229,20 @@ def check_size(snap: Snapshot) -> Iterator[Finding]:
         )
 
 
+def check_observations(snap: Snapshot) -> Iterator[Finding]:
+    path = log_path(snap.store)
+    if not path.exists() and not path.is_symlink():
+        return
+    yield from read_log(snap.store).findings
+    data = snapshot(path, snap.store.root, cap=MAX_READ).data
+    yield from nul_bytes(data, path.name)
+    yield from conflict_markers(data.decode("utf-8", errors="replace"), path.name)
+
+
 CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
     "files": check_files,
     "index": check_index,
+    "observations": check_observations,
     "links": check_links,
     "graph": check_graph,
     "descriptions": check_descriptions,
@@ -184,7 +254,8 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     """Run every check over one store."""
     entries = catalog.entries(store)
     graph = analyse({slug: entry.links for slug, entry in entries.items()})
-    snap = Snapshot(store, entries, store.index(), graph, settings)
+    index, index_findings, index_read = _read_index(store)
+    snap = Snapshot(store, entries, index, graph, settings, index_findings, index_read)
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
     counts = dict(sorted(Counter(e.type or "untyped" for e in entries.values()).items()))
     return Report(
@@ -195,7 +266,9 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
 def fix_index(store: Store) -> list[str]:
     """Repair index drift only: add a line for each memory the index does not name, and
     comment out each entry line that names no memory (kept, so nothing is lost).
-    Returns what changed, one line each."""
+    Returns what changed, one line each; nothing when the index must not be read."""
+    if not _read_index(store)[2]:  # a FIFO, a link out, over the cap: diagnose says so
+        return []
     entries = catalog.entries(store)
     changes: list[str] = []
 
@@ -226,23 +299,37 @@ def fix_index(store: Store) -> list[str]:
 def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | None:
     """The last beat of a ``kura watch`` on this store, if that watcher is alive: its
     process exists and it beat within ``fresh_within`` seconds."""
+    got = read_in(root / STATE_DIR, "watch.json", cap=1 << 16, what="a state file")  # never a FIFO's hang
     try:
-        data = json.loads((root / STATE_DIR / "watch.json").read_text(encoding="utf-8"))
-        recent = time.time() - float(data["beat"]) <= fresh_within
-        os.kill(int(data["pid"]), 0)
-    except (OSError, ValueError, KeyError, TypeError):
+        data: Any = json.loads(got) if isinstance(got, bytes) else None
+        recent = time.time() - float(data["beat"]) <= fresh_within and _alive(int(data["pid"]))
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # a crafted file is no beat
         return None
     return data if recent and isinstance(data, dict) else None
+
+
+def _read_index(store: Store) -> tuple[ix.Index, tuple[Finding, ...], bool]:
+    """MEMORY.md parsed, what is wrong in its text, and whether it was read at all."""
+    got = read_in(store.root, INDEX_NAME, cap=INDEX_CAP, what="the index")
+    if isinstance(got, Refused):
+        return (
+            ix.Index(),
+            (Finding(INDEX_NAME, 1, f"{got.what}; the index was not read — {got.todo}"),),
+            False,
+        )
+    data = got or b""
+    text = ix.normalize(data.decode("utf-8", errors="replace"))[0]
+    found = (
+        nul_bytes(data, INDEX_NAME) + conflict_markers(text, INDEX_NAME) + hidden_in_index(text, INDEX_NAME)
+    )
+    return ix.parse_index(data.decode("utf-8", errors="replace")), tuple(found), True
 
 
 def _index_tokens(index: ix.Index) -> int:
     return sum(estimate_tokens(line.text) + 1 for line in index.lines)
 
 
-def _line_of(path: Path, needle: str) -> int:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return 1
+def _line_of(store: Store, entry: catalog.Entry, needle: str) -> int:
+    text = store.read(entry.slug, store.root / entry.rel)[0].decode("utf-8", errors="replace")
     offset = text.find(needle)
     return text[:offset].count("\n") + 1 if offset >= 0 else 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,19 @@ _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
 _SIMPLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]+((?:[^\W\d_]|_)[^\t\r]*?|\d{4}-\d{2}-\d{2})[ \r]*$")
 _YAML_WORDS = frozenset("yes no true false on off null".split())
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BRACKET = re.compile(r"[\[\]{}]")
+_COMPACT = re.compile(r"(?:[-?](?:[ \t]+|$))+")  # "- - x", "? - x": collections opened on one line
+MAX_DEPTH = 64  # levels of nesting a frontmatter value may have
+MAX_VALUES = 10_000  # values a frontmatter block may hold once its aliases are expanded
+
+
+class HostileYAML(yaml.YAMLError):
+    """YAML that would exhaust the stack or memory if read: ``line`` is the top-level key it
+    belongs to (1 = the block's first line), ``problem`` and ``todo`` what to say."""
+
+    def __init__(self, line: int, problem: str, todo: str) -> None:
+        super().__init__(problem)
+        self.line, self.problem, self.todo = line, problem, todo
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +98,10 @@ def spans(front_lines: list[str]) -> tuple[Span, ...] | None:
     parser's own marks decide (so a quoted value that runs onto a column-0 line, or a
     comment inside a nested block, stays with its key); elsewhere a line-based reading.
     None for a flow mapping, whose keys share lines."""
+    text = "".join(line + "\n" for line in front_lines)
     try:
-        node = yaml.compose("".join(line + "\n" for line in front_lines), Loader=_Loader)
-    except yaml.YAMLError:
+        node = None if too_deep(text) else yaml.compose(text, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError):
         node = None
     if isinstance(node, yaml.MappingNode):
         if node.flow_style:
@@ -154,7 +169,13 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
         return simple, []
     block = "".join(line + "\n" for line in front_lines)
     try:
-        meta, _ = frontmatter.parse(f"---\n{block}---\n")
+        meta = guarded(lambda text: frontmatter.parse(f"---\n{text}---\n")[0], block)
+    except HostileYAML as err:
+        finding = Finding(
+            path, err.line + 1, f"frontmatter {err.problem}; read it as flat key: value lines — {err.todo}"
+        )
+        flat, more = _read_flat(front_lines, path)
+        return flat, [finding, *more]
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:  # 2026-02-30 is a ValueError
         mark = getattr(err, "problem_mark", None)
         line = 1 + (mark.line if mark is not None else 1)
@@ -218,7 +239,7 @@ def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]
         if span.key is None:
             continue
         try:
-            guessed = yaml.safe_load(span.key)
+            guessed = guarded(yaml.safe_load, span.key)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError):
             guessed = span.key
         for candidate in (span.key, guessed):
@@ -247,7 +268,7 @@ def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[
 
 def _span_value(span: Span) -> Any:
     try:
-        loaded = yaml.safe_load("\n".join(span.lines))
+        loaded = guarded(yaml.safe_load, "\n".join(span.lines))
     except (yaml.YAMLError, ValueError, TypeError, OverflowError):
         loaded = None
     if isinstance(loaded, dict) and span.key in loaded:
@@ -270,3 +291,99 @@ def raw_values(front_lines: list[str]) -> dict[str, str]:
         if match is not None:
             values.setdefault(match.group(2).strip(), _unquote(match.group(3) or ""))
     return values
+
+
+def guarded(load: Callable[[str], Any], text: str) -> Any:
+    """``load(text)`` — a YAML load — unless the text nests too deep to parse safely or its
+    aliases expand too far; then HostileYAML, before anything walks the value."""
+    deep = too_deep(text)
+    if deep is None:
+        try:
+            value = load(text)
+        except RecursionError:  # a parser deeper than the estimate thought: the same refusal
+            deep = 1
+    if deep is not None:
+        raise HostileYAML(deep, f"nests more than {MAX_DEPTH} levels deep", "flatten that value")
+    if "*" in text:  # only an alias can make a value larger than its text
+        key, problem = _expansion(value)
+        if problem:
+            raise HostileYAML(_key_line(text, key), problem, "write the values out")
+    return value
+
+
+def too_deep(text: str) -> int | None:
+    """The line of the top-level key under which YAML ``text`` may nest more than
+    ``MAX_DEPTH`` levels, else None. An estimate from above, without parsing: block levels
+    from the indentation (each level at most two: a sequence may sit at its key's
+    indentation), compact ``- - x`` items, and flow brackets ``[ {`` still open."""
+    indents: list[int] = []
+    flow = 0
+    top = 1
+    for number, line in enumerate(text.split("\n"), start=1):
+        body = line.lstrip(" ")
+        if not body.strip() or body[0] == "#":
+            continue
+        indent = len(line) - len(body)
+        compact = _COMPACT.match(body)
+        if indent == 0 and flow == 0 and compact is None:
+            top = number
+        while indents and indents[-1] >= indent:
+            indents.pop()
+        indents.append(indent)
+        deepest = flow
+        if flow or "[" in body or "{" in body:
+            for bracket in _BRACKET.finditer(body):
+                flow = flow + 1 if bracket.group() in "[{" else max(0, flow - 1)
+                deepest = max(deepest, flow)
+        block = 2 * len(indents) + (len(compact.group().split()) if compact else 0)
+        if block + deepest > MAX_DEPTH:
+            return top
+    return None
+
+
+def _expansion(value: Any) -> tuple[Any, str | None]:
+    """The first top-level key whose value, with its aliases expanded, holds more than
+    ``MAX_VALUES`` values, nests deeper than ``MAX_DEPTH`` or contains itself; and what is
+    wrong. Shared values are measured once, so this costs what the text does."""
+    sizes: dict[int, tuple[int, int]] = {}  # id -> (values, depth) once measured
+    items = value.items() if isinstance(value, dict) else [(None, value)]
+    for key, item in items:
+        problem = _measure(item, sizes)
+        if problem:
+            return key, problem
+    return None, None
+
+
+def _measure(root: Any, sizes: dict[int, tuple[int, int]]) -> str | None:
+    open_now: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        if not isinstance(node, (dict, list)) or (not finished and id(node) in sizes):
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not finished:
+            if id(node) in open_now:
+                return "holds a value that contains itself (an alias inside its anchor)"
+            open_now.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        open_now.discard(id(node))
+        measured = [sizes.get(id(child), (1, 0)) for child in children]
+        count = 1 + sum(n for n, _ in measured)
+        depth = 1 + max((d for _, d in measured), default=0)
+        sizes[id(node)] = (count, depth)
+        if count > MAX_VALUES:
+            return f"aliases (*name) expand to more than {MAX_VALUES} values"
+        if depth > MAX_DEPTH:
+            return f"aliases (*name) nest more than {MAX_DEPTH} levels deep"
+    return None
+
+
+def _key_line(text: str, key: Any) -> int:
+    for number, line in enumerate(text.split("\n"), start=1):
+        match = KEY_LINE.match(line)
+        if match is not None and match.group(2).strip() == str(key):
+            return number
+    return 1

@@ -55,8 +55,10 @@ def import_folder(store: Store, source: str | Path, *, kind: str) -> ImportRepor
     lines = origin.index()
     report = ImportReport(source=folder, kind=kind)
     report.findings.extend(origin.findings())
-    for memory in origin.list():
-        data = memory.path.read_bytes()
+    for slug, rel in sorted(origin.files()):
+        data, memory = origin.read(slug, origin.root / rel)
+        if not data and memory.note.raw is None:  # not read (a FIFO, over the cap): in the findings
+            continue
         entry = lines.line_for(memory.slug)
         try:
             result = store.write_file(memory.slug, data, index_line=entry.text.strip() if entry else None)

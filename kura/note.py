@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kura.file_checks import conflict_markers, nul_bytes
 from kura.finding import Finding as Finding
 from kura.front import KEY_LINE, raw_values, read_meta, render_front
 from kura.index import normalize
@@ -177,6 +178,26 @@ def parse(text: str, path: str = "<memory>") -> Note:
         delimiters=(lines[0], lines[close]),
         findings=tuple(findings),
     )
+
+
+def from_bytes(data: bytes, path: str = "<memory>") -> Note:
+    """Read a memory file's bytes: text that is not UTF-8 is read with replacement
+    characters (and no ``raw``, so nothing rewrites it); NUL bytes and a merge conflict
+    left in the file are findings too. Never raises for bad content."""
+    try:
+        text = data.decode("utf-8")
+        note = parse(text, path)
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        read = parse(text, path)
+        line = data[: err.start].count(b"\n") + 1
+        bad = Finding(
+            path, line, "not valid UTF-8; read with replacement characters — re-save the file as UTF-8"
+        )
+        note = Note(meta=read.meta, body=read.body, findings=(bad, *read.findings),
+                    has_frontmatter=read.has_frontmatter)  # fmt: skip
+    found = nul_bytes(data, path) + conflict_markers(text, path)
+    return replace(note, findings=(*note.findings, *found)) if found else note
 
 
 def render(note: Note) -> str:

@@ -48,8 +48,9 @@ from kura.ceiling import (
 )
 from kura.errors import ConfigError, KuraError, NoStore
 from kura.index import Index
+from kura.plain import INDEX_CAP, read_in
 from kura.secrets import redact
-from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
+from kura.slugs import INDEX_NAME, STATE_DIR, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -276,27 +277,28 @@ def build(
         index_path = index_file(root)
     except KuraError as err:
         return missing(name, str(err), max_chars=settings.max_chars)
-    if not index_path.is_file():
-        return missing(name, f"{index_path} is not there", max_chars=settings.max_chars)
+    data = read_in(root, INDEX_NAME, cap=INDEX_CAP, what="the index")  # never a FIFO's hang
+    if not isinstance(data, bytes):
+        reason = f"{index_path}: {data.what}" if data else f"{index_path} is not there"
+        return missing(name, reason, max_chars=settings.max_chars)
+    index = data.decode("utf-8-sig", errors="replace")
     state_dir = root / STATE_DIR
     meta = _read_json(state_dir / "map.json")
     if _always_over(meta, settings, index_path):
-        index = _read_text(index_path, errors="replace") or ""
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
-        return _sector_block(name, settings, lambda: _sectors(state_dir, index_path, index), index, warning)
+        return _sector_block(name, settings, lambda: _sectors(state_dir, data, index), index, warning)
     wanted = scribe_id(scribe)
     scribes = (wanted, f"partial:{wanted}") if wanted else ("",)
     found = stored_map(root, fingerprint(root, settings, today=today), scribes=scribes)
     cloth, state, reason = (_stored(*found), "current", "") if found is not None else (None, "stale", "")
     if found is None and reweave:
         cloth, state, reason = _reweave(root, store_name, settings, today, scribe)
-    index = _read_text(index_path, errors="replace") or ""
     if cloth is None:
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
         sectors = partial(_sector_block, name, settings, lambda: sector_map(index), index)
         stale = _sized(name, header, Cloth(f"{note}\n{index}"), settings, sectors, state="stale")
         return replace(stale, warning=reason or "the woven map is stale; run kura weave")
-    sectors = partial(_sector_block, name, settings, lambda: _sectors(state_dir, index_path, index), index)
+    sectors = partial(_sector_block, name, settings, lambda: _sectors(state_dir, data, index), index)
     return _sized(name, header, cloth, settings, sectors, state=state)
 
 
@@ -323,13 +325,10 @@ def _always_over(meta: dict[str, Any], settings: MapSettings, index_path: Path) 
     return same and int(meta.get("floor", 0)) > settings.hard_limit
 
 
-def _sectors(state_dir: Path, index_path: Path, index: str) -> str:
+def _sectors(state_dir: Path, data: bytes, index: str) -> str:
     """The sector map the last weave stored beside the cloth (same index), else made now."""
     stored = _read_text(state_dir / SECTORS)
-    try:
-        digest = hashlib.sha256(index_path.read_bytes()).hexdigest()
-    except OSError:
-        return sector_map(index)
+    digest = hashlib.sha256(data).hexdigest()
     if stored is not None and stored.startswith(f"<!-- {digest} -->\n"):
         return stored.split("\n", 1)[1]
     return sector_map(index)

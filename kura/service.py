@@ -158,10 +158,8 @@ class Service:
 
     @_private_paths
     def index_text(self, selector: str | None = None) -> str:
-        from kura.slugs import index_file
-
-        path = index_file(self.served(selector).store.root)  # a symlink out of the store is refused
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        store = self.served(selector).store  # a link out of the store, a FIFO, a huge file: refused
+        return store.index_bytes().decode("utf-8", errors="replace")
 
     @_private_paths
     def prefill(self, selector: str | None = None) -> Block:
@@ -186,12 +184,8 @@ class Service:
     @_private_paths
     def memory(self, slug: str, selector: str | None = None) -> dict[str, Any]:
         store = self.served(selector).store
-        memory = store.show(slug)
-        return {
-            **memory.to_dict(),
-            "path": _rel(store, memory.path),
-            "text": memory.path.read_text("utf-8", "replace"),
-        }
+        data, memory = store.read(slug)
+        return {**memory.to_dict(), "path": _rel(store, memory.path), "text": data.decode("utf-8", "replace")}
 
     @_private_paths
     def memories(self, type: str | None = None, selector: str | None = None) -> list[dict[str, Any]]:

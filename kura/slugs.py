@@ -70,10 +70,11 @@ def new_slug(slug: str) -> str:
 
 
 def scan_files(root: Path) -> Iterator[tuple[str, str]]:
-    """Every ``*.md`` file outside private folders as (relative posix path, "file" or
-    "link"), and folders that could not be read as (path, "unreadable"). Symlinked
-    folders are not entered. One scandir pass over plain strings: no stat per plain file,
-    which keeps a walk of 20,000 memories in tens of milliseconds."""
+    """Every ``*.md`` file outside private folders as (relative posix path, "file", "link"
+    or "special" — a FIFO, socket or device, which is never read), and folders that could
+    not be read as (path, "unreadable"). Symlinked folders are not entered. One scandir
+    pass over plain strings: no stat per plain file, which keeps a walk of 20,000 memories
+    in tens of milliseconds."""
     for rel, kind, _ in _scan(root, with_stats=False):
         yield rel, kind
 
@@ -137,7 +138,8 @@ def _scan(root: Path, *, with_stats: bool) -> Iterator[tuple[str, str, Ident | N
             if not name.endswith(".md"):
                 continue
             link = entry.is_symlink()
-            if not link and not entry.is_file(follow_symlinks=False):
+            special = not link and not entry.is_file(follow_symlinks=False)  # a FIFO, socket, device
+            if special and with_stats:
                 continue
             ident = None
             if with_stats:
@@ -146,7 +148,7 @@ def _scan(root: Path, *, with_stats: bool) -> Iterator[tuple[str, str, Ident | N
                 except OSError:
                     continue
                 ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            yield rel, ("link" if link else "file"), ident
+            yield rel, ("link" if link else "special" if special else "file"), ident
 
 
 def index_file(root: Path) -> Path:

@@ -31,8 +31,9 @@ from kura.errors import NotFound, StoreError
 from kura.memory import Memory as Memory
 from kura.memory import WriteResult as WriteResult
 from kura.memory import remembered
+from kura.plain import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.secrets import refuse_secrets
-from kura.slugs import INDEX_NAME, STATE_DIR, index_file, is_memory_name, lookup_parts, new_slug, scan_files
+from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
 
 
 class Store:
@@ -97,8 +98,7 @@ class Store:
 
     def show(self, slug: str) -> Memory:
         """One memory, read tolerantly (problems are in ``.findings``)."""
-        path = self.resolve(slug)
-        return self._read(self._slug_of(path), path)
+        return self.read(slug)[1]
 
     def list(self, type: str | None = None) -> tuple[Memory, ...]:
         """All memories (or those of one type), sorted by slug."""
@@ -106,9 +106,15 @@ class Store:
         return tuple(m for m in found if type is None or m.type == type)
 
     def index(self) -> ix.Index:
-        path = index_file(self.root)
-        text = self._read_text(path) if path.exists() else ""
-        return ix.parse_index(text)
+        return ix.parse_index(self.index_bytes().decode("utf-8", errors="replace"))
+
+    def index_bytes(self) -> bytes:
+        """MEMORY.md's bytes (empty when there is none); StoreError when it must not be read:
+        not a regular file, a link out of the store, over ``INDEX_CAP`` (``kura.plain``)."""
+        got = read_in(self.root, INDEX_NAME, cap=INDEX_CAP, what="the index")
+        if isinstance(got, Refused):
+            raise StoreError(f"{self.index_path}: {got.what}; the index was not read — {got.todo}")
+        return got or b""
 
     def findings(self) -> tuple[nt.Finding, ...]:
         """Problems in the files themselves: broken frontmatter, escaping symlinks."""
@@ -374,7 +380,7 @@ class Store:
     def _walk(self) -> Iterator[tuple[str, str]]:
         """(slug, relative path) of every memory."""
         for rel, kind in self._entries():
-            if kind == "unreadable" or not is_memory_name(rel):
+            if kind in ("unreadable", "special") or not is_memory_name(rel):
                 continue
             if kind == "file" or self._contained(self.root / rel):
                 yield rel[:-3], rel
@@ -397,22 +403,16 @@ class Store:
 
     def walk_findings(self) -> Iterator[nt.Finding]:
         """What the walk passed over that a person should know about: symlinks that leave
-        the store or point at non-memories, and folders it could not read."""
+        the store or point at non-memories, FIFOs, devices and sockets named like memories,
+        and folders it could not read."""
         for rel, kind in self._entries():
+            where = f"{self.name}/{rel}"
             if kind == "unreadable":
-                yield nt.Finding(
-                    f"{self.name}/{rel}/",
-                    1,
-                    "folder cannot be read; its memories are missing — fix its permissions",
-                )
+                yield nt.Finding(f"{where}/", 1, _UNREADABLE)
+            elif kind == "special" and is_memory_name(rel):
+                yield nt.Finding(where, 1, f"{kind_at(self.root / rel)}, not a regular file; {_SPECIAL}")
             elif kind == "link" and is_memory_name(rel) and not self._contained(self.root / rel):
-                yield nt.Finding(
-                    f"{self.name}/{rel}",
-                    1,
-                    "symlink points outside the store (or "
-                    "at something that is not a memory); ignored — replace it with "
-                    "the file itself",
-                )
+                yield nt.Finding(where, 1, f"{_OUTSIDE}; ignored — replace it with the file itself")
 
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()
@@ -426,40 +426,40 @@ class Store:
         return self._walk()
 
     def _read(self, slug: str, path: Path) -> Memory:
-        try:
-            data = path.read_bytes()
-        except OSError as err:
-            finding = nt.Finding(
-                f"{self.name}/{slug}.md", 1, f"cannot read the file ({err.strerror}); fix its permissions"
+        return self.read(slug, path)[1]
+
+    def read(self, slug: str, path: Path | None = None) -> tuple[bytes, Memory]:
+        """A memory's bytes as they are on disk and the memory they make (``path``: where the
+        walk found it; else the slug is looked up). Only a regular file inside the store of
+        at most ``MEMORY_CAP`` bytes is read, never through a link swapped in since it was
+        checked (``kura.plain``); else the bytes are empty and a finding says why."""
+        if path is None:
+            path = self.resolve(slug)
+            slug = self._slug_of(path)
+        got: bytes | Refused | None = Refused(_OUTSIDE, "replace it with the file itself")
+        if not path.is_symlink() or self._contained(path) is not None:
+            got = read_in(
+                self.root, path.relative_to(self.root).as_posix(), cap=MEMORY_CAP, accept=is_memory_name
             )
-            return Memory(slug, path, nt.Note(meta={}, body="", findings=(finding,)))
-        return self.decode(slug, path, data)
+        if isinstance(got, bytes):
+            return got, self.decode(slug, path, got)
+        got = got or Refused("removed while kura read the store", "run the command again")
+        finding = nt.Finding(f"{self.name}/{slug}.md", 1, f"{got.what}; not read — {got.todo}")
+        return b"", Memory(slug, path, nt.Note(meta={}, body="", findings=(finding,)))
 
     def decode(self, slug: str, path: Path, data: bytes) -> Memory:
         """A memory from the bytes of its file (for callers that already read them)."""
-        rel = f"{self.name}/{slug}.md"
-        try:
-            return Memory(slug, path, nt.parse(data.decode("utf-8"), rel))
-        except UnicodeDecodeError as err:
-            note = nt.parse(data.decode("utf-8", errors="replace"), rel)
-            line = data[: err.start].count(b"\n") + 1
-            finding = nt.Finding(
-                rel, line, "not valid UTF-8; read with replacement characters — re-save the file as UTF-8"
-            )
-            broken = nt.Note(meta=note.meta, body=note.body, findings=(finding, *note.findings),
-                             has_frontmatter=note.has_frontmatter)  # fmt: skip
-            return Memory(slug, path, broken)
-
-    def _read_text(self, path: Path) -> str:
-        try:
-            return path.read_bytes().decode("utf-8", errors="replace")
-        except OSError as err:
-            raise StoreError(f"{path}: cannot read ({err.strerror})") from err
+        return Memory(slug, path, nt.from_bytes(data, f"{self.name}/{slug}.md"))
 
     def _not_found(self, slug: str) -> NotFound:
         return NotFound(
             f"no memory {slug!r} in store '{self.name}' ({self.root}); `kura list` shows what there is"
         )
+
+
+_OUTSIDE = "symlink points outside the store (or at something that is not a memory)"
+_UNREADABLE = "folder cannot be read; its memories are missing — fix its permissions"
+_SPECIAL = f"not read — {SPECIAL_TODO}"
 
 
 def _upsert(index: ix.Index, *, slug: str, note: nt.Note, title: str | None) -> ix.Index:

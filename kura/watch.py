@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from kura.atomic import write_atomic
-from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
+from kura.plain import INDEX_CAP, MEMORY_CAP, Refused, read_in
+from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, scan_files
 
 DEBOUNCE = 0.1
 HEARTBEAT = 5.0
@@ -101,9 +102,9 @@ class Watcher:
 
     def remember_hashes(self) -> None:
         """Hash the current files, so the first event on each can be compared."""
-        for rel in [INDEX_NAME, *(p.relative_to(self.root).as_posix() for p in self.root.rglob("*.md"))]:
+        for rel in [INDEX_NAME, *(rel for rel, kind in scan_files(self.root) if kind != "unreadable")]:
             if relevant(self.root, str(self.root / rel)) is not None:
-                self._hashes[rel] = _digest(self.root / rel)
+                self._hashes[rel] = _digest(self.root, rel)
 
     def run(self) -> None:
         """Loop until ``stop()``: settle paths, rebuild when content changed, beat."""
@@ -148,7 +149,7 @@ class Watcher:
             if rel.endswith("/"):  # a folder moved: its files' bytes say nothing about that
                 changed.add(rel)
                 continue
-            digest = _digest(self.root / rel)
+            digest = _digest(self.root, rel)
             if self._hashes.get(rel, _UNKNOWN) != digest:
                 changed.add(rel)
             self._hashes[rel] = digest
@@ -198,8 +199,11 @@ def stop_watching(watcher: Watcher, observer: Any) -> None:
 _UNKNOWN = "?"
 
 
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+def _digest(root: Path, rel: str) -> str | None:
+    """What the file holds, read as the store reads it (``kura.plain``): a FIFO, a device or
+    a file past the cap is never read, only described — so it costs nothing and never hangs."""
+    cap = INDEX_CAP if rel == INDEX_NAME else MEMORY_CAP
+    got = read_in(root, rel, cap=cap, what="the index" if rel == INDEX_NAME else "a memory")
+    if isinstance(got, Refused):
+        return f"not read: {got.what}"
+    return None if got is None else hashlib.sha256(got).hexdigest()

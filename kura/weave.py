@@ -49,7 +49,7 @@ from kura.prefill import (
     summary_line,
     wrap,
 )
-from kura.slugs import STATE_DIR, Stats, file_stats, index_file, is_memory_name
+from kura.slugs import STATE_DIR, Stats, file_stats, is_memory_name
 from kura.standing import from_summary
 from kura.store import Store
 from kura.tokens import estimate_tokens
@@ -158,14 +158,14 @@ def weave(
 def _read_index(store: Store) -> tuple[bytes, tuple[str, str]]:
     """The index's bytes, and (stat stamp, sha256) of exactly those bytes — the stamp
     taken first, so an index saved meanwhile never matches what was woven."""
-    path = index_file(store.root)
+    path = store.index_path
     try:
         seen = index_stamp(path)
-        data = path.read_bytes()
     except FileNotFoundError:
         return b"", ("", hashlib.sha256(b"").hexdigest())
     except OSError as err:
         raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
+    data = store.index_bytes()  # a FIFO, a device, a huge file: a StoreError, never a hang
     return data, (seen, hashlib.sha256(data).hexdigest())
 
 

@@ -1,0 +1,109 @@
+"""What a file's text says is wrong with it, even though it reads: checks on bytes and lines.
+
+A reader that tolerates everything must say what it tolerated. These are the problems that
+no parser complains about but that change what a person or an agent is shown:
+
+* **NUL bytes** — a binary file saved as ``.md``, or a save cut short by a crash on some
+  file systems; they travel into prompts and break terminals and JSON consumers.
+* **Git conflict markers** — a merge left both sides in the file (``<<<<<<<``,
+  ``=======``, ``>>>>>>>`` at the start of lines), and both are read as one memory. A lone
+  ``=======`` is a markdown heading underline, so it counts only beside the other two.
+* **An unclosed ``<!--`` or code fence in MEMORY.md** — every line after it is hidden from
+  the map, silently. The index is read here line by line with the same rules as
+  ``kura.index`` (a fence inside a comment and a comment inside a fence do not count).
+
+Each check returns findings (path:line, what, what to do) and never raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kura.finding import Finding
+
+_OURS = re.compile(r"<{7}(?:[ \t]|$)")
+_THEIRS = re.compile(r">{7}(?:[ \t]|$)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+CONFLICT = (
+    "a git merge conflict left in the file (<<<<<<<, =======, >>>>>>>): both sides are read as one — "
+    "resolve it and remove the markers"
+)
+NUL = "holds NUL bytes (the first on this line): a binary file or a broken save — remove them"
+
+
+def nul_bytes(data: bytes, path: str) -> list[Finding]:
+    at = data.find(b"\x00")
+    return [] if at < 0 else [Finding(path, data.count(b"\n", 0, at) + 1, NUL)]
+
+
+def conflict_markers(text: str, path: str) -> list[Finding]:
+    """One finding at the first merge conflict left in ``text``: ``<<<<<<<``, then
+    ``=======``, then ``>>>>>>>``, each at the start of a line and outside a code fence (a
+    memory may well show what a conflict looks like)."""
+    if "<<<<<<<" not in text:  # the common case, at no cost
+        return []
+    fence, start, middle = "", 0, False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if fence:
+            fence = "" if _closes(fence, line) else fence
+            continue
+        opened = _FENCE.match(line)
+        if opened is not None:
+            fence = opened.group(1)
+        elif _OURS.match(line):
+            start, middle = number, False
+        elif start and line.rstrip() == "=======":
+            middle = True
+        elif start and middle and _THEIRS.match(line):
+            return [Finding(path, start, CONFLICT)]
+    return []
+
+
+def hidden_in_index(text: str, path: str) -> list[Finding]:
+    """An HTML comment or code fence in MEMORY.md that is opened and never closed."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    fence, fence_at, comment_at = "", 0, 0
+    for number, line in enumerate(lines, start=1):
+        if fence:
+            fence = "" if _closes(fence, line) else fence
+            continue
+        opened = _FENCE.match(line) if not comment_at else None
+        if opened is not None:
+            fence, fence_at = opened.group(1), number
+            continue
+        comment_at = _comment_after(line, comment_at, number)
+    if fence:
+        return [_hidden(path, fence_at, len(lines), f"a code fence opened here ({fence})", f"a {fence} line")]
+    if comment_at:
+        return [_hidden(path, comment_at, len(lines), "an HTML comment opened here (<!--)", "-->")]
+    return []
+
+
+def _closes(fence: str, line: str) -> bool:
+    return re.match(rf"^\s{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line) is not None
+
+
+def _comment_after(line: str, open_at: int, number: int) -> int:
+    """The line an HTML comment still open after ``line`` was opened on (0: none open)."""
+    position = 0
+    while True:
+        if open_at:
+            end = line.find("-->", position)
+            if end < 0:
+                return open_at
+            position, open_at = end + 3, 0
+        else:
+            start = line.find("<!--", position)
+            if start < 0:
+                return 0
+            position, open_at = start + 4, number
+
+
+def _hidden(path: str, line: int, total: int, what: str, closer: str) -> Finding:
+    after = total - line
+    lines = "the line after it is" if after == 1 else f"the {after} lines after it are"
+    return Finding(
+        path, line, f"{what} is never closed, so {lines} hidden from the map — close it with {closer}"
+    )
