@@ -29,10 +29,12 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kura import index as ix
+from kura import note as nt
 from kura import witness as wt
 from kura.atomic import write_atomic
 from kura.claims import words
@@ -91,17 +93,20 @@ def purge(store: Store, found: Closure, *, actor: str = "direct") -> Closure:
     gone = {found.slug, *found.derived}
     bury(store, [store.show(s) for s in gone])
     for slug in found.pointers:
-        memory = store.show(slug)
-        base = memory.path.read_bytes()
-        meta = dict(memory.note.meta)
-        changes = {k: _without(meta[k], gone) for k in _POINTERS if k in meta and gone & set(_named(meta[k]))}
-        store.save(replace(memory, note=memory.note.with_meta(**changes)), actor=actor, base=base)
+        store.update(slug, partial(_unpointed, gone=gone), actor=actor)
     store.edit_index(lambda index: _drop_lines(index, gone), actor=actor)
     for path in (*found.files, *found.drafts):
         path.unlink(missing_ok=True)
     forget_spans(store, found.spans)
     _scrub_state(store, gone)
     return found
+
+
+def _unpointed(memory: Memory, *, gone: set[str]) -> nt.Note:
+    """The memory with every pointer to a purged memory taken out (read under the lock)."""
+    meta = memory.note.meta
+    changes = {k: _without(meta[k], gone) for k in _POINTERS if k in meta and gone & set(_named(meta[k]))}
+    return memory.note.with_meta(**changes)
 
 
 def _drop_lines(index: ix.Index, gone: set[str]) -> ix.Index:

@@ -450,8 +450,7 @@ def _extend(store: Store, draft: Draft, actor: str) -> Path:
     compares the file under the store lock, so an edit saved meanwhile is never lost: the
     pour is refused and the draft stays staged."""
     assert draft.extends is not None
-    old = store.show(draft.extends)
-    base = old.path.read_bytes()
+    base, old = store.read(draft.extends)
     kept = old.note.meta.get("evidence")
     merged = [str(e) for e in kept] if isinstance(kept, list) else []
     merged += [e for e in _evidence_meta(draft) if e not in merged]
