@@ -21,7 +21,6 @@ healthy store of 20,000 memories is checked without parsing 20,000 files.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter, defaultdict
@@ -32,9 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura import index as ix
+from kura import state as st
+from kura.errors import StoreError
 from kura.graph import GraphReport, analyse
 from kura.note import Finding
-from kura.slugs import INDEX_NAME, STATE_DIR
+from kura.slugs import INDEX_NAME
 from kura.store import Store
 from kura.tokens import estimate_tokens
 
@@ -170,7 +171,16 @@ def check_size(snap: Snapshot) -> Iterator[Finding]:
         )
 
 
+def check_state(snap: Snapshot) -> Iterator[Finding]:
+    """The state folder: a ``.kura`` that is a link or a file stops every command that needs it."""
+    try:
+        st.folder(snap.store.root, store=snap.store.name)
+    except StoreError as err:
+        yield Finding(".kura", 1, str(err))
+
+
 CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
+    "state": check_state,
     "files": check_files,
     "index": check_index,
     "links": check_links,
@@ -227,12 +237,21 @@ def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | Non
     """The last beat of a ``kura watch`` on this store, if that watcher is alive: its
     process exists and it beat within ``fresh_within`` seconds."""
     try:
-        data = json.loads((root / STATE_DIR / "watch.json").read_text(encoding="utf-8"))
-        recent = time.time() - float(data["beat"]) <= fresh_within
-        os.kill(int(data["pid"]), 0)
-    except (OSError, ValueError, KeyError, TypeError):
+        path = st.folder(root) / "watch.json"
+    except StoreError:
         return None
-    return data if recent and isinstance(data, dict) else None
+    data = st.read_json(path, then="doctor reports no watcher")
+    if data is None:
+        return None
+    beat, pid = data.get("beat"), data.get("pid")
+    if type(beat) not in (int, float) or type(pid) is not int or not 0 < pid < 1 << 31:
+        st.damaged(path, "holds fields of the wrong type", "doctor reports no watcher")
+        return None
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return None
+    return data if time.time() - beat <= fresh_within else None
 
 
 def _index_tokens(index: ix.Index) -> int:

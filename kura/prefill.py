@@ -16,6 +16,12 @@ below the cut seem not to exist, so:
   counts and a few titles — marked as not the full map, telling the agent to recall;
 * store unreadable: a block saying the map is MISSING, not empty.
 
+What the last weave left in the state folder is trusted only as far as this disk vouches
+for it: the stored map is served when ``map.json`` — every field checked for its type —
+carries the fingerprint of the files as they are now (inodes and times no clone can
+reproduce) and the cloth's digest, and the stored sector map only beside the index it
+was made from. Anything else is woven again (``kura.state`` says so on stderr).
+
 This module is on the shell-hook path, so it imports only what a current map needs; the
 weave (YAML, SQLite, git) is loaded only when the woven map is stale.
 """
@@ -31,9 +37,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kura import state as st
 from kura.errors import ConfigError, KuraError
 from kura.index import Index, parse_index
-from kura.slugs import STATE_DIR, Stats, identity, index_file, stamp_files
+from kura.slugs import Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -160,16 +167,67 @@ def scribe_id(scribe: ModelConfig | None) -> str:
     return f"{scribe.url}|{scribe.model}" if scribe is not None else ""
 
 
-def stored_map(root: Path, stamp: str, *, scribes: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
+_REWEAVE = "the map is woven again"
+_META: dict[str, type | tuple[type, ...]] = {
+    "fingerprint": str, "scribe": str, "cloth": str, "settings": str, "cloth_sha": str,
+    "index_stamp": str, "floor": int, "store": str, "tokens": int, "budget": int,
+    "fresh_days": (int, float), "over_budget": bool, "weight": dict, "layers": dict, "notes": list,
+}  # fmt: skip
+
+
+def stored_map(
+    root: Path, stamp: str, *, scribes: tuple[str, ...], cloth: Path
+) -> tuple[dict[str, Any], str] | None:
     """The last weave's summary and cloth, if its stamp is ``stamp``, its triggers came
-    from one of ``scribes`` and the cloth on disk is the one that weave wrote."""
-    meta = _read_json(root / STATE_DIR / "map.json")
-    if meta.get("fingerprint") != stamp or meta.get("scribe", "") not in scribes or not meta.get("cloth"):
+    from one of ``scribes`` and the cloth at ``cloth`` (where the settings put it) is the
+    one that weave wrote."""
+    try:
+        meta = map_meta(root)
+    except KuraError:  # a .kura that is a link or a file: nothing stored is read through it
         return None
-    text = _read_text(cloth_file(root, str(meta["cloth"])))
-    if text is None or hashlib.sha256(text.encode("utf-8")).hexdigest() != meta.get("cloth_sha"):
+    if meta is None or meta["fingerprint"] != stamp or meta["scribe"] not in scribes:
+        return None
+    if cloth_file(root, meta["cloth"]) != cloth:
+        st.damaged(st.folder(root) / "map.json", f"names {meta['cloth']} as the map, not {cloth}", _REWEAVE)
+        return None
+    text = st.read_text(cloth, then=_REWEAVE)
+    if text is None:
+        return None
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != meta["cloth_sha"]:
+        st.damaged(cloth, "is not the map the last weave recorded in map.json", _REWEAVE)
         return None
     return meta, text
+
+
+def map_meta(root: Path) -> dict[str, Any] | None:
+    """The last weave's record (``.kura/map.json``) if every field has its type, else None
+    (said on stderr when there was a file). StoreError when .kura is a link or a file."""
+    path = st.folder(root) / "map.json"
+    meta: dict[str, Any] | None = st.read_json(path, then=_REWEAVE)
+    if meta is None:
+        return None
+    wrong = [key for key, kind in _META.items() if not _typed(meta.get(key), kind)]
+    if not wrong:
+        counts = [*meta["weight"].values(), *meta["layers"].values()]
+        wrong = [] if all(type(n) is int for n in counts) else ["weight or layers"]
+        wrong += [] if all(isinstance(n, str) for n in meta["notes"]) else ["notes"]
+    if wrong:
+        st.damaged(path, f"holds fields of the wrong type ({', '.join(wrong)})", _REWEAVE)
+        return None
+    return meta
+
+
+def _typed(value: Any, kind: type | tuple[type, ...]) -> bool:
+    return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+
+
+def cloth_target(root: Path, settings: MapSettings) -> Path:
+    """Where the woven map is kept: ``[prefill] cloth_path`` (relative to the store), else
+    ``.kura/map.md`` (StoreError when .kura is a link or a file)."""
+    if not settings.cloth_path:
+        return st.folder(root) / "map.md"
+    path = Path(settings.cloth_path).expanduser()
+    return path if path.is_absolute() else root / path
 
 
 def cloth_file(root: Path, recorded: str) -> Path:
@@ -231,23 +289,22 @@ def build(
     today = today or dt.date.today()
     try:
         index_path = index_file(root)
+        st.folder(root, store=name)
     except KuraError as err:
         return missing(name, str(err))
     if not index_path.is_file():
         return missing(name, f"{index_path} is not there")
-    state_dir = root / STATE_DIR
-    meta = _read_json(state_dir / "map.json")
+    meta = map_meta(root)
     if _always_over(meta, settings, index_path):
-        text = wrap(
-            name, header, _sectors(state_dir, index_path, _read_text(index_path, errors="replace") or "")
-        )
+        text = wrap(name, header, _sectors(root, index_path, _read_text(index_path, errors="replace") or ""))
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
         return Block(
             name, text, "sectors", estimate_tokens(text), settings.budget, settings.hard_limit, warning
         )
     wanted = scribe_id(scribe)
     scribes = (wanted, f"partial:{wanted}") if wanted else ("",)
-    found = stored_map(root, fingerprint(root, settings, today=today), scribes=scribes)
+    stamp = fingerprint(root, settings, today=today)
+    found = stored_map(root, stamp, scribes=scribes, cloth=cloth_target(root, settings))
     cloth, state, reason = (found[1], "current", "") if found is not None else (None, "stale", "")
     if found is None and reweave:
         cloth, state, reason = _reweave(root, name, settings, today, scribe)
@@ -256,7 +313,7 @@ def build(
         note = "(This map was not re-woven: it is MEMORY.md as written.)"
         stale = _sized(name, header, f"{note}\n{index}", settings, lambda: sector_map(index), state="stale")
         return replace(stale, warning=reason or "the woven map is stale; run kura weave")
-    return _sized(name, header, cloth, settings, lambda: _sectors(state_dir, index_path, index), state=state)
+    return _sized(name, header, cloth, settings, lambda: _sectors(root, index_path, index), state=state)
 
 
 def index_stamp(index_path: Path) -> str:
@@ -264,26 +321,35 @@ def index_stamp(index_path: Path) -> str:
     return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}"
 
 
-def _always_over(meta: dict[str, Any], settings: MapSettings, index_path: Path) -> bool:
+def _always_over(meta: dict[str, Any] | None, settings: MapSettings, index_path: Path) -> bool:
     """Whether, with this very index, no edit to a memory file could bring the map under
     the hard limit: the last weave recorded a floor (every entry folded to its bare link)
     above it. Then the answer is the sector map, which depends on the index alone, and the
     memory files need not even be looked at."""
+    if meta is None:
+        return False
     try:
-        same = meta.get("index_stamp") == index_stamp(index_path) and meta.get("settings") == settings.key()
+        same = meta["index_stamp"] == index_stamp(index_path) and meta["settings"] == settings.key()
     except OSError:
         return False
-    return same and int(meta.get("floor", 0)) > settings.hard_limit
+    return bool(same and meta["floor"] > settings.hard_limit)
 
 
-def _sectors(state_dir: Path, index_path: Path, index: str) -> str:
-    """The sector map the last weave stored beside the cloth (same index), else made now."""
-    stored = _read_text(state_dir / SECTORS)
+def _sectors(root: Path, index_path: Path, index: str) -> str:
+    """The sector map the last weave stored beside the cloth, when map.json vouches for it
+    and for this very index file; else made now."""
     try:
+        meta = map_meta(root)
+        seen = index_stamp(index_path)
         digest = hashlib.sha256(index_path.read_bytes()).hexdigest()
-    except OSError:
+    except (KuraError, OSError):
         return sector_map(index)
-    if stored is not None and stored.startswith(f"<!-- {digest} -->\n"):
+    if meta is None or meta["index_stamp"] != seen or not isinstance(meta.get("sectors_sha"), str):
+        return sector_map(index)
+    stored = st.read_text(st.folder(root) / SECTORS, then="the sector map is made again")
+    if stored is None or hashlib.sha256(stored.encode("utf-8")).hexdigest() != meta["sectors_sha"]:
+        return sector_map(index)
+    if stored.startswith(f"<!-- {digest} -->\n"):
         return stored.split("\n", 1)[1]
     return sector_map(index)
 
@@ -382,14 +448,6 @@ def _reweave(
     if woven is None:
         return None, "stale", "the woven map is stale and re-weaving would be slow; run kura weave"
     return woven.text, "rewoven", ""
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _read_text(path: Path, *, errors: str = "strict") -> str | None:

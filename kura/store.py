@@ -33,6 +33,7 @@ from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, index_file, is_memory_name, lookup_parts, new_slug, scan_files
+from kura.state import folder
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +116,8 @@ class Store:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        """``.kura`` — StoreError when it is a symlink or not a folder (``kura.state.folder``)."""
+        return folder(self.root, store=self.name)
 
     @property
     def index_path(self) -> Path:

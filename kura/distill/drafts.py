@@ -56,6 +56,7 @@ from typing import Any
 
 from kura import limits
 from kura import note as nt
+from kura import state as st
 from kura.atomic import write_atomic
 from kura.distill.evidence import CLASSES, Segment, comment_safe, from_comment, normalise
 from kura.distill.mark import matches, sign
@@ -67,6 +68,7 @@ from kura.slugs import new_slug
 from kura.store import Store
 
 DRAFTS_DIR = "drafts"
+_DRAFT_CAP = 4 << 20  # bytes: a draft holds one memory and its quotes; a bigger file is not read
 KINDS = ("user", "feedback", "project", "reference", "idea")
 EVIDENCE_CHARS = 200
 _HEAD = "<!-- kura draft"
@@ -190,8 +192,7 @@ def stage(
         tampered=False,
     )
     text = render(draft, sign(store.state_dir, _signed(draft)))
-    folder = drafts_dir(store)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = st.folder(store.root, DRAFTS_DIR, store=store.name, create=True)
     return _claim(folder, slug.replace("/", "--"), text.encode("utf-8"))
 
 
@@ -247,7 +248,7 @@ def _signed(draft: Draft) -> dict[str, Any]:
 
 
 def drafts_dir(store: Store) -> Path:
-    return store.state_dir / DRAFTS_DIR
+    return st.folder(store.root, DRAFTS_DIR, store=store.name)  # a link or a file there: StoreError
 
 
 def drafts(store: Store) -> list[DraftInfo]:
@@ -281,10 +282,13 @@ def _draft_path(store: Store, draft_id: str) -> Path:
 
 
 def _load_path(store: Store, path: Path) -> Draft:
+    data, problem = st.plain(path, cap=_DRAFT_CAP)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        return _broken(path, 1, f"cannot be read ({getattr(err, 'strerror', None) or err})")
+        text = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as err:
+        problem = f"is not UTF-8 text ({err})"
+    if data is None or problem:
+        return _broken(path, 1, f"cannot be read ({problem or 'it is gone'})")
     try:
         draft, mark = parse(text, path)
     except _ParseError as err:
@@ -462,10 +466,10 @@ def rewrite(store: Store, draft: Draft, *, title: str, description: str, body: s
 def toss(store: Store, draft_id: str, reason: str) -> Path:
     """Move a staged draft to ``tossed/`` with the reason recorded in its comment."""
     path = _draft_path(store, draft_id)
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as err:
-        raise StoreError(f"{path}: cannot read the draft ({err.strerror})") from None
+    data, problem = st.plain(path, cap=_DRAFT_CAP)
+    if data is None:
+        raise StoreError(f"{path}: cannot read the draft ({problem or 'it is gone'})")
+    text = data.decode("utf-8", errors="replace")
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     line = f"tossed: {stamp} {_line(reason)}\n"
     at = text.find("\n-->")
@@ -483,7 +487,7 @@ def _move(path: Path, where: str) -> Path:
 
 
 def _free_name(folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
+    st.folder(folder.parents[2], DRAFTS_DIR, folder.name, create=True)  # STORE/.kura/drafts/NAME, no link
     stem = name.removesuffix(".md")
     for n in range(1, 10_000):
         target = folder / (name if n == 1 else f"{stem}-{n}.md")
