@@ -86,7 +86,7 @@ def _trusted_mtimes(entries: dict[str, Entry], *, exclude: set[str]) -> set[str]
 
 def _git_dates(root: Path, db: sqlite3.Connection | None) -> _Git:
     """Last commit date per store-relative path, cached per HEAD; empty outside git."""
-    from kura.prefill import git_head
+    from kura.map_record import git_head
 
     if not git_head(root):  # read from .git's files: no process to spawn outside git
         return _Git({}, frozenset())
@@ -96,16 +96,28 @@ def _git_dates(root: Path, db: sqlite3.Connection | None) -> _Git:
     dirty = _dirty(root)
     cache_key = f"git-dates:{head.strip()}"
     cached = kv_get(db, cache_key) if db is not None else None
-    if cached is None:
+    committed = _dates(cached) if cached is not None else None
+    if committed is None:  # not cached yet, or not what this code caches (the state folder is untrusted)
         log = _git(root, "log", "--format=%x00%ct", "--name-only", "--no-renames", "--relative", "--", ".")
         cached = _latest_per_file(log or "")
         if db is not None:
             kv_put(db, cache_key, cached)
+        committed = _dates(cached) or {}
+    return _Git(committed, dirty)
+
+
+def _dates(cached: str) -> dict[str, dt.date] | None:
+    """The cached ``path<TAB>YYYY-MM-DD`` lines, or None when one is not such a line."""
     committed = {}
     for line in cached.splitlines():
-        rel, _, day = line.rpartition("\t")
-        committed[rel] = dt.date.fromisoformat(day)
-    return _Git(committed, dirty)
+        rel, tab, day = line.rpartition("\t")
+        try:
+            committed[rel] = dt.date.fromisoformat(day)
+        except ValueError:
+            return None
+        if not tab:
+            return None
+    return committed
 
 
 def _latest_per_file(log: str) -> str:

@@ -33,6 +33,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from kura.errors import StoreError
+from kura.state import clear
 
 LOCK_TIMEOUT = 60.0
 
@@ -156,7 +157,8 @@ def _staged(path: Path, data: bytes) -> Path:
     """``data`` in a fsynced temporary file beside ``path``, with the old file's mode."""
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        held = os.lstat(path) if os.path.lexists(path) else None  # a link's target lends no mode
+        mode = held.st_mode & 0o7777 if held is not None and stat.S_ISREG(held.st_mode) else None
         with open(tmp, "xb") as handle:
             handle.write(data)
             handle.flush()
@@ -191,6 +193,9 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             f"{lock_path.parent}: cannot create the state folder ({err.strerror}); "
             "the store is read-only here"
         ) from err
+    clear(
+        lock_path, then="kura locks a plain file there"
+    )  # older filelocks open (and truncate) through links
     queue = _thread_lock(lock_path)
     if not queue.acquire(timeout=timeout):
         raise StoreError(

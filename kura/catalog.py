@@ -24,8 +24,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kura import state as st
+from kura.errors import StoreError
 from kura.note import Note
-from kura.slugs import STATE_DIR, Stats, file_stats, is_memory_name
+from kura.slugs import Stats, file_stats, is_memory_name
 from kura.standing import summary
 from kura.store import Store
 from kura.workers import parallel_map
@@ -87,25 +89,36 @@ class Scan:
     parsed: int
 
 
+_TABLES = {
+    "notes": ("rel", "slug", "ino", "size", "mtime_ns", "ctime_ns", "type", "name", "description",
+              "written", "links", "findings", "sha", "standing"),
+    "ledger": ("key", "text"),
+    "kv": ("key", "value"),
+}  # fmt: skip
+
+
 def connect(store: Store) -> sqlite3.Connection:
     """The store's state database; in memory when the state folder cannot be written
-    (a read-only checkout still weaves, it just does not remember)."""
-    path = store.root / STATE_DIR / "state.db"
+    (a read-only checkout still weaves, it just does not remember) or is refused (a
+    ``.kura`` that is a link or a file: nothing is read or written through it). A file
+    that is not this database is set aside and rebuilt (``kura.state.database``)."""
     try:
-        path.parent.mkdir(exist_ok=True)
-        db = sqlite3.connect(path, timeout=30)
-        db.execute("PRAGMA journal_mode=WAL")
+        path = st.folder(store.root, store=store.name, create=True) / "state.db"
+        db = st.database(path, _setup, _TABLES, what="the catalog of memory files")
         db.execute("PRAGMA synchronous=NORMAL")
-        columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
-        older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
-        if columns and ("standing" not in columns or older):  # an older layout or reader: rebuilt
-            db.execute("DROP TABLE notes")
-        db.executescript(_SCHEMA)
-        db.execute(f"PRAGMA user_version = {_READER}")
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error, StoreError):
         db = sqlite3.connect(":memory:")
         db.executescript(_SCHEMA)
     return db
+
+
+def _setup(db: sqlite3.Connection) -> None:
+    columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
+    older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
+    if columns and ("standing" not in columns or older):  # an older layout or reader: rebuilt
+        db.execute("DROP TABLE notes")
+    db.executescript(_SCHEMA)
+    db.execute(f"PRAGMA user_version = {_READER}")
 
 
 def scan(

@@ -303,7 +303,7 @@ def _search_index(store: Any, remote: Any) -> Any:
     """An ``after`` hook that keeps an existing search index fresh, or None without one."""
     from kura.search import SearchIndex, has_index, remote_embedder
 
-    if not has_index(store):
+    if not core(lambda: has_index(store)):
         return None
 
     def update(changed: set[str]) -> None:

@@ -79,7 +79,7 @@ def index_(
     if rebuild:
         core(lambda: drop_index(store))
     bar = ProgressLine(least=1)
-    index = SearchIndex(store, embedder=remote_embedder(config.embedder_for(sc)))
+    index = core(lambda: SearchIndex(store, embedder=remote_embedder(config.embedder_for(sc))))
     try:
         changed = core(lambda: index.update(progress=bar))
         status = index.status()

@@ -85,10 +85,10 @@ def recall_command(
 
             said = evidence(store.open(), question, [found.context], k=5)
         if found.picked:
-            from kura.slugs import STATE_DIR
+            from kura.state import folder
             from kura.uses import mark as mark_used
 
-            mark_used(store.path / STATE_DIR, [p.slug for p in found.picked])
+            mark_used(folder(store.path, store=store.name), [p.slug for p in found.picked])
     except KuraError as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura import claims
+from kura import state as st
 from kura.atomic import write_atomic
 from kura.errors import StoreError
 from kura.models import clip, complete, last_json_object, with_charter
@@ -217,7 +218,6 @@ def _without(parsed: _Parsed, numbers: set[int]) -> list[str]:
 
 def _archive(store: Store, parsed: _Parsed, dropped: Sequence[Dropped], day: date, method: str) -> Path:
     """Append what a consolidation drops to the day's archive, before the log loses it."""
-    path = store.state_dir / "observations" / f"dropped-{day.isoformat()}.md"
     spans = dict(zip((e.number for e in parsed.entries), parsed.spans, strict=True))
     block = [f"\n## {day.isoformat()}, {method} pass: {len(dropped)} dropped\n"]
     shown: date | None = None
@@ -228,13 +228,14 @@ def _archive(store: Store, parsed: _Parsed, dropped: Sequence[Dropped], day: dat
         start, end = spans[item.entry.number]
         block += [parsed.lines[i].rstrip("\r\n") + "\n" for i in range(start, end)]
         block.append(f"  - why dropped: {item.reason}\n")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old = path.read_bytes() if path.exists() else f"# Observations dropped from {LOG_NAME}\n".encode()
-    except OSError as err:
-        raise StoreError(
-            f"{path}: cannot archive dropped observations ({err.strerror}); nothing was dropped"
-        ) from None
+    folder = st.folder(store.root, "observations", store=store.name, create=True)  # never through a link
+    path = folder / f"dropped-{day.isoformat()}.md"
+    data, problem = st.plain(path)
+    if problem and path.is_file() and not path.is_symlink():  # an archive kura cannot read: kept
+        raise StoreError(f"{path}: cannot archive dropped observations ({problem}); nothing was dropped")
+    if problem:  # a link, a FIFO, a device where the archive goes: never read, replaced
+        st.damaged(path, problem, "replaced it with a new archive", derived=False)
+    old = data if data is not None else f"# Observations dropped from {LOG_NAME}\n".encode()
     old += b"" if old.endswith(b"\n") else b"\n"
     write_atomic(path, old + "".join(block).encode("utf-8", "surrogateescape"))
     return path

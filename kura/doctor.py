@@ -25,7 +25,6 @@ healthy store of 20,000 memories is checked without parsing 20,000 files.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -37,13 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura import index as ix
+from kura import state as st
+from kura.errors import StoreError
 from kura.file_checks import conflict_markers, hidden_in_index, nul_bytes
 from kura.graph import GraphReport, analyse
 from kura.note import Finding
 from kura.observe import log_path, read_log
 from kura.observe_read import MAX_READ, snapshot
 from kura.plain import INDEX_CAP, Refused, read_in
-from kura.slugs import INDEX_NAME, STATE_DIR
+from kura.slugs import INDEX_NAME
 from kura.store import Store
 from kura.tokens import estimate_tokens
 
@@ -239,7 +240,16 @@ def check_observations(snap: Snapshot) -> Iterator[Finding]:
     yield from conflict_markers(data.decode("utf-8", errors="replace"), path.name)
 
 
+def check_state(snap: Snapshot) -> Iterator[Finding]:
+    """The state folder: a ``.kura`` that is a link or a file stops every command that needs it."""
+    try:
+        st.folder(snap.store.root, store=snap.store.name)
+    except StoreError as err:
+        yield Finding(".kura", 1, str(err))
+
+
 CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
+    "state": check_state,
     "files": check_files,
     "index": check_index,
     "observations": check_observations,
@@ -299,13 +309,18 @@ def fix_index(store: Store) -> list[str]:
 def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | None:
     """The last beat of a ``kura watch`` on this store, if that watcher is alive: its
     process exists and it beat within ``fresh_within`` seconds."""
-    got = read_in(root / STATE_DIR, "watch.json", cap=1 << 16, what="a state file")  # never a FIFO's hang
     try:
-        data: Any = json.loads(got) if isinstance(got, bytes) else None
-        recent = time.time() - float(data["beat"]) <= fresh_within and _alive(int(data["pid"]))
-    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # a crafted file is no beat
+        path = st.folder(root) / "watch.json"
+    except StoreError:
         return None
-    return data if recent and isinstance(data, dict) else None
+    data = st.read_json(path, then="doctor reports no watcher")
+    if data is None:
+        return None
+    beat, pid = data.get("beat"), data.get("pid")
+    if type(beat) not in (int, float) or type(pid) is not int or not 0 < pid < 1 << 31:
+        st.damaged(path, "holds fields of the wrong type", "doctor reports no watcher")
+        return None
+    return data if _alive(pid) and time.time() - beat <= fresh_within else None
 
 
 def _read_index(store: Store) -> tuple[ix.Index, tuple[Finding, ...], bool]:

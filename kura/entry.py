@@ -175,18 +175,26 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
 
     from kura.config import load_config
     from kura.errors import KuraError, StoreError
-    from kura.prefill import fingerprint, header_text, scribe_id, stored_map, summary_line
+    from kura.map_record import cloth_target, stored_map
+    from kura.prefill import fingerprint, header_text, scribe_id, summary_line
     from kura.slugs import file_stats
+    from kura.state import folder
 
     try:
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))
+        folder(store.path, store=store.name)  # a .kura that is a link or a file: refused, by name
         settings = config.map_settings(store)
         header_text(settings, store.name)
         scribe = None if chosen.get("no_model") else config.scribe_for(store)
         stats = file_stats(store.path)  # one walk, shared with the weave if one is needed
         stamp = fingerprint(store.path, settings, today=dt.date.today(), stats=stats)
-        found = None if force or as_json else stored_map(store.path, stamp, scribes=(scribe_id(scribe),))
+        cloth = cloth_target(store.path, settings)
+        found = (
+            None
+            if force or as_json
+            else stored_map(store.path, stamp, scribes=(scribe_id(scribe),), cloth=cloth)
+        )
         if found is not None:
             summary, written, notes = found[0], False, list(found[0].get("notes", []))
         else:

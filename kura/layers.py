@@ -7,21 +7,29 @@ depends on ages and the budget. So that first part is kept in the state folder, 
 the index's digest, the settings, the scribe and the set of pinned and existing memories,
 and a weave after an edit to one memory file re-does only the second part. The cache is
 an optimisation: a mismatch of any key, a read error or ``force`` rebuilds it.
+
+The state folder may come from someone else's clone, so the cache is plain JSON (never a
+format that can run code), checked field by field on read, and bound to the index it
+describes twice over: its key holds the index file's identity on this disk (inode and
+times, which no clone reproduces) besides its digest, and its lines must be the index's
+lines, byte for byte. Anything else is rebuilt, and said on stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import pickle
+import json
 import sqlite3
 from functools import partial
+from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kura import catalog, trim
+from kura import state as st
 from kura.atomic import write_atomic
-from kura.index import Index, IndexLine, parse_index
+from kura.index import Index, IndexLine, normalize, parse_index
 from kura.prefill import MapSettings, sector_map
 from kura.tokens import estimate_tokens
 from kura.workers import parallel_map
@@ -29,7 +37,11 @@ from kura.workers import parallel_map
 if TYPE_CHECKING:
     from kura.config import ModelConfig
 
-CACHE = "layers.pickle"
+CACHE = "layers.json"
+VERSION = 1
+LAYERS = frozenset({"pinned", "trigger", "grouped", "other"})
+KINDS = frozenset({"entry", "group", "heading", "comment", "prose", "blank"})
+_LOOKED_UP = frozenset({"pinned", "trigger"})
 
 
 class Layered(NamedTuple):
@@ -53,7 +65,7 @@ class Layering(NamedTuple):
 
 
 def layering(
-    state: Path,
+    state: Path | None,
     db: sqlite3.Connection,
     data: bytes,
     entries: dict[str, catalog.Entry],
@@ -62,47 +74,106 @@ def layering(
     scribe: ModelConfig | None,
     max_calls: int,
     force: bool,
+    seen: str = "",
 ) -> Layering:
-    """The index's lines, layered, from the cache when nothing it depends on changed."""
-    key = _key(data, entries, settings, scribe)
-    cached = None if force else _load(state / CACHE, key)
+    """The index's lines, layered, from the cache when nothing it depends on changed.
+    ``seen``: the index file's stat stamp, taken before ``data`` was read; ``state``: the
+    state folder (None: no cache at all)."""
+    key = _key(data, entries, settings, scribe, seen)
+    cached = None if force or state is None else _load(state / CACHE, key, data, entries)
     if cached is not None and not (cached.capped and scribe is not None and max_calls > 0):
         return cached
     index = parse_index(data.decode("utf-8", errors="replace"))
     triggers, calls, capped = _triggers(db, index, entries, settings, scribe, max_calls)
     lines = [_layer(line, entries, triggers, settings) for line in index.lines]
     fresh = Layering(lines, sector_map(index), calls, capped)
-    _save(state / CACHE, key, fresh)
+    if state is not None:
+        _save(state / CACHE, key, fresh)
     return fresh
 
 
 def _key(
-    data: bytes, entries: dict[str, catalog.Entry], settings: MapSettings, scribe: ModelConfig | None
+    data: bytes,
+    entries: dict[str, catalog.Entry],
+    settings: MapSettings,
+    scribe: ModelConfig | None,
+    seen: str,
 ) -> str:
     digest = hashlib.sha256(data)
     pinned = settings.pinned_types
     digest.update("".join(f"{slug}\0{e.type in pinned}\n" for slug, e in entries.items()).encode())
     model = f"{scribe.url}|{scribe.model}" if scribe else ""
-    digest.update(f"{settings.key()}\n{model}\n{trim.VERSION}".encode())
+    digest.update(f"{settings.key()}\n{model}\n{trim.VERSION}\n{seen}".encode())
     return digest.hexdigest()
 
 
-def _load(path: Path, key: str) -> Layering | None:
-    try:
-        stored = pickle.loads(path.read_bytes())
-        if stored["key"] != key:
-            return None
-        lines = [Layered._make(row) for row in stored["lines"]]
-        return Layering(lines, stored["sectors"], 0, bool(stored["capped"]))
-    except (OSError, ValueError, KeyError, TypeError, EOFError, pickle.UnpicklingError):
+_THEN = "the weave lays out the index again"
+
+
+def _load(path: Path, key: str, data: bytes, entries: dict[str, catalog.Entry]) -> Layering | None:
+    stored = st.read_json(path, then=_THEN)
+    if stored is None:
         return None
+    columns, sectors, capped = stored.get("columns"), stored.get("sectors"), stored.get("capped")
+    if (
+        not isinstance(stored.get("key"), str)
+        or not isinstance(columns, dict)
+        or not isinstance(sectors, str)
+    ):
+        st.damaged(path, "holds fields of the wrong type", _THEN)
+        return None
+    if stored["key"] != key or stored.get("version") != VERSION or not isinstance(capped, bool):
+        return None  # made for another index, other memories or settings: not damage, just stale
+    text, _, _ = normalize(data.decode("utf-8", errors="replace"))
+    written = text.split("\n")[:-1] if text.endswith("\n") else ([] if text == "" else text.split("\n"))
+    lines = _lines(columns, written, entries)
+    if lines is None:
+        st.damaged(path, "does not describe the index it is keyed to", _THEN)
+        return None
+    return Layering(lines, sectors, 0, capped)
+
+
+_STRINGS = ("layer", "text", "short", "slug", "kind", "head")
+_COUNTS = ("full", "folded", "bare")
+
+
+def _lines(
+    columns: dict[str, Any], written: list[str], entries: dict[str, catalog.Entry]
+) -> list[Layered] | None:
+    """The cached lines, if every column has the type and range the weave relies on and
+    the texts are the index's own lines. Stored by column, so 20,000 lines are checked with
+    a few set operations rather than 20,000 calls."""
+    got: list[list[Any]] = [columns.get(name) or [] for name in (*_STRINGS, "slugs", *_COUNTS)]
+    if not all(type(column) is list and len(column) == len(written) for column in got):
+        return None
+    layer, text, short, slug, kind, head, slugs, *counts = got
+    if text != written or not all(
+        set(map(type, column)) <= {str} for column in (layer, short, slug, kind, head)
+    ):
+        return None
+    if not set(layer) <= LAYERS or not set(kind) <= KINDS:
+        return None
+    if not set(map(type, slugs)) <= {list} or not set(map(type, chain.from_iterable(slugs))) <= {str}:
+        return None
+    if not all(set(map(type, column)) <= {int} and min(column, default=0) >= 0 for column in counts):
+        return None
+    if not {name for kind_, name in zip(layer, slug, strict=True) if kind_ in _LOOKED_UP} <= entries.keys():
+        return None  # the weave looks pinned and trigger lines up among the memories
+    rows = zip(
+        layer, text, short, slug, kind, head, map(tuple, slugs), zip(*counts, strict=True), strict=True
+    )
+    return list(map(Layered._make, rows))
 
 
 def _save(path: Path, key: str, layering: Layering) -> None:
-    rows = [tuple(line) for line in layering.lines]
-    blob = {"key": key, "lines": rows, "sectors": layering.sectors, "capped": layering.capped}
+    lines = layering.lines
+    columns: dict[str, list[Any]] = {name: [line[i] for line in lines] for i, name in enumerate(_STRINGS)}
+    columns["slugs"] = [list(line.slugs) for line in lines]
+    columns.update((name, [line.cost[i] for line in lines]) for i, name in enumerate(_COUNTS))
+    blob = {"version": VERSION, "key": key, "columns": columns, "sectors": layering.sectors,
+            "capped": layering.capped}  # fmt: skip
     with contextlib.suppress(Exception):  # a cache that cannot be written is only slower
-        write_atomic(path, pickle.dumps(blob, protocol=pickle.HIGHEST_PROTOCOL))
+        write_atomic(path, json.dumps(blob, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _layer(
@@ -151,7 +222,12 @@ def _triggers(
     })  # fmt: skip
     mech = {text: _ledger_key(text, budget, "mechanical") for text in wanted}
     model = {text: _ledger_key(text, budget, f"model:{scribe.model}") for text in wanted} if scribe else {}
-    known = catalog.ledger_get(db, [*mech.values(), *model.values()])
+    source = {key: text for keys in (mech, model) for text, key in keys.items()}
+    # the ledger lives in the state folder: a short form is taken only if it says nothing its line does not
+    known = {
+        key: short for key, short in catalog.ledger_get(db, list(source)).items()
+        if isinstance(short, str) and trim.grounded(short, source[key]) is None
+    }  # fmt: skip
     out: dict[str, str] = {}
     new: dict[str, str] = {}
     calls = 0

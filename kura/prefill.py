@@ -18,6 +18,12 @@ below the cut seem not to exist, so:
   never cut (see ``kura.ceiling``);
 * store unreadable: a block saying the map is MISSING, not empty.
 
+What the last weave left in the state folder is trusted only as far as this disk vouches
+for it: the stored map is served when ``map.json`` — every field checked for its type —
+carries the fingerprint of the files as they are now (inodes and times no clone can
+reproduce) and the cloth's digest, and the stored sector map only beside the index it
+was made from. Anything else is woven again (``kura.state`` says so on stderr).
+
 This module is on the shell-hook path, so it imports only what a current map needs; the
 weave (YAML, SQLite, git) is loaded only when the woven map is stale.
 """
@@ -34,6 +40,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kura import state as st
 from kura.ceiling import (
     Fold,
     fitted_sectors,
@@ -48,9 +55,10 @@ from kura.ceiling import (
 )
 from kura.errors import ConfigError, KuraError, NoStore
 from kura.index import Index
+from kura.map_record import cloth_target, git_head, index_stamp, map_meta, stored_map
 from kura.plain import INDEX_CAP, read_in
 from kura.secrets import redact
-from kura.slugs import INDEX_NAME, STATE_DIR, Stats, identity, index_file, stamp_files
+from kura.slugs import INDEX_NAME, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -191,55 +199,6 @@ def scribe_id(scribe: ModelConfig | None) -> str:
     return f"{scribe.url}|{scribe.model}" if scribe is not None else ""
 
 
-def stored_map(root: Path, stamp: str, *, scribes: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
-    """The last weave's summary and cloth, if its stamp is ``stamp``, its triggers came
-    from one of ``scribes``, the cloth on disk is the one that weave wrote and it recorded
-    the cloth's folds (a map.json from before folds were recorded is woven again, once)."""
-    meta = _read_json(root / STATE_DIR / "map.json")
-    if meta.get("fingerprint") != stamp or meta.get("scribe", "") not in scribes or not meta.get("cloth"):
-        return None
-    if not isinstance(meta.get("folds"), list):
-        return None
-    text = _read_text(cloth_file(root, str(meta["cloth"])))
-    if text is None or hashlib.sha256(text.encode("utf-8")).hexdigest() != meta.get("cloth_sha"):
-        return None
-    return meta, text
-
-
-def cloth_file(root: Path, recorded: str) -> Path:
-    """Where map.json says the cloth is (relative paths are inside the store)."""
-    path = Path(recorded)
-    return path if path.is_absolute() else root / path
-
-
-def git_head(root: Path) -> str:
-    """The commit git's HEAD names for the work tree holding ``root`` ("" outside git),
-    read from the files under .git, so a shell hook pays no subprocess for it."""
-    for folder in (root, *root.parents):
-        dotgit = folder / ".git"
-        try:
-            if dotgit.is_file():
-                dotgit = (folder / dotgit.read_text().strip().removeprefix("gitdir:").strip()).resolve()
-            elif not dotgit.is_dir():
-                continue
-            head = (dotgit / "HEAD").read_text().strip()
-        except OSError:
-            return ""
-        if not head.startswith("ref: "):
-            return head
-        common = dotgit
-        if (dotgit / "commondir").is_file():
-            common = (dotgit / (dotgit / "commondir").read_text().strip()).resolve()
-        ref = head[5:]
-        for base in (dotgit, common):
-            if (base / ref).is_file():
-                return (base / ref).read_text().strip()
-        packed = _read_text(common / "packed-refs") or ""
-        found = [line.split()[0] for line in packed.splitlines() if line.endswith(" " + ref)]
-        return found[0] if found else head
-    return ""
-
-
 def summary_line(summary: dict[str, Any], *, written: bool) -> str:
     """``kura weave``'s one line, from a weave's summary (fresh or stored)."""
     layers = ", ".join(f"{k} {v}" for k, v in sorted(summary["layers"].items()))
@@ -275,6 +234,7 @@ def build(
     today = today or dt.date.today()
     try:
         index_path = index_file(root)
+        st.folder(root, store=name)
     except KuraError as err:
         return missing(name, str(err), max_chars=settings.max_chars)
     data = read_in(root, INDEX_NAME, cap=INDEX_CAP, what="the index")  # never a FIFO's hang
@@ -282,14 +242,14 @@ def build(
         reason = f"{index_path}: {data.what}" if data else f"{index_path} is not there"
         return missing(name, reason, max_chars=settings.max_chars)
     index = data.decode("utf-8-sig", errors="replace")
-    state_dir = root / STATE_DIR
-    meta = _read_json(state_dir / "map.json")
+    meta = map_meta(root)
     if _always_over(meta, settings, index_path):
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
-        return _sector_block(name, settings, lambda: _sectors(state_dir, data, index), index, warning)
+        return _sector_block(name, settings, lambda: _sectors(root, index_path, data, index), index, warning)
     wanted = scribe_id(scribe)
     scribes = (wanted, f"partial:{wanted}") if wanted else ("",)
-    found = stored_map(root, fingerprint(root, settings, today=today), scribes=scribes)
+    stamp = fingerprint(root, settings, today=today)
+    found = stored_map(root, stamp, scribes=scribes, cloth=cloth_target(root, settings))
     cloth, state, reason = (_stored(*found), "current", "") if found is not None else (None, "stale", "")
     if found is None and reweave:
         cloth, state, reason = _reweave(root, store_name, settings, today, scribe)
@@ -298,38 +258,42 @@ def build(
         sectors = partial(_sector_block, name, settings, lambda: sector_map(index), index)
         stale = _sized(name, header, Cloth(f"{note}\n{index}"), settings, sectors, state="stale")
         return replace(stale, warning=reason or "the woven map is stale; run kura weave")
-    sectors = partial(_sector_block, name, settings, lambda: _sectors(state_dir, data, index), index)
+    sectors = partial(_sector_block, name, settings, lambda: _sectors(root, index_path, data, index), index)
     return _sized(name, header, cloth, settings, sectors, state=state)
 
 
 def _stored(meta: dict[str, Any], text: str) -> Cloth:
-    days = meta.get("fresh_days")
-    days = float(days) if isinstance(days, (int, float)) and not isinstance(days, bool) else 0.0
-    return Cloth(text, days, folds_from(meta.get("folds"), text.count("\n") + 1))
+    return Cloth(text, float(meta["fresh_days"]), folds_from(meta.get("folds"), text.count("\n") + 1))
 
 
-def index_stamp(index_path: Path) -> str:
-    st = index_path.stat()
-    return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}"
-
-
-def _always_over(meta: dict[str, Any], settings: MapSettings, index_path: Path) -> bool:
+def _always_over(meta: dict[str, Any] | None, settings: MapSettings, index_path: Path) -> bool:
     """Whether, with this very index, no edit to a memory file could bring the map under
     the hard limit: the last weave recorded a floor (every entry folded to its bare link)
     above it. Then the answer is the sector map, which depends on the index alone, and the
     memory files need not even be looked at."""
+    if meta is None:
+        return False
     try:
-        same = meta.get("index_stamp") == index_stamp(index_path) and meta.get("settings") == settings.key()
+        same = meta["index_stamp"] == index_stamp(index_path) and meta["settings"] == settings.key()
     except OSError:
         return False
-    return same and int(meta.get("floor", 0)) > settings.hard_limit
+    return bool(same and meta["floor"] > settings.hard_limit)
 
 
-def _sectors(state_dir: Path, data: bytes, index: str) -> str:
-    """The sector map the last weave stored beside the cloth (same index), else made now."""
-    stored = _read_text(state_dir / SECTORS)
-    digest = hashlib.sha256(data).hexdigest()
-    if stored is not None and stored.startswith(f"<!-- {digest} -->\n"):
+def _sectors(root: Path, index_path: Path, data: bytes, index: str) -> str:
+    """The sector map the last weave stored beside the cloth, when map.json vouches for it
+    and for this very index file (``data``: its bytes); else made now."""
+    try:
+        meta = map_meta(root)
+        seen = index_stamp(index_path)
+    except (KuraError, OSError):
+        return sector_map(index)
+    if meta is None or meta["index_stamp"] != seen or not isinstance(meta.get("sectors_sha"), str):
+        return sector_map(index)
+    stored = st.read_text(st.folder(root) / SECTORS, then="the sector map is made again")
+    if stored is None or hashlib.sha256(stored.encode("utf-8")).hexdigest() != meta["sectors_sha"]:
+        return sector_map(index)
+    if stored.startswith(f"<!-- {hashlib.sha256(data).hexdigest()} -->\n"):
         return stored.split("\n", 1)[1]
     return sector_map(index)
 
@@ -470,14 +434,6 @@ def _reweave(
     if woven is None:
         return None, "stale", "the woven map is stale and re-weaving would be slow; run kura weave"
     return Cloth(woven.text, woven.fresh_days, tuple(Fold(*fold) for fold in woven.folds)), "rewoven", ""
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _read_text(path: Path, *, errors: str = "strict") -> str | None:

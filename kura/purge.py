@@ -35,6 +35,7 @@ from typing import Any
 
 from kura import index as ix
 from kura import note as nt
+from kura import state as st
 from kura import witness as wt
 from kura.atomic import write_atomic
 from kura.claims import words
@@ -43,7 +44,9 @@ from kura.spans import forget as forget_spans
 from kura.store import Memory, Store
 
 TOMBSTONES = "tombstones.json"
-_MAP_FILES = ("map.md", "map.json", "sectors.md", "layers.pickle")
+# layers.pickle: an older kura's cache, never read now, but it may hold the memory's text
+_MAP_FILES = ("map.md", "map.json", "sectors.md", "layers.json", "layers.pickle")
+_ASIDE = tuple(f"{name}{st.ASIDE}" for name in ("search.db", "state.db", "spans.db"))  # set-aside copies
 _POINTERS = ("supersedes", "superseded_by", "contradicted_by", "derived_from")
 
 
@@ -78,7 +81,7 @@ def closure(store: Store, slug: str) -> Closure:
     lines = [ln.text for ln in store.index().lines if gone & set(ln.slugs)]
     texts = [t for m in (memory, *derived) for t in _texts(m) if len(t) >= 12]
     drafts = [p for p in _draft_files(store) if _mentions(p, gone, texts)]
-    state = [store.state_dir / name for name in ("search.db", "state.db", "uses.json", *_MAP_FILES)]
+    state = [store.state_dir / name for name in ("search.db", "state.db", "uses.json", *_MAP_FILES, *_ASIDE)]
     state += sorted(store.state_dir.glob("map.md.*"))
     said = carrying(store, [*texts, *(p for m in (memory, *derived) for p in m.note.body.split("\n\n"))])
     return Closure(memory.slug, (memory.path, *(m.path for m in derived)), tuple(m.slug for m in derived),
@@ -131,7 +134,7 @@ def _scrub_state(store: Store, gone: set[str]) -> None:
         marks = ",".join("?" * len(gone))
         _compact(state / "state.db", [("DELETE FROM notes WHERE slug IN (" + marks + ")", sorted(gone)),
                                       "DELETE FROM ledger", "DELETE FROM kv"])  # fmt: skip
-    for name in _MAP_FILES:
+    for name in (*_MAP_FILES, *_ASIDE):
         (state / name).unlink(missing_ok=True)
     for backup in state.glob("map.md.*"):
         backup.unlink()
@@ -142,8 +145,15 @@ def _scrub_state(store: Store, gone: set[str]) -> None:
 
 
 def _compact(path: Path, statements: Iterable[str | tuple[str, list[str]]]) -> None:
+    """Delete and compact; a file that is no usable database (or not a plain file) holds
+    derived text nobody can read back safely, so it is removed instead."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        st.clear(path.with_name(path.name + suffix), then="nothing is compacted through it")
+    if not path.is_file():
+        return
     db = sqlite3.connect(path, timeout=30)
     try:
+        db.execute("PRAGMA trusted_schema = OFF")
         db.execute("PRAGMA secure_delete=ON")
         with db:
             for statement in statements:
@@ -154,6 +164,13 @@ def _compact(path: Path, statements: Iterable[str | tuple[str, list[str]]]) -> N
                     continue  # a table this version of the file does not have
         db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.DatabaseError as err:
+        if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
+            raise
+        db.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        st.damaged(path, f"is not a usable database ({err})", "removed it instead of compacting it")
     finally:
         db.close()
 
@@ -183,17 +200,30 @@ def bury(store: Store, memories: Iterable[Memory]) -> None:
             hashes.add(_digest(normal(text)))
             if signature(text):
                 hashes.add(_digest("sig:" + signature(text)))
-    path = store.state_dir / TOMBSTONES
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = st.folder(store.root, store=store.name, create=True) / TOMBSTONES
+    if path.exists() and not _readable(path):  # not derived: keep what cannot be read, beside it
+        path.replace(path.with_name(TOMBSTONES + st.ASIDE))
     write_atomic(path, (json.dumps(sorted(hashes), indent=0) + "\n").encode("utf-8"))
 
 
+_LOST = "memories purged before may be learned again; restore it from a backup if there is one"
+
+
 def tombstones(store: Store) -> frozenset[str]:
+    path = store.state_dir / TOMBSTONES
+    data = st.read_json(path, then=_LOST, shape=list, derived=False)
+    found = frozenset(h for h in data or () if isinstance(h, str) and len(h) == 64)
+    if data is not None and len(found) != len(set(map(str, data))):
+        st.damaged(path, "holds entries that are not tombstone hashes", _LOST, derived=False)
+    return found
+
+
+def _readable(path: Path) -> bool:
+    data, _ = st.plain(path)
     try:
-        data = json.loads((store.state_dir / TOMBSTONES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return frozenset()
-    return frozenset(str(h) for h in data) if isinstance(data, list) else frozenset()
+        return isinstance(json.loads(data or b""), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 def buried(texts: Iterable[str], hashes: frozenset[str]) -> bool:
@@ -236,17 +266,21 @@ def _without(value: Any, gone: set[str]) -> Any:
 
 
 def _draft_files(store: Store) -> list[Path]:
-    folder = store.state_dir / "drafts"
-    return sorted(p for p in folder.rglob("*.md") if p.is_file()) if folder.is_dir() else []
+    folder = st.folder(store.root, "drafts", store=store.name)
+    return (
+        sorted(p for p in folder.rglob("*.md") if p.is_file() and not p.is_symlink())
+        if folder.is_dir()
+        else []
+    )
 
 
 def _mentions(path: Path, slugs: set[str], texts: list[str]) -> bool:
     if path.stem in slugs or path.stem.rsplit("-", 1)[0] in slugs:
         return True
-    try:
-        text = " ".join(path.read_text(encoding="utf-8", errors="replace").split()).lower()
-    except OSError:
+    data, _ = st.plain(path)
+    if data is None:
         return False
+    text = " ".join(data.decode("utf-8", errors="replace").split()).lower()
     return any(" ".join(t.split()).lower() in text for t in texts) or any(
         f"extends: {s}" in text or f"extends:{s}" in text for s in slugs
     )

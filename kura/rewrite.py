@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kura import index as ix
-from kura.atomic import Changed, read_plain, replace_checked, write_atomic
+from kura import state as st
+from kura.atomic import Changed, replace_checked, write_atomic
 from kura.errors import KuraError, StoreError
 
 REST = 1.2  # seconds a file that looks half-saved must be left alone before it is believed
@@ -186,15 +187,18 @@ class IndexRecord:
 
 
 def load_record(state_dir: Path) -> dict[str, str] | None:
-    """The record of the last index kura wrote (derived state: anything odd is no record)."""
-    try:
-        raw = json.loads(read_plain(state_dir / RECORD, RECORD_MAX))
-    except (OSError, ValueError, RecursionError):
-        return None
+    """The record of the last index kura wrote (derived state: anything odd is no record,
+    said once on stderr)."""
+    path = state_dir / RECORD
+    raw = st.read_json(path, then=_WITHOUT, cap=RECORD_MAX)
     lines = raw.get("lines") if isinstance(raw, dict) else None
-    if not isinstance(lines, dict) or not all(isinstance(v, str) for v in lines.values()):
+    if raw is not None and not (isinstance(lines, dict) and all(isinstance(v, str) for v in lines.values())):
+        st.damaged(path, "holds fields of the wrong type (lines)", _WITHOUT)
         return None
     return lines
+
+
+_WITHOUT = "the index is checked without it until kura writes the index again"
 
 
 def save_record(state_dir: Path, index: ix.Index) -> None:

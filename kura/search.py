@@ -27,10 +27,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kura import catalog, vectors
+from kura import state as st
 from kura.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.errors import KuraError
 from kura.remote_embed import EmbedFailed, RemoteEmbedder
-from kura.slugs import STATE_DIR, file_stats, identity, stamp_files
+from kura.slugs import file_stats, identity, stamp_files
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -62,6 +63,12 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS vectors (sha TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL,
     PRIMARY KEY (sha, model));
 """
+_TABLES = {
+    "docs": ("slug", "sha", "fts"),
+    "docs_fts": ("slug", "name", "description", "body"),
+    "kv": ("key", "value"),
+    "vectors": ("sha", "model", "vec"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,23 +96,20 @@ class SearchIndex:
     ) -> None:
         """``quick``: a process that asks a question or two and exits (``load_embedder``);
         ``shared``: used from several threads, one at a time (the caller holds a lock)."""
+        path = st.folder(store.root, store=store.name, create=True) / "search.db"  # a .kura link: refused
         self.store = store
         self._embedder = embedder
         self._quick = quick
         if embedder is None:
             preload(quick=quick)
-        path = store.root / STATE_DIR / "search.db"
         try:
-            path.parent.mkdir(exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30, check_same_thread=not shared)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db = st.database(
+                path, _setup, _TABLES, what="the search index", fts5=("docs_fts",),
+                check_same_thread=not shared,
+            )  # fmt: skip
         except (OSError, sqlite3.Error):
-            self.db = sqlite3.connect(":memory:")
-        if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            # derived state from an older kura: rebuilt, except the vectors (same format, costly)
-            self.db.executescript(_OLD)
-            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        self.db.executescript(_SCHEMA)
+            self.db = sqlite3.connect(":memory:", check_same_thread=not shared)
+            _setup(self.db)
         self._matrix: vectors.Matrix | None = None
         self._failed: str | None = None  # why the embedding endpoint failed in this process
 
@@ -225,7 +229,11 @@ class SearchIndex:
             matrix = self._vectors()
             if not matrix.slugs:
                 return Results((), "embedded")
-            cosines = matrix.cosines(self.embedder.embed([question])[0])
+            query = self.embedder.embed([question])[0]
+            if matrix.half.shape[1] != len(query):  # vectors of another width: not this model's
+                reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
+                return Results(self._bm25(words, k), "lexical", reason)
+            cosines = matrix.cosines(query)
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
         bonus = self._lexical_share(words, matrix)
@@ -382,14 +390,23 @@ def remote_embedder(model: ModelConfig | None) -> RemoteEmbedder | None:
     return None if model is None else RemoteEmbedder(model)
 
 
+def _setup(db: sqlite3.Connection) -> None:
+    if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        # derived state from an older kura: rebuilt, except the vectors (same format, costly)
+        db.executescript(_OLD)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    db.executescript(_SCHEMA)
+
+
 def has_index(store: Store) -> bool:
-    return (store.root / STATE_DIR / "search.db").is_file()
+    return (st.folder(store.root, store=store.name) / "search.db").is_file()
 
 
 def drop_index(store: Store) -> None:
     """Remove the derived search index; the next update rebuilds it from the markdown."""
+    folder = st.folder(store.root, store=store.name)
     for suffix in ("", "-wal", "-shm"):
-        (store.root / STATE_DIR / f"search.db{suffix}").unlink(missing_ok=True)
+        (folder / f"search.db{suffix}").unlink(missing_ok=True)
 
 
 def open_index(store: Store, **options: Any) -> SearchIndex:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kura import state as st
 from kura.distill.evidence import Segment, normalise
 from kura.errors import StoreError
 from kura.finding import Finding
@@ -57,6 +58,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS spans USING fts5(
 CREATE TABLE IF NOT EXISTS seen (digest TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS gone (digest TEXT PRIMARY KEY);
 """
+_TABLES = {
+    "spans": ("text", "source", "line", "session", "at", "cls", "quarantined"),
+    "seen": ("digest",),
+    "gone": ("digest",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +120,18 @@ class Ingested:
 
 @contextmanager
 def opened(store: Store) -> Iterator[sqlite3.Connection]:
-    """The span index, created when missing, closed after use. Any SQLite failure — a
-    file that is not a database, damaged pages, a table of another shape — is a StoreError
-    that says the file is derived and how to rebuild it."""
+    """The span index, created when missing, closed after use. A file that is not this
+    database is set aside and a new one made (``kura.state.database`` says so); any other
+    SQLite failure — damaged pages found later, a disk error — is a StoreError that says
+    the file is derived and how to rebuild it."""
     path = store.state_dir / DB_NAME
     db: sqlite3.Connection | None = None
     try:
-        store.state_dir.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, timeout=30)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
+        st.folder(store.root, store=store.name, create=True)
+        db = st.database(
+            path, lambda db: db.executescript(_SCHEMA), _TABLES, fts5=("spans",),
+            what="the span index (kura ingest refills it)",
+        )  # fmt: skip
         yield db
     except (sqlite3.Error, OSError) as err:
         raise StoreError(
@@ -189,6 +197,10 @@ def search(store: Store, question: str, *, k: int = 5) -> list[Span]:
     need = min(2, len(words))
     found = []
     for row in rows:
+        if not all(isinstance(v, str) for v in (row[1], row[3], row[4], row[5], row[6])):
+            continue  # not what kura stores (a damaged or foreign index): never shown
+        if not isinstance(row[2], int):
+            row = (*row[:2], 0, *row[3:])
         present = {w.lower() for w in _WORD.findall(row[6])}
         shared = sum(w in present for w in words)
         if shared >= need and shared * 3 >= len(words):
@@ -263,6 +275,8 @@ def carrying(store: Store, texts: Sequence[str]) -> list[int]:
             "SELECT rowid, text FROM spans WHERE spans MATCH ?", (" OR ".join(map(quote, terms)),)
         )
         for rowid, body in rows:
+            if not isinstance(body, str):
+                continue
             said, lowered = words(body), " ".join(body.lower().split())
             if (
                 any(" ".join(t.lower().split()) in lowered for t in wanted)

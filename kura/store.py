@@ -34,6 +34,7 @@ from kura.memory import remembered
 from kura.plain import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
+from kura.state import folder
 
 
 class Store:
@@ -65,7 +66,8 @@ class Store:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        """``.kura`` — StoreError when it is a symlink or not a folder (``kura.state.folder``)."""
+        return folder(self.root, store=self.name)
 
     @property
     def index_path(self) -> Path:

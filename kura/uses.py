@@ -2,7 +2,8 @@
 
 Derived, gitignored state (``.kura/uses.json``: slug → last day used and how many days
 it was used). Losing it only makes decay a little harsher; so a mark is written without
-the store lock, atomically, and a write that loses a race loses one day's mark.
+the store lock, atomically, and a write that loses a race loses one day's mark — and a
+file that is not what kura writes (read by ``kura.state``'s rules) counts as no marks.
 """
 
 from __future__ import annotations
@@ -12,24 +13,26 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from kura import state as st
 from kura.atomic import write_atomic
+from kura.errors import StoreError
 from kura.standing import Use
 
 FILE = "uses.json"
+_THEN = "recall counts uses afresh"
 
 
 def load(state_dir: Path) -> dict[str, Use]:
-    try:
-        raw = json.loads((state_dir / FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    raw = st.read_json(state_dir / FILE, then=_THEN)
     out: dict[str, Use] = {}
-    if isinstance(raw, dict):
-        for slug, row in raw.items():
+    for slug, row in (raw or {}).items():
+        if isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and type(row[1]) is int:
             try:
-                out[str(slug)] = Use(dt.date.fromisoformat(str(row[0])), int(row[1]))
-            except (TypeError, ValueError, IndexError, KeyError):
+                out[slug] = Use(dt.date.fromisoformat(row[0]) if row[0] else None, row[1])
+            except ValueError:
                 continue
+    if raw and len(out) != len(raw):
+        st.damaged(state_dir / FILE, f"holds {len(raw) - len(out)} entries of the wrong shape", _THEN)
     return out
 
 
@@ -46,7 +49,7 @@ def mark(state_dir: Path, slugs: Iterable[str], today: dt.date | None = None) ->
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(state_dir / FILE, (json.dumps(data, indent=0) + "\n").encode("utf-8"))
-    except OSError:
+    except (OSError, StoreError):
         return False
     return True
 

@@ -6,12 +6,17 @@ one go instead of 20,000 rows), next to each row's slug and full-text row id. Th
 question converts it chunk by chunk, which is as fast as converting it whole and touches
 less memory; a process that asks again converts it once and keeps it, so later questions
 cost one matrix-vector product.
+
+The database sits in the state folder, which may come from someone else's clone, so what
+is read back is checked for shape (rows × ``dim``, one slug and one row id per row) and
+anything else is built again from the vectors table, skipping vectors of the wrong size.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -51,9 +56,15 @@ class Matrix:
 
         if self._row_of_fts is None:
             top = int(self.fts.max()) + 1 if len(self.fts) else 1
+            if top > 16 * len(self.fts) + (1 << 20):  # ids far apart: a sorted search, not a table
+                order = np.argsort(self.fts, kind="stable")
+                at = np.searchsorted(self.fts[order], fts_ids).clip(0, max(len(order) - 1, 0))
+                hit = self.fts[order][at] == fts_ids if len(order) else np.zeros(len(fts_ids), dtype=bool)
+                sparse: np.ndarray = order[at[hit]] if len(order) else np.empty(0, dtype=np.int64)
+                return sparse
             self._row_of_fts = np.full(top, -1, dtype=np.int64)
             self._row_of_fts[self.fts] = np.arange(len(self.fts))
-        ids = fts_ids[fts_ids < len(self._row_of_fts)]
+        ids = fts_ids[(fts_ids >= 0) & (fts_ids < len(self._row_of_fts))]
         found: np.ndarray = self._row_of_fts[ids]
         return found[found >= 0]
 
@@ -94,8 +105,21 @@ def saved(db: sqlite3.Connection, model: str, dim: int) -> Matrix | None:
     current = kept.get("matrix_model") == model and kept.get("matrix_generation") == kept.get("generation")
     if not current or kept.get("matrix_rows") is None:
         return None
-    slugs, fts = json.loads(kept["matrix_rows"])
-    half = np.frombuffer(kept["matrix"], dtype=np.float16).reshape(len(slugs), -1 if slugs else dim)
+    try:
+        slugs, fts = json.loads(kept["matrix_rows"])
+        ok = isinstance(slugs, list) and isinstance(fts, list) and len(slugs) == len(fts)
+        ok = (
+            ok
+            and all(isinstance(s, str) for s in slugs)
+            and all(type(i) is int and 0 <= i < 1 << 62 for i in fts)
+        )
+        blob = kept["matrix"]
+        width = len(blob) // (2 * len(slugs)) if slugs and isinstance(blob, bytes) else dim
+        if not ok or not isinstance(blob, bytes) or width < 1 or len(blob) != len(slugs) * width * 2:
+            return None  # not the shape this process saves: rebuilt from the vectors
+        half = np.frombuffer(blob, dtype=np.float16).reshape(len(slugs), width)
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
     return Matrix(slugs, np.asarray(fts, dtype=np.int64), half)
 
 
@@ -121,11 +145,18 @@ def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
     found = saved(db, model, dim)
     if found is not None:
         return found
-    rows = db.execute(
-        "SELECT docs.slug, docs.fts, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
-        "AND vectors.model = ? ORDER BY docs.slug",
-        (model,),
-    ).fetchall()
+    rows = [
+        row for row in db.execute(
+            "SELECT docs.slug, docs.fts, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
+            "AND vectors.model = ? ORDER BY docs.slug",
+            (model,),
+        )
+        if isinstance(row[0], str) and type(row[1]) is int and 0 <= row[1] < 1 << 62
+        and isinstance(row[2], bytes) and row[2] and len(row[2]) % 2 == 0
+    ]  # fmt: skip
+    if rows:  # one model writes one width; a row of another is damage, left out
+        width = Counter(len(row[2]) for row in rows).most_common(1)[0][0]
+        rows = [row for row in rows if len(row[2]) == width]
     slugs = [row[0] for row in rows]
     half = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float16).reshape(
         len(rows), -1 if rows else dim

@@ -28,9 +28,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from kura import state as st
 from kura.atomic import write_atomic
+from kura.errors import StoreError
 from kura.plain import INDEX_CAP, MEMORY_CAP, Refused, read_in
-from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, scan_files
+from kura.slugs import INDEX_NAME, is_memory_name, scan_files
 
 DEBOUNCE = 0.1
 HEARTBEAT = 5.0
@@ -81,7 +83,7 @@ class Watcher:
         self.after = after
         self.beats = beat  # False: a watcher that does not re-weave must not claim to
         self.debounce = debounce
-        self.state = state if state is not None else root / STATE_DIR
+        self.state = state  # None: the store's own state folder, looked up (and checked) at each beat
         self.rebuilds = 0
         self.errors: list[str] = []
         self._pending: dict[str, float] = {}
@@ -133,10 +135,11 @@ class Watcher:
             return
         data = {"pid": os.getpid(), "started": self._started, "beat": time.time(), "rebuilds": self.rebuilds}
         try:
-            self.state.mkdir(exist_ok=True)
-            write_atomic(self.state / "watch.json", json.dumps(data).encode("utf-8"))
-        except OSError:
-            pass  # a read-only store can still be watched; it just cannot say so
+            folder = self.state or st.folder(self.root, create=True)
+            folder.mkdir(exist_ok=True)
+            write_atomic(folder / "watch.json", json.dumps(data).encode("utf-8"))
+        except (OSError, StoreError):
+            pass  # a read-only store (or a .kura that is a link) can still be watched; it just cannot say so
 
     def _settled_changes(self) -> set[str]:
         now = time.monotonic()

@@ -31,25 +31,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura import catalog
+from kura import state as st
 from kura.age import Age, ages, fresh
 from kura.atomic import locked, write_atomic
 from kura.ceiling import LADDER, folds_from
 from kura.errors import StoreError
 from kura.index import classify_line, parse_index
 from kura.layers import Layered, Layering, layering, marked
-from kura.prefill import (
-    SECTORS,
-    MapSettings,
-    cloth_file,
-    fingerprint,
-    header_text,
-    index_stamp,
-    scribe_id,
-    stored_map,
-    summary_line,
-    wrap,
-)
-from kura.slugs import STATE_DIR, Stats, file_stats, is_memory_name
+from kura.map_record import cloth_target, index_stamp, stored_map
+from kura.prefill import SECTORS, MapSettings, fingerprint, header_text, scribe_id, summary_line, wrap
+from kura.slugs import Stats, file_stats, is_memory_name
 from kura.standing import from_summary
 from kura.store import Store
 from kura.tokens import estimate_tokens
@@ -111,8 +102,12 @@ def weave(
     # that no longer matches, so the next prefill re-weaves instead of serving stale.
     stats = file_stats(store.root) if stats is None else stats
     stamp = fingerprint(store.root, settings, today=today, stats=stats)
-    if write and not force:
-        kept = _current(store, stamp, wanted)
+    try:
+        state: Path | None = st.folder(store.root, store=store.name)
+    except StoreError as err:  # a .kura that is a link or a file: weave in memory, save nothing
+        state, refused = None, str(err)
+    if write and not force and state is not None:
+        kept = _current(store, settings, stamp, wanted)
         if kept is not None:
             return kept
     data, index_seen = _read_index(store)
@@ -123,8 +118,8 @@ def weave(
             return None
         age = ages(store.root, scan.entries, db)
         woven_lines = layering(
-            store.root / STATE_DIR, db, data, scan.entries, settings,
-            scribe=scribe, max_calls=max_model_calls, force=force,
+            state, db, data, scan.entries, settings,
+            scribe=scribe, max_calls=max_model_calls, force=force, seen=index_seen[0],
         )  # fmt: skip
     finally:
         db.close()
@@ -140,6 +135,8 @@ def weave(
                   folds=_folds(layered, lines, age, today))  # fmt: skip
     if not write:
         return woven
+    if state is None:
+        return replace(woven, error=f"could not save the map: {refused}")
     # A scribe that was not asked about every line (the call cap) leaves a map prefill may
     # serve, but that `kura weave` with the scribe must finish.
     recorded = f"partial:{wanted}" if woven_lines.capped else wanted
@@ -148,10 +145,7 @@ def weave(
             store, settings, woven, stamp=stamp, scribe=recorded, index=(woven_lines, index_seen)
         )
     except (OSError, StoreError) as err:
-        return replace(
-            woven,
-            error=f"could not save the map in {store.root / STATE_DIR} ({err}); prefill re-weaves each time",
-        )
+        return replace(woven, error=f"could not save the map in {state} ({err}); prefill re-weaves each time")
     return replace(woven, path=path, written=written)
 
 
@@ -174,21 +168,19 @@ def describe(woven: Woven) -> str:
     return summary_line(woven.to_dict(), written=woven.written)
 
 
-def _current(store: Store, stamp: str, scribe: str) -> Woven | None:
-    """The stored map, when its stamp says nothing it depends on has changed."""
-    found = stored_map(store.root, stamp, scribes=(scribe,))
+def _current(store: Store, settings: MapSettings, stamp: str, scribe: str) -> Woven | None:
+    """The stored map, when its stamp says nothing it depends on has changed (``stored_map``
+    has checked every field's type)."""
+    cloth = cloth_target(store.root, settings)
+    found = stored_map(store.root, stamp, scribes=(scribe,), cloth=cloth)
     if found is None:
         return None
     meta, text = found
-    try:
-        return Woven(
-            store.name, text, int(meta["tokens"]), int(meta["budget"]), float(meta["fresh_days"]),
-            bool(meta["over_budget"]), dict(meta["weight"]), dict(meta["layers"]), False, 0, 0,
-            cloth_file(store.root, str(meta["cloth"])), list(meta["notes"]),
-            folds=[(f.line, f.age, f.text) for f in folds_from(meta["folds"], text.count("\n") + 1)],
-        )  # fmt: skip
-    except (ValueError, KeyError, TypeError):
-        return None
+    return Woven(
+        store.name, text, meta["tokens"], meta["budget"], meta["fresh_days"], meta["over_budget"],
+        meta["weight"], meta["layers"], False, 0, 0, cloth, list(meta["notes"]),
+        folds=[(f.line, f.age, f.text) for f in folds_from(meta["folds"], text.count("\n") + 1)],
+    )  # fmt: skip
 
 
 def _fit(
@@ -345,12 +337,12 @@ def _store_cloth(
     index). Raises OSError/StoreError when the state folder cannot be written."""
     path = _cloth_path(store, settings)
     woven_lines, (seen, digest) = index
-    state = store.root / STATE_DIR
+    state = st.folder(store.root, store=store.name, create=True)
     with locked(state / "weave.lock"):
         sectors = f"<!-- {digest} -->\n{woven_lines.sectors}"
         if _read(state / SECTORS) != sectors:
             write_atomic(state / SECTORS, sectors.encode("utf-8"))
-        old = path.read_text(encoding="utf-8") if path.exists() else None
+        old = _read(path)
         changed = old != woven.text
         if changed:
             if old is not None:
@@ -363,6 +355,7 @@ def _store_cloth(
         meta = {
             "fingerprint": stamp, "scribe": scribe, "cloth": recorded, "settings": settings.key(),
             "cloth_sha": hashlib.sha256(woven.text.encode("utf-8")).hexdigest(),
+            "sectors_sha": hashlib.sha256(sectors.encode("utf-8")).hexdigest(),
             "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines),
             "folds": [list(fold) for fold in woven.folds], **summary,
         }  # fmt: skip
@@ -371,17 +364,15 @@ def _store_cloth(
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    """A file the weave wrote before (only compared with what it writes now, so anything
+    wrong with it only means it is written again)."""
+    return st.read_text(path, then="the weave writes it again")
 
 
 def _cloth_path(store: Store, settings: MapSettings) -> Path:
+    path = cloth_target(store.root, settings)
     if not settings.cloth_path:
-        return store.root / STATE_DIR / "map.md"
-    path = Path(settings.cloth_path).expanduser()
-    path = path if path.is_absolute() else store.root / path
+        return path
     try:
         rel = path.resolve().relative_to(store.root.resolve())
     except ValueError:
@@ -389,7 +380,7 @@ def _cloth_path(store: Store, settings: MapSettings) -> Path:
     if is_memory_name(rel) or rel.name == "MEMORY.md":
         raise StoreError(
             f"[prefill] cloth_path = {settings.cloth_path!r} would overwrite a memory or the index "
-            f"of store '{store.name}'; put it under {STATE_DIR}/ or outside the store"
+            f"of store '{store.name}'; put it under .kura/ or outside the store"
         )
     return path
 

@@ -401,17 +401,28 @@ def test_a_long_cjk_memory_is_shortened_to_its_share_not_dropped(tmp_path: Path)
     assert "[…]" in told.text
 
 
-def test_a_broken_span_index_costs_the_spans_never_the_context(desk: Store, cli: Cli, tmp_path: Path) -> None:
+def test_a_broken_span_index_costs_the_spans_never_the_context(
+    desk: Store, cli: Cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # derived state that is not a database is set aside and made anew, and stderr says so
     for extra in ("-wal", "-shm"):
         (desk.state_dir / f"spans.db{extra}").unlink(missing_ok=True)
-    (desk.state_dir / "spans.db").write_bytes(b"this is not a database" * 100)
+    broken = desk.state_dir / "spans.db"
+    broken.write_bytes(b"this is not a database" * 100)
     told = context(desk, "which port does the staging database use", today=TODAY)
     assert HEADINGS["spans"] not in told.text and told.text.startswith(HEADINGS["rules"])
-    assert any("spans skipped" in i.why and "delete it" in i.why for i in told.left_out)
+    assert capsys.readouterr().err == (
+        f"kura: {broken}: is not a usable SQLite database (file is not a database); set it aside as "
+        "spans.db.damaged; the span index (kura ingest refills it) is rebuilt (it is derived state)\n"
+    )
+    assert (desk.state_dir / "spans.db.damaged").read_bytes() == b"this is not a database" * 100
+    assert spans.count(desk) == 0
     config = tmp_path / "kura.toml"
     config.write_text(f'[stores.desk]\npath = "{desk.root}"\n')
-    done = cli("--config", str(config), "recall", "staging database port", "--spans")
-    assert done.code == 1 and "the span index cannot be read" in done.err and "Traceback" not in done.err
+    broken.write_bytes(b"still not a database" * 100)
+    done = cli("--config", str(config), "recall", "staging database port", "--spans", "--json")
+    assert done.code == 0 and json.loads(done.out)["spans"] == [] and "Traceback" not in done.err
+    assert (desk.state_dir / "spans.db.damaged").read_bytes() == b"still not a database" * 100
 
 
 def test_ingest_checks_every_path_first_and_refuses_folders_and_binaries(
@@ -460,10 +471,10 @@ def test_a_span_restating_a_rule_the_budget_left_out_is_shown_after_all(tmp_path
     assert len(said) == 1 and "canary deploy runs at noon" in said[0].text and tight.tokens <= 150
 
 
-def test_a_span_index_with_damaged_pages_is_a_clear_error_not_a_crash(desk: Store, tmp_path: Path) -> None:
+def test_a_span_index_with_damaged_pages_is_set_aside_not_a_crash(
+    desk: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import sqlite3
-
-    from kura.errors import StoreError
 
     path = desk.state_dir / "spans.db"
     sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
@@ -472,9 +483,12 @@ def test_a_span_index_with_damaged_pages_is_a_clear_error_not_a_crash(desk: Stor
     data = bytearray(path.read_bytes())
     data[len(data) // 2 :] = bytes(len(data) - len(data) // 2)
     path.write_bytes(bytes(data))
-    with pytest.raises(StoreError, match="the span index cannot be read"):
-        spans.ingest(
-            desk, _chat(tmp_path / "n.jsonl", [("user", "the canary deploy runs at noon on weekdays")])
-        )
-    told = context(desk, "which port does the staging database use", today=TODAY)
-    assert any(i.why.startswith("spans skipped") for i in told.left_out)
+    done = spans.ingest(
+        desk, _chat(tmp_path / "n.jsonl", [("user", "the canary deploy runs at noon on weekdays")])
+    )
+    assert (done.segments, done.added) == (1, 1)  # into a new index: the damaged one is set aside, whole
+    assert (desk.state_dir / "spans.db.damaged").read_bytes() == bytes(data)
+    assert f"kura: {path}: is not a usable SQLite database (" in capsys.readouterr().err
+    told = context(desk, "when does the canary deploy run", today=TODAY)
+    assert not any(i.why.startswith("spans skipped") for i in told.left_out)
+    assert any("canary deploy runs at noon" in i.text for i in told.items if i.section == "spans")

@@ -27,6 +27,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from kura import state as st
 from kura.errors import StoreError
 from kura.finding import Finding
 
@@ -165,7 +166,9 @@ def move(path: Path, where: str) -> Path:
 
 
 def free_name(folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
+    """A name not yet taken in ``folder`` (STORE/.kura/drafts/NAME, made if need be and
+    refused when any part of it is a link: nothing is moved outside the store)."""
+    st.folder(folder.parents[2], folder.parent.name, folder.name, create=True)
     stem = name.removesuffix(".md")
     for n in range(1, 10_000):
         target = folder / (name if n == 1 else f"{stem}-{n}.md")

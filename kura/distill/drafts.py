@@ -55,6 +55,7 @@ from typing import Any
 
 from kura import limits
 from kura import note as nt
+from kura import state as st
 from kura.atomic import write_atomic
 from kura.distill import draft_file
 from kura.distill.draft_file import free_name, move, place
@@ -195,8 +196,7 @@ def stage(
         tampered=False,
     )
     text = render(draft, sign(store.state_dir, _signed(draft)))
-    folder = drafts_dir(store)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = st.folder(store.root, DRAFTS_DIR, store=store.name, create=True)
     return place(folder, slug.replace("/", "--"), text.encode("utf-8"))
 
 
@@ -254,7 +254,7 @@ def _signed(draft: Draft) -> dict[str, Any]:
 
 
 def drafts_dir(store: Store) -> Path:
-    return store.state_dir / DRAFTS_DIR
+    return st.folder(store.root, DRAFTS_DIR, store=store.name)  # a link or a file there: StoreError
 
 
 def drafts(store: Store) -> list[DraftInfo]:

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kura import state as st
 from kura.atomic import locked, write_atomic
 from kura.distill.sources import FORMATS, Cursor, Raw, Stretch, take
 from kura.errors import ConfigError
@@ -309,13 +310,43 @@ def _live(reservation: Any) -> bool:
     return True
 
 
+_THEN = "those journals are read again from the start"
+
+
 def _load(state_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((state_dir / STATE_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # derived state: unreadable means read everything again
-    sources = data.get("sources") if isinstance(data, dict) else None
-    return {k: v for k, v in sources.items() if isinstance(v, dict)} if isinstance(sources, dict) else {}
+    """Every source's entry; one that is not what ``_save`` writes is dropped (derived
+    state: its journal is simply read again), and that is said on stderr."""
+    path = state_dir / STATE_NAME
+    data = st.read_json(path, then=_THEN)
+    if data is None:
+        return {}
+    sources = data.get("sources")
+    if not isinstance(sources, dict):
+        st.damaged(path, "has no table of sources", _THEN)
+        return {}
+    kept = {key: entry for key, entry in sources.items() if _entry_ok(entry)}
+    if len(kept) != len(sources):
+        st.damaged(path, f"holds {len(sources) - len(kept)} entries of the wrong shape", _THEN)
+    return kept
+
+
+def _entry_ok(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    counts = [entry.get(k, 0) for k in ("offset", "line")]
+    if not all(type(n) is int and n >= 0 for n in counts) or not isinstance(entry.get("head", ""), str):
+        return False
+    held = entry.get("reservation")
+    if held is None:
+        return True
+    end = held.get("end") if isinstance(held, dict) else None
+    if not isinstance(held, dict) or not isinstance(end, dict):
+        return False
+    return (
+        isinstance(held.get("token"), str) and isinstance(held.get("host", ""), str)
+        and type(held.get("pid", 0)) is int and type(held.get("expires", 0)) in (int, float)
+        and _entry_ok({k: end[k] for k in ("offset", "line", "head") if k in end})
+    )  # fmt: skip
 
 
 def _save(state_dir: Path, sources: dict[str, Any]) -> None:

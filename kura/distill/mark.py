@@ -8,6 +8,13 @@ place, so two processes racing to create it end up sharing whichever key landed 
 nobody ever reads a half-written key. Deleting it is the way to revoke every staged draft
 at once (they then read as tampered).
 
+The state folder may come from someone else's clone, key and drafts together, and a key
+its author knows would let their drafts pass for the distiller's. Git checks files out
+readable by everyone; kura makes its key readable by its owner only. So a key others may
+read (where the file system keeps modes at all) is not this store's key, nor is anything
+but a plain file of exactly 32 bytes: it is set aside as ``distill.key.damaged``, a new key
+is made, and stderr says that staged drafts now read as tampered.
+
 The signed payload is canonical JSON (sorted keys, UTF-8), so the mark does not depend on
 how a draft file happens to be laid out — only on what it says.
 """
@@ -20,9 +27,12 @@ import hmac
 import json
 import os
 import secrets
+import stat
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kura import state as st
 from kura.errors import StoreError
 
 KEY_NAME = "distill.key"
@@ -41,23 +51,62 @@ def matches(state_dir: Path, fields: dict[str, Any], mark: str) -> bool:
 
 
 def key(state_dir: Path) -> bytes:
-    """The store's distiller key, made on first use."""
+    """The store's distiller key, made on first use (and made anew, said on stderr, when
+    what is there is not a key this store made)."""
     path = state_dir / KEY_NAME
     for _ in range(3):
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            _create(path)
-            continue
-        except OSError as err:
-            raise StoreError(f"{path}: cannot read the distiller key ({err.strerror})") from None
-        if len(data) != KEY_BYTES:
-            raise StoreError(
-                f"{path}: the distiller key is damaged; delete it — staged drafts will then "
-                "read as tampered and must be distilled again"
-            )
-        return data
+        data, problem = _read(path)
+        if data is not None:
+            return data
+        if problem:
+            try:
+                os.replace(path, path.with_name(KEY_NAME + st.ASIDE))
+            except OSError as err:
+                raise StoreError(
+                    f"{path}: {problem}, and it cannot be moved aside ({err.strerror})"
+                ) from None
+            then = f"set it aside as {path.name}{st.ASIDE} and made a new key; "
+            st.damaged(path, problem, then + "drafts staged before read as tampered", derived=False)
+        _create(path)
     raise StoreError(f"{path}: could not create the distiller key")  # pragma: no cover
+
+
+def _read(path: Path) -> tuple[bytes | None, str]:
+    """(the key, "") — or (None, what is wrong with what is there; "" when nothing is)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None, ""
+    except OSError as err:
+        return None, f"cannot be opened as a plain file ({err.strerror})"
+    try:
+        info = os.fstat(fd)
+        data = os.read(fd, KEY_BYTES + 1) if stat.S_ISREG(info.st_mode) else b""
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode) or len(data) != KEY_BYTES:
+        return None, f"is not a {KEY_BYTES}-byte key"
+    if info.st_mode & 0o077 and _modes_kept(str(path.parent)):
+        return (
+            None,
+            f"can be read by others (mode {stat.S_IMODE(info.st_mode):o}), so kura did not make it here",
+        )
+    return data, ""
+
+
+@cache
+def _modes_kept(folder: str) -> bool:
+    """Whether this folder's file system keeps a file's mode (a FAT or SMB mount does not,
+    and there a readable key proves nothing)."""
+    probe = os.path.join(folder, f".mode-probe.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        try:
+            return not os.stat(probe).st_mode & 0o077
+        finally:
+            os.unlink(probe)
+    except OSError:
+        return True
 
 
 def _create(path: Path) -> None:

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kura import state as st
 from kura.atomic import locked, write_atomic
 from kura.secrets import redact
 from kura.store import Store
@@ -112,6 +113,8 @@ def graduate(store: Store, topic: str, draft_id: str, *, when: str | None = None
     with locked(store.state_dir / "seeds.lock"):
         lines = _read(path)
         entries = _parse(lines)
+        if not entries:
+            return []
         ends = [s.line - 1 for s in entries[1:]] + [len(lines)]
         # last entry first, so a status line inserted below does not move the ones still to do
         for seed, end in reversed(list(zip(entries, ends, strict=True))):
@@ -146,10 +149,17 @@ def _parse(lines: Sequence[str]) -> list[Seed]:
 
 
 def _read(path: Path) -> list[str]:
-    try:
-        return path.read_bytes().decode("utf-8-sig", errors="replace").splitlines()
-    except FileNotFoundError:
+    """The file's lines (read by ``kura.state``'s rules: no link, FIFO or giant is read)."""
+    data = st.read_bytes(path, then="no seeds are read from it; the next idea rewrites it", derived=False)
+    if data is None:
         return []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        st.damaged(path, f"is not UTF-8 text (byte {err.start})", "its undecodable bytes are read as U+FFFD "
+                   "and not kept when the distiller writes it", derived=False)  # fmt: skip
+        text = data.decode("utf-8-sig", errors="replace")
+    return text.splitlines()
 
 
 def _write(path: Path, lines: Sequence[str]) -> None:
