@@ -92,7 +92,7 @@ def test_an_editor_that_truncates_then_writes_loses_nothing(tmp_path: Path, paus
 def test_an_index_left_empty_is_refused_and_left_untouched(tmp_path: Path) -> None:
     store = seeded(tmp_path / "s", 20)
     saved = store.index_path.read_text(encoding="utf-8")
-    with editor_saving(store.index_path, saved, 5.0):
+    with editor_saving(store.index_path, saved, 3.5):
         result = subprocess.run(
             [sys.executable, "-m", "kura", "-s", str(store.root), "remember", "new", "written meanwhile"],
             capture_output=True,
