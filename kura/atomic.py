@@ -45,7 +45,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError as err:
         raise _unwritten(path, tmp, err) from err
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 class Changed(StoreError):
@@ -79,7 +79,7 @@ def replace_checked(path: Path, data: bytes, *, expect: bytes | None) -> bytes |
             os.replace(tmp, path)
         except OSError as err:
             raise _unwritten(path, tmp, err) from err
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
         return None if old is None else _late_save(old, seen)
     finally:
         if old is not None:
@@ -235,7 +235,8 @@ def _thread_lock(lock_path: Path) -> threading.Lock:
         return _THREAD_LOCKS.setdefault(os.path.abspath(lock_path), threading.Lock())
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` survive a crash (best effort)."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -282,18 +283,6 @@ def settled_bytes(
         if time.monotonic() > deadline:
             raise StoreError(f"{path.name}: kept changing while kura tried to read it; nothing was written")
         time.sleep(quiet)
-
-
-def read_plain(path: Path, limit: int) -> bytes:
-    """The bytes of a plain file, never through a link, at most ``limit`` of them; OSError
-    for a FIFO, a device or a link (a derived file may come from someone else's folder)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, "not a plain file")
-        return os.pread(fd, limit, 0)
-    finally:
-        os.close(fd)
 
 
 def _read_plain(path: Path) -> tuple[os.stat_result, bytes, os.stat_result]:

@@ -206,7 +206,7 @@ def test_a_fifo_or_a_device_among_the_drafts_never_hangs_the_pass(tmp_path: Path
     assert (done.returncode, done.stderr) == (0, ""), done
     listed = {d["id"]: d["problem"] for d in json.loads(listing(run, "--json").out) if d["problem"]}
     assert sorted(listed) == ["fifo", "zero"]
-    assert listed["fifo"].endswith("fifo.md:1: cannot be read (not a regular file)")
+    assert listed["fifo"].endswith("fifo.md:1: cannot be read (is a FIFO, not a file)")
     assert "zero.md:1: cannot be read" in listed["zero"]
 
 

@@ -24,10 +24,10 @@ import contextlib
 import errno
 import os
 import secrets
-import stat
 from pathlib import Path
 
 from kura import state as st
+from kura.atomic import fsync_dir
 from kura.errors import StoreError
 from kura.finding import Finding
 
@@ -50,7 +50,7 @@ def place(folder: Path, stem: str, data: bytes) -> Path:
         for n in range(1, 1000):
             path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
             if _take(tmp, path):
-                _sync(folder)
+                fsync_dir(folder)
                 return path
     except OSError as err:
         raise StoreError(
@@ -89,15 +89,6 @@ def _take(tmp: Path, path: Path) -> bool:
         return False
     os.replace(tmp, path)
     return True
-
-
-def _sync(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def incomplete(data: bytes) -> str:
@@ -180,15 +171,7 @@ def free_name(folder: Path, name: str) -> Path:
 def read(path: Path) -> bytes:
     """A draft's bytes: a regular file (never followed through a symlink, never a FIFO or a
     device, which could hang the reader) of at most ``MAX_BYTES``; OSError otherwise."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_BYTES + 1) if info.st_size <= MAX_BYTES else b""
-        if info.st_size > MAX_BYTES or len(data) > MAX_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_BYTES} bytes")
-        return data
-    finally:
-        os.close(fd)
+    data, problem = st.plain(path, cap=MAX_BYTES)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, "it is gone") if not problem else OSError(errno.EINVAL, problem)
+    return data
