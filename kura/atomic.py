@@ -22,12 +22,13 @@ that descriptor and handed to the caller to merge, never silently orphaned.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -49,52 +50,81 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 class Changed(StoreError):
-    """The file no longer held what kura read when it came to replace it (``now``: its
-    bytes at that moment, None when it was gone)."""
+    """The file no longer held what kura read when it came to replace it; nothing was written."""
 
-    def __init__(self, path: Path, now: bytes | None) -> None:
-        self.now = now
+    def __init__(self, path: Path) -> None:
         super().__init__(f"{path.name}: changed while kura was writing it; nothing was written")
 
 
 LATE_QUIET = 0.25  # seconds a save into the replaced file must rest before its bytes count
-LATE_TIMEOUT = 2.0  # how long kura waits for an editor that truncated it to write it
+LATE_REST = 1.2  # … or this long when they do not look whole (an editor writes within a second)
+LATE_TIMEOUT = 3.0  # how long kura waits for an editor that is saving into it
+DEFAULT_CAP = 64 << 20
 
 
-def replace_checked(path: Path, data: bytes, *, expect: bytes | None) -> bytes | None:
+def replace_checked(
+    path: Path,
+    data: bytes,
+    *,
+    expect: bytes | None,
+    whole: Callable[[bytes], bool] = bool,
+    cap: int = DEFAULT_CAP,
+) -> bytes | None:
     """Replace ``path`` with ``data`` only if it still holds ``expect`` (None: no file),
     checked after the fsync and immediately before the rename (call it under the store lock).
 
     Raises ``Changed`` when the check fails; nothing is written then. Returns the bytes of a
     save that landed in the replaced file after the check — an editor that had it open — or
-    None when none did; the caller merges those, for they are newer than ``data``'s base."""
+    None when none did; the caller merges those, for they are newer than ``data``'s base.
+    Such bytes are handed over once they rest, sooner when ``whole`` finds them whole."""
     tmp = _staged(path, data)
     try:
         old = _open_old(path)
     except OSError as err:
         raise _unwritten(path, tmp, err) from err
     try:
-        seen = _check(path, old, expect, tmp)
+        seen = _check(path, old, expect, tmp, cap)
         try:
-            os.replace(tmp, path)
+            if old is None:
+                _create(tmp, path)
+            else:
+                os.replace(tmp, path)
+        except FileExistsError:
+            _discard(tmp)
+            raise Changed(path) from None
         except OSError as err:
             raise _unwritten(path, tmp, err) from err
         fsync_dir(path.parent)
-        return None if old is None else _late_save(old, seen)
+        return None if old is None else _late_save(old, seen, whole, cap)
     finally:
         if old is not None:
             os.close(old)
 
 
-def _check(path: Path, old: int | None, expect: bytes | None, tmp: Path) -> tuple[int, int]:
+def _create(tmp: Path, path: Path) -> None:
+    """Put ``tmp`` at ``path`` only if nothing is there: a hard link fails on a file that
+    appeared meanwhile, where a rename would replace it (no hard links: check, then rename)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, "exists") from None
+        os.replace(tmp, path)
+        return
+    _discard(tmp)
+
+
+def _check(path: Path, old: int | None, expect: bytes | None, tmp: Path, cap: int) -> tuple[int, int]:
     """(size, mtime) of the file about to be replaced, once its bytes are ``expect``."""
     if old is None:
         if expect is None:
             return (-1, -1)
         _discard(tmp)
-        raise Changed(path, None)
+        raise Changed(path)
     before = os.fstat(old)
-    now = _read_fd(old, before.st_size)
+    now = _read_fd(old, before.st_size, cap)
     after = os.fstat(old)
     seen = (after.st_size, after.st_mtime_ns)
     try:
@@ -103,11 +133,11 @@ def _check(path: Path, old: int | None, expect: bytes | None, tmp: Path) -> tupl
         same_inode = False
     if now != expect or (before.st_size, before.st_mtime_ns) != seen or not same_inode:
         _discard(tmp)
-        raise Changed(path, now if same_inode else None)
+        raise Changed(path)
     return seen
 
 
-def _late_save(old: int, seen: tuple[int, int]) -> bytes | None:
+def _late_save(old: int, seen: tuple[int, int], whole: Callable[[bytes], bool], cap: int) -> bytes | None:
     """Bytes written into the replaced inode after the check, once they rest; None if none."""
     st = os.fstat(old)
     if (st.st_size, st.st_mtime_ns) == seen:
@@ -120,9 +150,11 @@ def _late_save(old: int, seen: tuple[int, int]) -> bytes | None:
         now = (st.st_size, st.st_mtime_ns)
         if now != last:
             last, since = now, time.monotonic()
-        elif st.st_size > 0 and time.monotonic() - since >= LATE_QUIET:
+            continue
+        rested = time.monotonic() - since
+        if rested >= LATE_REST or (rested >= LATE_QUIET and whole(_read_fd(old, st.st_size, cap))):
             break
-    return _read_fd(old, st.st_size)
+    return _read_fd(old, st.st_size, cap)
 
 
 def _open_old(path: Path) -> int | None:
@@ -142,15 +174,17 @@ def _open_old(path: Path) -> int | None:
     return fd
 
 
-def _read_fd(fd: int, size: int) -> bytes:
+def _read_fd(fd: int, size: int, cap: int) -> bytes:
+    """The descriptor's bytes from the start, at most ``cap`` (OSError EFBIG past it)."""
     chunks: list[bytes] = []
     offset = 0
-    while True:
-        chunk = os.pread(fd, max(size - offset, 0) + 65536, offset)
+    while offset <= cap:
+        chunk = os.pread(fd, min(max(size - offset, 0) + 65536, cap + 1 - offset), offset)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
         offset += len(chunk)
+    raise OSError(errno.EFBIG, f"over {cap >> 20} MiB, more than kura reads in such a file")
 
 
 def _staged(path: Path, data: bytes) -> Path:
@@ -255,6 +289,7 @@ def settled_bytes(
     ours: tuple[int, int, int] | None = None,
     quiet: float = QUIET,
     timeout: float = SETTLE_TIMEOUT,
+    cap: int = DEFAULT_CAP,
 ) -> bytes | None:
     """The file's bytes once nobody is writing it (None if there is no file).
 
@@ -264,17 +299,19 @@ def settled_bytes(
     the file this process last wrote (``ours``: inode, size, mtime_ns), or read the same
     after a ``quiet`` wait (a clock that disagrees with the file system's must not block
     every write) — and its size and modification time are the same before and after the
-    read. A file that keeps changing for ``timeout`` seconds is a StoreError: nothing is
-    written on top of it."""
+    read. A file that keeps changing for ``timeout`` seconds, a link, a FIFO or a file
+    over ``cap`` bytes is a StoreError: nothing is written on top of it."""
     deadline = time.monotonic() + timeout
     last: tuple[tuple[int, int, int], bytes] | None = None
     while True:
         try:
-            before, data, after = _read_plain(path)
+            before, data, after = _read_plain(path, cap)
         except FileNotFoundError:
             return None
         except OSError as err:
-            raise StoreError(f"{path.name}: cannot read ({err.strerror})") from None
+            raise StoreError(
+                f"{path}: cannot be read ({err.strerror}); kura will not write over it — nothing was written"
+            ) from None
         seen = (after.st_ino, after.st_size, after.st_mtime_ns)
         steady = (before.st_ino, before.st_size, before.st_mtime_ns) == seen and len(data) == after.st_size
         if steady and (seen == ours or time.time() - after.st_mtime >= quiet or last == (seen, data)):
@@ -285,15 +322,15 @@ def settled_bytes(
         time.sleep(quiet)
 
 
-def _read_plain(path: Path) -> tuple[os.stat_result, bytes, os.stat_result]:
-    """(stat before, bytes, stat after) of a plain file; a FIFO or device is an error, not
-    a read that never ends."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def _read_plain(path: Path, cap: int) -> tuple[os.stat_result, bytes, os.stat_result]:
+    """(stat before, bytes, stat after) of a plain file, never through a link; a FIFO or
+    device is an error, not a read that never ends, and so is a file over ``cap`` bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         before = os.fstat(fd)
         if not stat.S_ISREG(before.st_mode):
-            raise OSError(0, "not a plain file")
-        data = _read_fd(fd, before.st_size)
+            raise OSError(errno.EINVAL, "not a plain file")
+        data = _read_fd(fd, before.st_size, cap)
         return before, data, os.stat(path)
     finally:
         os.close(fd)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from kura.finding import Finding
+from kura.index import parse_index
 
 _OURS = re.compile(r"<{7}(?:[ \t]|$)")
 _THEIRS = re.compile(r">{7}(?:[ \t]|$)")
@@ -60,45 +61,20 @@ def conflict_markers(text: str, path: str) -> list[Finding]:
 
 
 def hidden_in_index(text: str, path: str) -> list[Finding]:
-    """An HTML comment or code fence in MEMORY.md that is opened and never closed."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    fence, fence_at, comment_at = "", 0, 0
-    for number, line in enumerate(lines, start=1):
-        if fence:
-            fence = "" if _closes(fence, line) else fence
-            continue
-        opened = _FENCE.match(line) if not comment_at else None
-        if opened is not None:
-            fence, fence_at = opened.group(1), number
-            continue
-        comment_at = _comment_after(line, comment_at, number)
-    if fence:
-        return [_hidden(path, fence_at, len(lines), f"a code fence opened here ({fence})", f"a {fence} line")]
-    if comment_at:
-        return [_hidden(path, comment_at, len(lines), "an HTML comment opened here (<!--)", "-->")]
-    return []
+    """An HTML comment or code fence in MEMORY.md that is opened and never closed, as the
+    index's own parser sees it (so kura's escaped ``\\<!--`` is no comment)."""
+    index = parse_index(text)
+    if index.unclosed is None:
+        return []
+    what, line = index.unclosed
+    total = len(index.lines)
+    if what == "<!--":
+        return [_hidden(path, line, total, "an HTML comment opened here (<!--)", "-->")]
+    return [_hidden(path, line, total, f"a code fence opened here ({what})", f"a {what} line")]
 
 
 def _closes(fence: str, line: str) -> bool:
     return re.match(rf"^\s{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line) is not None
-
-
-def _comment_after(line: str, open_at: int, number: int) -> int:
-    """The line an HTML comment still open after ``line`` was opened on (0: none open)."""
-    position = 0
-    while True:
-        if open_at:
-            end = line.find("-->", position)
-            if end < 0:
-                return open_at
-            position, open_at = end + 3, 0
-        else:
-            start = line.find("<!--", position)
-            if start < 0:
-                return 0
-            position, open_at = start + 4, number
 
 
 def _hidden(path: str, line: int, total: int, what: str, closer: str) -> Finding:

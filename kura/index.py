@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
 TITLE_MAX = 40
+INDEX_FILE = "MEMORY.md"
 HEADER = (
     "# Memory index\n\n"
     "<!-- One line per memory: - [Title](slug.md) — a recognition trigger. "
@@ -54,6 +55,21 @@ class Index:
     newline: str = "\n"
     bom: bool = False
     final_newline: bool = True
+    unclosed: tuple[str, int] | None = None  # an HTML comment or code fence never closed: what, at which line
+
+    def hidden(self) -> str:
+        """What an unclosed comment or fence hides, said for a person ("" when nothing is)."""
+        if self.unclosed is None:
+            return ""
+        what, line = self.unclosed
+        opened = (
+            "an HTML comment opened here (<!--)" if what == "<!--" else f"a code fence opened here ({what})"
+        )
+        close = "-->" if what == "<!--" else f"a {what} line"
+        return (
+            f"{INDEX_FILE}:{line}: {opened} is never closed, so every line after it is hidden from the "
+            f"map — close it with {close}, or remove it"
+        )
 
     def entries(self) -> tuple[IndexLine, ...]:
         return tuple(line for line in self.lines if line.kind == "entry")
@@ -89,30 +105,30 @@ def parse_index(text: str) -> Index:
     if final_newline:
         raw_lines.pop()
     lines: list[IndexLine] = []
-    fence = ""
-    in_comment = False
-    for raw in raw_lines:
+    fence, fence_at, comment_at = "", 0, 0
+    for number, raw in enumerate(raw_lines, start=1):
         if fence:
             if re.match(rf"^\s{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", raw):
                 fence = ""
             lines.append(IndexLine(raw, "prose"))
             continue
-        opened = _FENCE.match(raw) if not in_comment and ("``" in raw or "~~" in raw) else None
+        opened = _FENCE.match(raw) if not comment_at and ("``" in raw or "~~" in raw) else None
         if opened is not None:
-            fence = opened.group(1)
+            fence, fence_at = opened.group(1), number
             lines.append(IndexLine(raw, "prose"))
             continue
-        if not in_comment and "<!--" not in raw:
+        if not comment_at and "<!--" not in raw:
             lines.append(classify_line(raw))
             continue
-        visible, in_comment_after = _uncomment(raw, in_comment)
-        had_comment = in_comment or visible != raw
-        in_comment = in_comment_after
+        visible, still_open = _uncomment(raw, bool(comment_at))
+        had_comment = bool(comment_at) or visible != raw
+        comment_at = (comment_at or number) if still_open else 0
         if had_comment and not visible.strip():
             lines.append(IndexLine(raw, "comment"))
         else:
             lines.append(classify_line(raw, visible))
-    return Index(tuple(lines), newline, bom, final_newline)
+    unclosed = (fence, fence_at) if fence else ("<!--", comment_at) if comment_at else None
+    return Index(tuple(lines), newline, bom, final_newline, unclosed)
 
 
 def parse_bytes(raw: bytes) -> Index:

@@ -24,12 +24,15 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from kura import index as ix
 from kura import state as st
 from kura.atomic import Changed, replace_checked, write_atomic
 from kura.errors import KuraError, StoreError
+from kura.plain import INDEX_CAP, MEMORY_CAP
+from kura.secrets import refuse_added_secrets
 
 REST = 1.2  # seconds a file that looks half-saved must be left alone before it is believed
 REST_TIMEOUT = 3.0
@@ -41,10 +44,18 @@ Make = Callable[[bytes | None], bytes | None]
 
 
 def rewrite(
-    path: Path, make: Make, *, settle: Callable[[Path], bytes | None], wrote: Callable[[Path], None]
+    path: Path,
+    make: Make,
+    *,
+    settle: Callable[[Path], bytes | None],
+    wrote: Callable[[Path], None],
+    suspect: Callable[[bytes | None], bool],
+    cap: int,
 ) -> tuple[bytes | None, bool]:
     """Write ``make(the file's bytes)`` over the file (None: leave it as it is). Returns the
-    bytes first read and whether anything was written; ``wrote`` hears of each write."""
+    bytes first read and whether anything was written; ``wrote`` hears of each write.
+    ``suspect`` says when bytes may be a save caught half-way: a late save that still looks
+    so once it rests is never built on, nor put back — kura's write stands, and says so."""
     first = base = on_disk = settle(path)
     written = False
     for _ in range(5):
@@ -53,13 +64,13 @@ def rewrite(
         except KuraError:
             if base is not None and base != on_disk:  # the person's late save goes back in place
                 with contextlib.suppress(Changed):
-                    replace_checked(path, base, expect=on_disk)
+                    replace_checked(path, base, expect=on_disk, cap=cap)
             raise
         data = base if made is None else made
         if data is None or data == on_disk:
             return first, written
         try:
-            late = replace_checked(path, data, expect=on_disk)
+            late = replace_checked(path, data, expect=on_disk, whole=lambda b: not suspect(b), cap=cap)
         except Changed:
             base = on_disk = settle(path)
             continue
@@ -67,10 +78,46 @@ def rewrite(
         written = True
         if late is None:
             return first, written
+        if suspect(late):
+            raise StoreError(
+                f"{path}: kura's change was written, but an editor that had the file open began "
+                "saving it meanwhile and had not finished after a few seconds (its save went to the "
+                "file kura replaced) — check the file in your editor and save it again"
+            )
         base, on_disk = late, data
     raise StoreError(
         f"{path}: kept changing while kura tried to write it; nothing more was written — try again"
     )
+
+
+def rewrite_memory(
+    path: Path, make: Make, *, where: str, read: Callable[[Path], bytes | None], wrote: Callable[[Path], None]
+) -> tuple[bytes | None, bool]:
+    """``rewrite`` for a memory file: an empty one is refused (an editor mid-save, or a
+    crash's leftover: a fresh memory written over it would lose the save), and so is any
+    secret the new bytes add — one a hand-written file already holds is the person's to
+    remove and does not stop kura from archiving or annotating that memory."""
+
+    def settle(path: Path) -> bytes | None:
+        data = rested(path, read, _empty)
+        if _empty(data):
+            raise StoreError(
+                f"{where}: {path.name} is empty — an editor may be saving it; nothing was written. "
+                "Try again in a moment, or delete the empty file to start the memory afresh"
+            )
+        return data
+
+    def checked(old: bytes | None) -> bytes | None:
+        new = make(old)
+        if new is not None:
+            refuse_added_secrets(where, old or b"", new)
+        return new
+
+    return rewrite(path, checked, settle=settle, wrote=wrote, suspect=_empty, cap=MEMORY_CAP)
+
+
+def _empty(data: bytes | None) -> bool:
+    return data is not None and not data.strip()
 
 
 def rested(
@@ -120,7 +167,8 @@ def update_index(
         kept.append((data, updated, restored))
         return data
 
-    _, written = rewrite(path, make, settle=lambda p: index_settled(p, record, read), wrote=wrote)
+    settle = partial(index_settled, record=record, read=read)
+    _, written = rewrite(path, make, settle=settle, wrote=wrote, suspect=record.looks_torn, cap=INDEX_CAP)
     if not (written and kept):
         return written, None, ()
     data, index, restored = kept[-1]

@@ -264,6 +264,15 @@ def find_secret(text: str) -> str | None:
     return kinds[0] if kinds else None
 
 
+def refuse_added_secrets(where: str, old: bytes, new: bytes) -> None:
+    """``refuse_secrets`` for what ``new`` adds to ``old``, line by line: a secret a person
+    already wrote into a file is theirs to remove (doctor cannot judge it), and must not
+    stop kura from archiving or annotating that memory; a secret kura would add, must."""
+    before = set(old.decode("utf-8", "replace").splitlines())
+    added = [line for line in new.decode("utf-8", "replace").splitlines() if line not in before]
+    refuse_secrets(where, "\n".join(added))
+
+
 def refuse_secrets(where: str, *texts: str) -> None:
     """Raise PolicyRefused, naming the kind of secret but never the secret, if any text holds one."""
     for text in texts:

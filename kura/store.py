@@ -164,9 +164,7 @@ class Store:
         ``base`` (the bytes the edit started from), refuse if the file changed meanwhile."""
         self.check_write(actor)
         slug = new_slug(memory.slug)
-        text = nt.render(memory.note)
-        refuse_secrets(f"{self.name}/{slug}", text)
-        data = limits.utf8(f"{self.name}/{slug}", text)
+        data = limits.utf8(f"{self.name}/{slug}", nt.render(memory.note))
 
         def make(current: bytes | None) -> bytes:
             if base is not None and current != base:
@@ -199,9 +197,7 @@ class Store:
                 if note is None:
                     return None
                 limits.check_rewritable(path, memory.note)
-                text = nt.render(note)
-                refuse_secrets(f"{self.name}/{slug}", text)
-                return limits.utf8(f"{self.name}/{slug}", text)
+                return limits.utf8(f"{self.name}/{slug}", nt.render(note))
 
             _, wrote = self._rewrite(path, make, slug=slug)
             return WriteResult(slug, path, False, wrote, False)
@@ -283,25 +279,16 @@ class Store:
         return WriteResult(slug, path, first is None, changed, index_changed, restored)
 
     def _settled(self, path: Path) -> bytes | None:
-        return settled_bytes(path, ours=self._wrote.get(path))
+        cap = INDEX_CAP if path == self.index_path else MEMORY_CAP
+        return settled_bytes(path, ours=self._wrote.get(path), cap=cap)
 
-    def _rewrite(self, path: Path, make: rw.Make, *, slug: str | None = None) -> tuple[bytes | None, bool]:
-        settle = partial(self._memory_settled, slug) if slug is not None else self._settled
-        return rw.rewrite(path, make, settle=settle, wrote=self._note_write)
+    def _rewrite(self, path: Path, make: rw.Make, *, slug: str) -> tuple[bytes | None, bool]:
+        return rw.rewrite_memory(
+            path, make, where=f"{self.name}/{slug}", read=self._settled, wrote=self._note_write
+        )
 
     def _note_write(self, path: Path) -> None:
         self._wrote[path] = identity(path)
-
-    def _memory_settled(self, slug: str, path: Path) -> bytes | None:
-        """The memory's bytes, refusing an empty file: that is an editor mid-save (or a
-        crash's leftover), and writing a fresh memory over it would lose the save."""
-        data = rw.rested(path, self._settled, lambda data: data is not None and not data.strip())
-        if data is not None and not data.strip():
-            raise StoreError(
-                f"{self.name}/{slug}: {path.name} is empty — an editor may be saving it; nothing was "
-                "written. Try again in a moment, or delete the empty file to start the memory afresh"
-            )
-        return data
 
     def _update_index(self, change: Callable[[ix.Index], ix.Index]) -> tuple[bool, tuple[str, ...]]:
         """Apply ``change`` to the index (``rewrite``: an editor's save meanwhile is kept and
