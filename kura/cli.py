@@ -29,6 +29,7 @@ from kura.cli_base import (
     show_usage_error,
     stdin_text,
     store_from,
+    store_or_new,
     warn,
 )  # fmt: skip
 from kura.note import TYPES
@@ -98,7 +99,7 @@ def remember(
     from kura.witness import WEIGHTS, Witness
 
     text = stdin_text() if body == "-" else body
-    store = store_from(ctx)
+    store = store_or_new(ctx)
     if witness is not None and witness.upper() not in WEIGHTS:
         fail(f"--witness {witness!r}: not one of {', '.join(WEIGHTS)}")
     core(lambda: refuse_secrets(f"{store.name}/{slug}, the witness", quote, session))  # before any write

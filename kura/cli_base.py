@@ -72,6 +72,26 @@ def store_from(ctx: typer.Context) -> Any:
     return core(lambda: cfg.load_config(g.config).open(g.store))
 
 
+def store_or_new(ctx: typer.Context) -> Any:
+    """The store to write a first memory into: made (``init``) when there is none yet and
+    the config allows it (``Config.creatable``), said on stderr; reads never make one."""
+    from kura.errors import NoStore
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    try:
+        return config.open(g.store)
+    except NoStore:
+        target = config.creatable(g.store)
+        if target is None:
+            return store_from(ctx)  # says why, exit 1
+    from kura.store import init_store
+
+    store, _ = core(lambda: init_store(target.path, name=target.name))
+    warn(f"made store '{target.name}' at {target.path} (MEMORY.md, and a .gitignore for .kura/)")
+    return store
+
+
 def core(call: Callable[[], T]) -> T:
     """Call into the core; turn a KuraError into a message and an exit code."""
     try:

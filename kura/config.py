@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 from kura.ceiling import checked
 from kura.errors import ConfigError, NoStore, UnknownStore
 from kura.policy import POLICIES
+from kura.slugs import INDEX_NAME, STATE_DIR
 
 ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
@@ -173,7 +174,28 @@ class Config:
         chosen = self.named(selector)
         if not chosen.path.is_dir():
             raise self._no_store(chosen)
+        if chosen not in self.stores.values() and not _holds_a_store(chosen.path):
+            raise NoStore(
+                f"store {selector!r}: {chosen.path} is not a kura store (it has no {INDEX_NAME}) — make it "
+                f"one with `kura init {chosen.name} --path {chosen.path}` (or `kura remember` a first "
+                "memory there), or pass -s a store folder",
+                selector or chosen.name,
+            )
         return chosen
+
+    def creatable(self, selector: str | None = None) -> StoreConfig | None:
+        """The store ``kura remember`` may make when there is none yet: the default one when
+        no kura.toml names any (./memory or $KURA_DIR), or a folder -s names; never a
+        configured store whose folder is gone (a disk not mounted, a wrong path)."""
+        if self.looked and selector is None:
+            return self.stores[self.default_store]
+        if selector is None or selector in self.stores or selector in self.modes:
+            return None
+        if not _looks_like_path(selector) and not Path(selector).expanduser().is_dir():
+            return None
+        path = Path(selector).expanduser().absolute()
+        configured = {os.path.realpath(store.path) for store in self.stores.values()}
+        return None if os.path.realpath(path) in configured else StoreConfig(name=path.name, path=path)
 
     def named(self, selector: str | None = None) -> StoreConfig:
         """The store a selector names, whether or not its folder is there (for listings)."""
@@ -477,6 +499,11 @@ def _check_paths(stores: dict[str, StoreConfig]) -> None:
                     "nested; one store's walk would read the other's memories — "
                     "move one outside the other"
                 )
+
+
+def _holds_a_store(path: Path) -> bool:
+    """A folder kura has worked in, or one set up as a store: it has MEMORY.md or .kura."""
+    return (path / INDEX_NAME).exists() or (path / STATE_DIR).is_dir()
 
 
 def _looks_like_path(selector: str) -> bool:

@@ -283,6 +283,10 @@ def fix_index(store: Store) -> list[str]:
     changes: list[str] = []
 
     def repair(index: ix.Index) -> ix.Index:
+        if index.unclosed is not None:
+            raise StoreError(
+                f"{index.hidden()}; doctor --fix adds no line it would hide — nothing was changed"
+            )
         changes.clear()
         named = set(index.named())
         for slug, entry in entries.items():

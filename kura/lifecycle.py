@@ -1,8 +1,9 @@
 """Changing where a memory stands: reinforce, supersede, archive. Nothing here deletes.
 
-Each change is a frontmatter edit through ``Store.save(base=…)`` (refused if the file
-changed meanwhile, so a hand edit is never lost; other keys keep their exact lines) and,
-where a memory leaves the index, one locked index edit. The index names current memories
+Each change is a frontmatter edit through ``Store.update`` — read and written under the
+store lock, made again on an editor's newer save, so a hand edit is never lost and a writer
+meanwhile never makes it fail; other keys keep their exact lines — and, where a memory
+leaves the index, one locked index edit. The index names current memories
 only: a superseded or archived memory keeps its file, stays findable by ``kura recall
 --all`` and explained by ``kura why``, and loses its line.
 """

@@ -160,10 +160,15 @@ def update_index(
         updated = change(current)
         if updated is current:
             return None
-        restored = record.losses(before, (*current.named(), *updated.named()))
+        restored = record.losses(before, current, (*current.named(), *updated.named()))
         for slug in restored:
             updated = ix.upsert(updated, slug, (record.lines or {})[slug])
         data = ix.render_index(updated).encode("utf-8", errors="surrogateescape")
+        shown = ix.parse_bytes(data)
+        if set(updated.named()) - set(shown.named()):  # a line kura writes must be a line the map shows
+            raise StoreError(
+                f"{shown.hidden() or path}; kura writes no line it would hide — nothing was written"
+            )
         kept.append((data, updated, restored))
         return data
 
@@ -199,7 +204,7 @@ class IndexRecord:
             return True
         return self.lines is not None and bool(self.gone(self.lines, ix.parse_bytes(data).named()))
 
-    def losses(self, before: bytes | None, named: Iterable[str]) -> tuple[str, ...]:
+    def losses(self, before: bytes | None, current: ix.Index, named: Iterable[str]) -> tuple[str, ...]:
         """The memories whose own lines to put back: lines kura wrote that an editor's save
         made from an older copy left out (``named``: every slug the index names as read and
         as changed). A loss too large for that — an emptied or vanished index, more than
@@ -209,6 +214,8 @@ class IndexRecord:
         if emptied or (before is None and self.lines):
             expected.update(self.every())
         gone = self.gone(expected, named)
+        if gone and current.unclosed is not None:  # hidden, not lost: putting them back hides them again
+            raise StoreError(f"{current.hidden()}; kura writes no line it would hide — nothing was written")
         lines = self.lines or {}
         if gone and (
             emptied or before is None or len(gone) > RESTORE_MAX or not all(lines.get(s) for s in gone)
@@ -235,15 +242,43 @@ class IndexRecord:
 
 
 def load_record(state_dir: Path) -> dict[str, str] | None:
-    """The record of the last index kura wrote (derived state: anything odd is no record,
-    said once on stderr)."""
+    """The record of the last index kura wrote — only if kura wrote it into this very state
+    folder (a record copied or cloned from elsewhere describes another index) and every line
+    in it is one entry line for its slug; anything else is no record, said once on stderr."""
     path = state_dir / RECORD
     raw = st.read_json(path, then=_WITHOUT, cap=RECORD_MAX)
-    lines = raw.get("lines") if isinstance(raw, dict) else None
-    if raw is not None and not (isinstance(lines, dict) and all(isinstance(v, str) for v in lines.values())):
+    if raw is None:
+        return None
+    lines = raw.get("lines")
+    if not (isinstance(lines, dict) and all(_own_line(k, v) for k, v in lines.items())):
         st.damaged(path, "holds fields of the wrong type (lines)", _WITHOUT)
         return None
+    if raw.get("folder") != _identity(state_dir):
+        st.damaged(path, "was written for another state folder (copied or cloned)", _WITHOUT)
+        return None
     return lines
+
+
+def _own_line(slug: object, text: object) -> bool:
+    """ "" (named only in a grouped line), or a single entry line naming ``slug`` that hides
+    nothing after it and carries no map fence."""
+    if not isinstance(slug, str) or not isinstance(text, str):
+        return False
+    if text == "":
+        return True
+    line = ix.parse_index(text + "\n")
+    return (
+        "\n" not in text and "<<<" not in text and ">>>" not in text and line.unclosed is None
+        and [ln.slugs for ln in line.entries()] == [(slug,)]
+    )  # fmt: skip
+
+
+def _identity(state_dir: Path) -> list[int] | None:
+    try:
+        seen = os.stat(state_dir, follow_symlinks=False)
+    except OSError:
+        return None
+    return [seen.st_dev, seen.st_ino]
 
 
 _WITHOUT = "the index is checked without it until kura writes the index again"
@@ -252,6 +287,7 @@ _WITHOUT = "the index is checked without it until kura writes the index again"
 def save_record(state_dir: Path, index: ix.Index) -> None:
     lines = {slug: "" for slug in index.named()}
     lines.update((line.slugs[0], line.text) for line in index.entries())
-    data = json.dumps({"lines": lines}, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    record = {"folder": _identity(state_dir), "lines": lines}
+    data = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogateescape")
     with contextlib.suppress(KuraError):  # a record that cannot be kept only weakens the check
         write_atomic(state_dir / RECORD, data)

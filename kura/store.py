@@ -275,7 +275,15 @@ class Store:
 
         first, changed = self._rewrite(path, make, slug=slug)
         note = made[-1]
-        index_changed, restored = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
+        try:
+            index_changed, restored = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
+        except StoreError as err:
+            if not changed:
+                raise
+            done = "created" if first is None else "updated"
+            raise StoreError(
+                f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
+            ) from err
         return WriteResult(slug, path, first is None, changed, index_changed, restored)
 
     def _settled(self, path: Path) -> bytes | None:
@@ -320,7 +328,8 @@ class Store:
             return  # _update_index says so
         record = self._record()
         before = rw.index_settled(self.index_path, record, self._settled)
-        record.losses(before, (*ix.parse_bytes(before or b"").named(), adding))
+        current = ix.parse_bytes(before or b"")
+        record.losses(before, current, (*current.named(), adding))
 
     def _record(self) -> rw.IndexRecord:
         return rw.IndexRecord(

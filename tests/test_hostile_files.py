@@ -25,10 +25,11 @@ import pytest
 from conftest import Cli, make_store, uvicorn_app, write_memory
 
 from kura.config import parse_config
+from kura.doctor import diagnose
 from kura.errors import NotFound
 from kura.server import create_app
 from kura.service import Service
-from kura.store import Store
+from kura.store import Store, init_store
 
 SECRET = "OUTSIDE-SECRET-7f3a9c"
 MEMORY_CAP = 4 << 20  # kura.plain.MEMORY_CAP, as documented
@@ -602,3 +603,13 @@ def test_doctor_reports_git_conflict_markers_in_every_file_it_reads(mem: Store, 
 def test_a_lone_setext_underline_is_no_conflict(mem: Store, cli: Cli) -> None:
     write_memory(mem.root, "archive-disk", "project", "the archive disk", body="Disks\n=======\n\nslow.\n")
     assert doctor_lines(cli, mem) == (0, [])
+
+
+def test_a_comment_mark_kura_escaped_is_no_unclosed_comment(tmp_path: Path) -> None:
+    """kura writes a ``<!--`` inside a description as ``\\<!--``: plain text to the index's
+    parser, and so to doctor."""
+    store, _ = init_store(tmp_path / "s", name="s")
+    store.remember("a", "<!-- x")
+    store.remember("b", "written after it")
+    report = diagnose(Store(store.root))
+    assert [f for _, f in report.findings if "never closed" in f.message] == []

@@ -103,7 +103,6 @@ READS = [
     ["distill", "drain"],
 ]
 WRITES = [
-    ["remember", "deploy", "we deploy on Tuesdays"],
     ["forget", "deploy"],
     ["decay", "--apply"],
     ["observe", "the disk is nearly full"],
@@ -179,8 +178,7 @@ def test_servers_and_the_watcher_refuse_to_start(empty: Path, args: list[str]) -
 
 @pytest.mark.parametrize("given", ["./nope", "{tmp}/nope", "~/nope"])
 @pytest.mark.parametrize(
-    "args", [["list"], ["weave"], ["context", "deploy"], ["recall", "deploy"], ["remember", "a", "b"]],
-    ids=" ".join,
+    "args", [["list"], ["weave"], ["context", "deploy"], ["recall", "deploy"]], ids=" ".join
 )  # fmt: skip
 def test_a_store_path_that_is_not_there(cli: Cli, empty: Path, given: str, args: list[str]) -> None:
     selector = given.format(tmp=empty.parent)
@@ -298,3 +296,47 @@ def test_a_service_with_no_default_store_does_not_start(tmp_path: Path) -> None:
     with pytest.raises(NoStore, match=r"^store 'main': its folder .*/never is not there"):
         Service(config)
     assert not (tmp_path / "never").exists()
+
+
+def test_remember_makes_the_default_store_and_says_so(cli: Cli, isolated: Path) -> None:
+    """Only ``init`` and ``remember`` create: a first memory with no store makes ./memory."""
+    work = isolated / "work"
+    got = cli("remember", "deploy", "we deploy on Tuesdays")
+    assert got.code == 0 and got.out == f"created deploy ({work}/memory/deploy.md)\n"
+    assert got.err == f"kura: made store 'main' at {work}/memory (MEMORY.md, and a .gitignore for .kura/)\n"
+    assert sorted(p.name for p in (work / "memory").iterdir()) == [
+        ".gitignore",
+        ".kura",
+        "MEMORY.md",
+        "deploy.md",
+    ]
+    assert cli("list").out == "deploy  project    we deploy on Tuesdays\n"
+
+
+@pytest.mark.parametrize("given", ["./nope", "{tmp}/nope"])
+def test_remember_makes_the_store_a_path_names(cli: Cli, empty: Path, given: str) -> None:
+    selector = given.format(tmp=empty.parent)
+    where = empty / "nope" if given == "./nope" else empty.parent / "nope"
+    got = cli("-s", selector, "remember", "a", "a first fact")
+    assert got.code == 0 and f"made store 'nope' at {where}" in got.err
+    assert (where / "MEMORY.md").is_file() and (where / "a.md").is_file()
+    shutil.rmtree(where)  # the empty fixture checks that nothing else was made
+
+
+def test_remember_never_remakes_a_configured_store_whose_folder_is_gone(cli: Cli, deleted: Path) -> None:
+    got = cli("remember", "a", "b")
+    assert got.code == 1 and "is not there (configured in" in got.err and not deleted.exists()
+
+
+@pytest.mark.parametrize(
+    "args", [["list"], ["weave"], ["context", "deploy"], ["doctor"], ["index"]], ids=" ".join
+)
+def test_a_folder_that_is_not_a_store_is_not_made_one_by_a_read(
+    cli: Cli, isolated: Path, args: list[str]
+) -> None:
+    folder = isolated / "work" / "notes"
+    folder.mkdir()
+    (folder / "todo.md").write_text("a note that is not a memory\n")
+    got = cli("-s", str(folder), *args)
+    assert got.code == 1 and "is not a kura store (it has no MEMORY.md)" in got.err
+    assert sorted(p.name for p in folder.iterdir()) == ["todo.md"]

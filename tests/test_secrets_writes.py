@@ -474,3 +474,23 @@ def test_one_policy_finds_more_shapes(text: str, secret: str, kind: str) -> None
 def test_one_policy_leaves_prose_alone(text: str) -> None:
     assert find_secret(text) is None
     assert redact(text) == (text, ()) and redact_widely(text) == (text, ())
+
+
+# -- a secret a person already wrote ----------------------------------------------------------
+
+
+def test_a_memory_that_already_holds_a_secret_can_be_archived_but_gains_none(cli: Cli, store: Store) -> None:
+    """The policy refuses what a write adds: a hand-written secret is the person's to remove
+    (doctor cannot judge it), and must not stop kura from archiving that memory."""
+    path = store.root / "creds.md"
+    path.write_text("---\nname: creds\ndescription: the staging database\ntype: reference\n---\n\n"
+                    "DB_PASSWORD=hunter2horse9x\n")  # fmt: skip
+    result = cli("-s", str(store.root), "forget", "creds", "--reason", "rotated")
+    assert result.code == 0, result
+    assert "archived:" in path.read_text() and "hunter2horse9x" not in result.out + result.err
+    before = path.read_bytes()
+    added = cli(
+        "-s", str(store.root), "remember", "creds", "the staging database", "API_TOKEN=Zx8Kq2Lm9Pn4Rt7V"
+    )
+    assert added.code == 1 and "secret" in added.err and "Zx8Kq2Lm9Pn4Rt7V" not in added.out + added.err
+    assert path.read_bytes() == before

@@ -50,6 +50,7 @@ import datetime as _dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ from kura.errors import KuraError, NotFound, StoreError
 from kura.lifecycle import from_flags, supersede
 from kura.secrets import redact
 from kura.slugs import new_slug
-from kura.store import Store
+from kura.store import Memory, Store
 
 DRAFTS_DIR = "drafts"
 KINDS = ("user", "feedback", "project", "reference", "idea")
@@ -446,11 +447,13 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
 
 
 def _extend(store: Store, draft: Draft, actor: str) -> Path:
-    """Append the body (and the evidence) to the memory it extends. ``save(base=…)``
-    compares the file under the store lock, so an edit saved meanwhile is never lost: the
-    pour is refused and the draft stays staged."""
+    """Append the body (and the evidence) to the memory it extends, read and written under
+    the store lock (``Store.update``): an edit saved meanwhile is kept, the pour goes on it."""
     assert draft.extends is not None
-    base, old = store.read(draft.extends)
+    return store.update(draft.extends, partial(_extended, draft=draft), actor=actor).path
+
+
+def _extended(old: Memory, *, draft: Draft) -> nt.Note:
     kept = old.note.meta.get("evidence")
     merged = [str(e) for e in kept] if isinstance(kept, list) else []
     merged += [e for e in _evidence_meta(draft) if e not in merged]
@@ -458,8 +461,7 @@ def _extend(store: Store, draft: Draft, actor: str) -> Path:
     seen, _ = from_flags(draft.flags, draft.source, draft.evidence)
     kept_w = old.note.meta.get("witnesses")
     witnesses = [*(kept_w if isinstance(kept_w, list) else []), *([seen.to_meta()] if seen else [])]
-    note = note.with_meta(distilled=_today(), evidence=merged, witnesses=witnesses or None)
-    return store.save(replace(old, note=note), actor=actor, base=base).path
+    return note.with_meta(distilled=_today(), evidence=merged, witnesses=witnesses or None)
 
 
 def rewrite(store: Store, draft: Draft, *, title: str, description: str, body: str) -> Draft:
