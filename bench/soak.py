@@ -91,13 +91,16 @@ def person(index: Path, seconds: float, go: Path) -> subprocess.Popen[str]:
     )
 
 
-def weaver(root: Path, seconds: float) -> int:
-    end, count = time.monotonic() + seconds, 0
+def weaver(root: Path, seconds: float) -> tuple[int, list[str]]:
+    """``kura weave`` in a loop: how many ran, and the errors of those that failed."""
+    end, count, failed = time.monotonic() + seconds, 0, []
     while time.monotonic() < end:
-        subprocess.run([sys.executable, "-m", "kura", "-s", str(root), "weave", "--no-model"],
-                       capture_output=True, env=ENV, check=False)  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "kura", "-s", str(root), "weave", "--no-model"],
+                              capture_output=True, text=True, env=ENV, check=False)  # fmt: skip
         count += 1
-    return count
+        if done.returncode not in (0, 2):
+            failed.append(done.stderr.strip().replace("\n", " ")[:300])
+    return count, failed
 
 
 def main(seconds: float, writers: int, each: int) -> None:
@@ -121,16 +124,23 @@ def main(seconds: float, writers: int, each: int) -> None:
         editor = person(index, seconds, go)
         time.sleep(1.0)
         go.touch()
-        weaves = weaver(root, seconds)
+        weaves, failed = weaver(root, seconds)
         outputs = [p.communicate(timeout=seconds + 120)[0] for p in procs]
         saves = len(editor.communicate(timeout=60)[0].split())
         time.sleep(1.0)
         watch.terminate()
         watch.wait(timeout=30)
-        report(index, original, outputs, saves, weaves, writers * each)
+        report(index, original, outputs, saves, (weaves, failed), writers * each)
 
 
-def report(index: Path, original: list[str], outputs: list[str], saves: int, weaves: int, asked: int) -> None:
+def report(
+    index: Path,
+    original: list[str],
+    outputs: list[str],
+    saves: int,
+    weaves: tuple[int, list[str]],
+    asked: int,
+) -> None:
     from kura.index import parse_index
 
     text = index.read_text(encoding="utf-8")
@@ -148,7 +158,9 @@ def report(index: Path, original: list[str], outputs: list[str], saves: int, wea
     )
     print(f"kura writes   {len(written)} of {asked} done")
     print(f"person saves  {saves}")
-    print(f"weaves        {weaves} (and kura watch re-weaving throughout)")
+    print(f"weaves        {weaves[0]}, {len(weaves[1])} failed (and kura watch re-weaving throughout)")
+    for row in weaves[1][:3]:
+        print(f"  {row}")
     print(f"refusals      {len(refusals)} (each retried)")
     for row in refusals[:5]:
         print(f"  {row}")

@@ -57,7 +57,6 @@ from kura.errors import ConfigError, KuraError, NoStore
 from kura.index import Index
 from kura.map_record import cloth_target, git_head, index_stamp, map_meta, stored_map
 from kura.plain import INDEX_CAP, read_in
-from kura.secrets import redact
 from kura.slugs import INDEX_NAME, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
 
@@ -326,6 +325,8 @@ def build_for(config_path: str | None, selector: str | None, *, host: dict[str, 
 def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
     """A block saying the map is MISSING, not empty, and why — the reason cut short (never
     the rest) when a ceiling leaves no room for all of it."""
+    from kura.secrets import redact  # only a missing map pays for the rules
+
     name, reason = redact(name)[0], redact(reason)[0]  # a hook hands this block to a model
     keep = len(reason)
     while True:
