@@ -8,8 +8,8 @@ SECONDS runs at once:
 * WRITERS processes, each making EACH ``remember`` calls spread over the run (a refused
   write is retried, as a person would, after a short pause);
 * a person saving MEMORY.md in place every 0.4 s the way many editors do: read it, open it
-  for writing (which truncates it), and write the new text 0–300 ms later; each save adds
-  one line of its own ("person note N");
+  for writing (which truncates it), and write the new text 80 ms to 1 s later; each save
+  adds one line of its own ("person note N");
 * ``kura weave --no-model`` in a loop.
 
 Then it prints what a user would count: **saves lost** (person notes missing from the
@@ -80,7 +80,7 @@ def person(index: Path, seconds: float, go: Path) -> subprocess.Popen[str]:
                 continue  # a person sees a half-written file in their editor and waits
             n += 1
             handle = open(path, "w", encoding="utf-8")  # the save begins: the file is empty now
-            time.sleep(rng.uniform(0.0, 0.3))
+            time.sleep(rng.uniform(0.08, 1.0))
             handle.write(text + f"person note {n}\\n")
             handle.close()
             print(n, flush=True)

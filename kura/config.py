@@ -38,10 +38,11 @@ if TYPE_CHECKING:
     from kura.prefill import MapSettings
     from kura.store import Store
 
+from kura import toml_shape as shape
 from kura.ceiling import checked
 from kura.errors import ConfigError, NoStore, UnknownStore
 from kura.policy import POLICIES
-from kura.slugs import INDEX_NAME, STATE_DIR
+from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 
 ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
@@ -330,25 +331,25 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
 
 
 def _parse(raw: dict[str, Any], source: Path | None) -> Config:
-    _keys("", raw, dict.fromkeys(_TOP, dict))
+    shape.keys("", raw, dict.fromkeys(_TOP, dict))
     base = source.parent if source else Path.cwd()
-    server = _table("server", raw.get("server", {}), _SERVER)
-    prefill = _table("prefill", raw.get("prefill", {}), _PREFILL)
+    server = shape.table("server", raw.get("server", {}), _SERVER)
+    prefill = shape.table("prefill", raw.get("prefill", {}), _PREFILL)
     checked(prefill.get("max_chars", 0), "[prefill] max_chars")
-    distill = _table("distill", raw.get("distill", {}), _DISTILL)
-    _table("fastpath", raw.get("fastpath", {}), _FASTPATH)
+    distill = shape.table("distill", raw.get("distill", {}), _DISTILL)
+    shape.table("fastpath", raw.get("fastpath", {}), _FASTPATH)
     models = _roles("models", raw.get("models", {}))
     profiles = {
         name: _roles(f"model_profiles.{name}", table)
-        for name, table in _table("model_profiles", raw.get("model_profiles", {})).items()
+        for name, table in shape.table("model_profiles", raw.get("model_profiles", {})).items()
     }
     stores = {
         name: _store(name, table, base, profiles)
-        for name, table in _table("stores", raw.get("stores", {})).items()
+        for name, table in shape.table("stores", raw.get("stores", {})).items()
     }
     if not stores:
         raise ConfigError('no [stores.NAME] table; add one with path = "…"')
-    modes = _table("modes", raw.get("modes", {}))
+    modes = shape.table("modes", raw.get("modes", {}))
     for mode, target in modes.items():
         if mode in stores and target != mode:
             raise ConfigError(
@@ -379,13 +380,13 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
 
 def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> StoreConfig:
     where = f"stores.{name}"
-    table = _table(where, table, _STORE)
+    table = shape.table(where, table, _STORE)
     if not str(table.get("path", "")).strip():
         raise ConfigError(f'[{where}] has no path; add path = "~/kura/{name}"')
     if "readonly" in table and "write_policy" in table:
         raise ConfigError(f"[{where}] sets both readonly and write_policy; keep write_policy only")
     for nested, types in (("prefill", _PREFILL), ("distill", _DISTILL), ("fastpath", _FASTPATH)):
-        _table(f"{where}.{nested}", table.get(nested, {}), types)
+        shape.table(f"{where}.{nested}", table.get(nested, {}), types)
     checked(table.get("prefill", {}).get("max_chars", 0), f"[{where}.prefill] max_chars")
     policy = table.get("write_policy", "distiller-only" if table.get("readonly") else "direct-allowed")
     if policy not in POLICIES:
@@ -411,7 +412,7 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
 
 
 def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
-    table = _table(where, table, {**dict.fromkeys(ROLES, dict), "embedder": dict})
+    table = shape.table(where, table, {**dict.fromkeys(ROLES, dict), "embedder": dict})
     if set(table) - {"embedder"} and "thinker" not in table:
         raise ConfigError(
             f"[{where}] declares {', '.join(sorted(table))} but no thinker; every other "
@@ -431,7 +432,7 @@ def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
 
 
 def _model(where: str, role: str, table: Any) -> ModelConfig:
-    table = _table(where, table, _MODEL)
+    table = shape.table(where, table, _MODEL)
     for key in ("url", "model"):
         if not table.get(key):
             raise ConfigError(f'[{where}] needs {key} = "…"')
@@ -457,31 +458,6 @@ def _positive(where: str, key: str, value: int) -> int:
     return value
 
 
-def _table(where: str, value: Any, types: dict[str, Any] | None = None) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(f"[{where}] must be a table, got {type(value).__name__}")
-    if types is not None:
-        _keys(where, value, types)
-    return value
-
-
-def _keys(where: str, table: dict[str, Any], types: dict[str, Any]) -> None:
-    for key, value in table.items():
-        if key.startswith("x_"):
-            continue
-        if key not in types:
-            raise ConfigError(
-                f"{_label(where)} has unknown key {key!r} (known: "
-                f"{', '.join(sorted(types))}); use an x_ prefix for your own"
-            )
-        want = types[key]
-        wrong_bool = isinstance(value, bool) and want is not bool
-        if wrong_bool or not isinstance(value, want):
-            names = " or ".join(t.__name__ for t in want) if isinstance(want, tuple) else want.__name__
-            got = f"{type(value).__name__} ({value!r})"
-            raise ConfigError(f"{_label(where)} {key} must be {names}, got {got}")
-
-
 def _check_paths(stores: dict[str, StoreConfig]) -> None:
     real = {name: Path(os.path.realpath(sc.path)) for name, sc in stores.items()}
     names = sorted(real)
@@ -502,14 +478,16 @@ def _check_paths(stores: dict[str, StoreConfig]) -> None:
 
 
 def _holds_a_store(path: Path) -> bool:
-    """A folder kura has worked in, or one set up as a store: it has MEMORY.md or .kura."""
-    return (path / INDEX_NAME).exists() or (path / STATE_DIR).is_dir()
+    """A folder set up as a store, kura has worked in, or holding memories: MEMORY.md,
+    .kura, or a memory file at its top."""
+    if (path / INDEX_NAME).exists() or (path / STATE_DIR).is_dir():
+        return True
+    try:
+        return any(is_memory_name(entry.name) and entry.is_file() for entry in os.scandir(path))
+    except OSError:
+        return False
 
 
 def _looks_like_path(selector: str) -> bool:
     """A selector meant as a folder (``./x``, ``~/x``, ``/x``, ``a/b``), not a store's name."""
     return "/" in selector or os.sep in selector or selector.startswith(("~", "."))
-
-
-def _label(where: str) -> str:
-    return f"[{where}]" if where else "the top level"

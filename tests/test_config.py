@@ -221,6 +221,7 @@ def test_unknown_store_lists_what_exists(tmp_path: Path) -> None:
 
 def test_a_folder_path_works_as_a_store(tmp_path: Path) -> None:
     (tmp_path / "adhoc").mkdir()
+    (tmp_path / "adhoc" / "MEMORY.md").write_text("# Memory index\n")
     assert load_config().open(str(tmp_path / "adhoc")).root == tmp_path / "adhoc"
 
 

@@ -336,7 +336,7 @@ def test_a_folder_that_is_not_a_store_is_not_made_one_by_a_read(
 ) -> None:
     folder = isolated / "work" / "notes"
     folder.mkdir()
-    (folder / "todo.md").write_text("a note that is not a memory\n")
+    (folder / "todo.txt").write_text("a note, and no memory file\n")
     got = cli("-s", str(folder), *args)
     assert got.code == 1 and "is not a kura store (it has no MEMORY.md)" in got.err
-    assert sorted(p.name for p in folder.iterdir()) == ["todo.md"]
+    assert sorted(p.name for p in folder.iterdir()) == ["todo.txt"]

@@ -262,6 +262,7 @@ def test_cli_refusals_and_nothing_to_draw(cli: Cli, tmp_path: Path) -> None:
     nowhere = cli("-s", str(root), "graph", "-o", str(tmp_path / "no" / "such" / "dir.dot"))
     assert nowhere.code == 1 and "could not write" in nowhere.err
     (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "MEMORY.md").write_text("# Memory index\n")  # a store with nothing in it yet
     empty = cli("-s", str(tmp_path / "empty"), "graph")
     assert empty.code == 2 and empty.out == ""
     assert "has no memories, so there is no graph to draw" in empty.err
