@@ -103,11 +103,16 @@ def doctor(
     fix: Annotated[
         bool, typer.Option("--fix", help="Repair index drift only: add missing lines, comment out orphans.")
     ] = False,
+    staged: Annotated[
+        bool,
+        typer.Option("--staged", help="Check the store as git's index holds it (what a commit would hold)."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check store health: broken files, index drift, dead [[links]], the watcher.
 
-    Exit 1 when anything is wrong (with --strict, warnings count too), else 0."""
+    Exit 1 when anything is wrong (with --strict, warnings count too), else 0. --staged checks
+    the files as staged for the next commit (the pre-commit hook uses it), not the working tree."""
     from kura.doctor import fix_index
 
     g: Globals = ctx.obj
@@ -116,7 +121,7 @@ def doctor(
     for name in names if fix else []:
         for change in core(partial(lambda n: fix_index(config.open(n)), name)):
             warn(f"fixed: {change}")
-    reports = [core(partial(_diagnose, config, name)) for name in names]
+    reports = [core(partial(_diagnose, config, name, staged=staged)) for name in names]
     if as_json:
         print_json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
     for report in [] if as_json else reports:
@@ -134,11 +139,18 @@ def doctor(
         raise typer.Exit(1)
 
 
-def _diagnose(config: cfg.Config, name: str | None) -> Any:
+def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
     from kura.doctor import diagnose
 
     store = config.store_config(name)
-    return diagnose(store.open(), config.map_settings(store))
+    if not staged:
+        return diagnose(store.open(), config.map_settings(store))
+    from dataclasses import replace
+
+    from kura.staged import staged_copy
+
+    with staged_copy(store.path) as copy:
+        return diagnose(replace(store, path=copy).open(), config.map_settings(store))
 
 
 def _graph_line(graph: Any) -> str:

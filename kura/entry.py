@@ -163,7 +163,7 @@ def _prefill(chosen: dict[str, str], as_json: bool) -> int:
         sys.stdout.write(json.dumps(block.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
         sys.stdout.write(block.text)
-    if block.warning and block.state in ("missing", "stale"):
+    if block.warning and block.state in ("missing", "stale", "conflicted"):
         _warn(block.warning)
     return block.exit_code
 

@@ -26,8 +26,8 @@ _OURS = re.compile(r"<{7}(?:[ \t]|$)")
 _THEIRS = re.compile(r">{7}(?:[ \t]|$)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 CONFLICT = (
-    "a git merge conflict left in the file (<<<<<<<, =======, >>>>>>>): both sides are read as one — "
-    "resolve it and remove the markers"
+    "a git merge conflict left in the file {where} (<<<<<<<, =======, >>>>>>>): both sides are read "
+    "as one — resolve it and remove the markers"
 )
 NUL = "holds NUL bytes (the first on this line): a binary file or a broken save — remove them"
 
@@ -38,11 +38,23 @@ def nul_bytes(data: bytes, path: str) -> list[Finding]:
 
 
 def conflict_markers(text: str, path: str) -> list[Finding]:
-    """One finding at the first merge conflict left in ``text``: ``<<<<<<<``, then
+    """One finding at the first merge conflict left in ``text``, naming the lines of each."""
+    found = conflicts(text)
+    return [Finding(path, found[0][0], conflict_message(found))] if found else []
+
+
+def conflict_message(found: list[tuple[int, int]]) -> str:
+    lines = ", ".join(f"{start}–{end}" for start, end in found)
+    return CONFLICT.format(where=f"at line{'s' if found else ''} {lines}")
+
+
+def conflicts(text: str) -> list[tuple[int, int]]:
+    """(first, last) line of every merge conflict left in ``text``: ``<<<<<<<``, then
     ``=======``, then ``>>>>>>>``, each at the start of a line and outside a code fence (a
     memory may well show what a conflict looks like)."""
     if "<<<<<<<" not in text:  # the common case, at no cost
         return []
+    found: list[tuple[int, int]] = []
     fence, start, middle = "", 0, False
     for number, line in enumerate(text.split("\n"), start=1):
         if fence:
@@ -56,8 +68,9 @@ def conflict_markers(text: str, path: str) -> list[Finding]:
         elif start and line.rstrip() == "=======":
             middle = True
         elif start and middle and _THEIRS.match(line):
-            return [Finding(path, start, CONFLICT)]
-    return []
+            found.append((start, number))
+            start, middle = 0, False
+    return found
 
 
 def hidden_in_index(text: str, path: str) -> list[Finding]:

@@ -35,13 +35,20 @@ def stored_map(
     from one of ``scribes``, the cloth at ``cloth`` (where the settings put it) is the one
     that weave wrote, and it recorded the cloth's folds (a map.json from before folds were
     recorded is woven again, once)."""
+    found = last_map(root, cloth)
+    if found is None or found[0]["fingerprint"] != stamp or found[0]["scribe"] not in scribes:
+        return None
+    return found if isinstance(found[0].get("folds"), list) else None
+
+
+def last_map(root: Path, cloth: Path) -> tuple[dict[str, Any], str] | None:
+    """The last map woven — whatever has changed since — when its record is whole and the
+    cloth at ``cloth`` is exactly the one that weave wrote."""
     try:
         meta = map_meta(root)
     except KuraError:  # a .kura that is a link or a file: nothing stored is read through it
         return None
-    if meta is None or meta["fingerprint"] != stamp or meta["scribe"] not in scribes:
-        return None
-    if not isinstance(meta.get("folds"), list):
+    if meta is None:
         return None
     if cloth_file(root, meta["cloth"]) != cloth:
         st.damaged(st.folder(root) / "map.json", f"names {meta['cloth']} as the map, not {cloth}", REWEAVE)

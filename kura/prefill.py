@@ -54,8 +54,9 @@ from kura.ceiling import (
     tightest,
 )
 from kura.errors import ConfigError, KuraError, NoStore
+from kura.file_checks import conflict_message, conflicts
 from kura.index import Index
-from kura.map_record import cloth_target, git_head, index_stamp, map_meta, stored_map
+from kura.map_record import cloth_target, git_head, index_stamp, last_map, map_meta, stored_map
 from kura.plain import INDEX_CAP, read_in
 from kura.slugs import INDEX_NAME, Stats, identity, index_file, stamp_files
 from kura.tokens import estimate_tokens
@@ -79,6 +80,11 @@ TIGHT = (
     "This is NOT the map of what you remember (kura store '{name}'): not even its outline fits in the "
     "{max_chars} characters this prompt allows. Before answering about anything that might be "
     'remembered, recall it (kura recall "QUESTION", or the kura_recall tool).'
+)
+CONFLICT_NOTE = (
+    "Warning: MEMORY.md has an unresolved git merge conflict ({where}), so this is the last map "
+    "woven before it; memories added since may be missing from it — recall before you say "
+    "something is not remembered, and tell the user the conflict needs resolving."
 )
 MAX_QUICK_PARSE = 2000
 SECTORS = "sectors.md"
@@ -140,7 +146,7 @@ class MapSettings:
 class Block:
     store: str
     text: str
-    state: str  # current | rewoven | over-budget | sectors | stale | missing
+    state: str  # current | rewoven | over-budget | sectors | stale | conflicted | missing
     tokens: int
     budget: int
     hard_limit: int
@@ -154,7 +160,7 @@ class Block:
 
     @property
     def exit_code(self) -> int:
-        return {"stale": 2, "missing": 1}.get(self.state, 0)
+        return {"stale": 2, "conflicted": 2, "missing": 1}.get(self.state, 0)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -241,6 +247,13 @@ def build(
         reason = f"{index_path}: {data.what}" if data else f"{index_path} is not there"
         return missing(name, reason, max_chars=settings.max_chars)
     index = data.decode("utf-8-sig", errors="replace")
+    conflicted = conflicts(index)
+    if conflicted:
+        problem = f"{index_path}:{conflicted[0][0]}: {conflict_message(conflicted)}"
+        where = f"MEMORY.md:{conflicted[0][0]}"
+        return _conflicted(
+            root, name, settings, f"{header}\n\n{CONFLICT_NOTE.format(where=where)}", index, problem
+        )
     meta = map_meta(root)
     if _always_over(meta, settings, index_path):
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
@@ -263,6 +276,22 @@ def build(
 
 def _stored(meta: dict[str, Any], text: str) -> Cloth:
     return Cloth(text, float(meta["fresh_days"]), folds_from(meta.get("folds"), text.count("\n") + 1))
+
+
+def _conflicted(root: Path, name: str, settings: MapSettings, header: str, index: str, problem: str) -> Block:
+    """A merge conflict in MEMORY.md: never its markers, nor both sides as one, in a prompt —
+    the last map woven before it under ``header`` (which carries the warning), or a block
+    saying the map is missing."""
+    try:
+        found = last_map(root, cloth_target(root, settings))
+    except KuraError:
+        found = None
+    if found is None:
+        return missing(name, f"{problem}; no map was woven before it", max_chars=settings.max_chars)
+    meta, text = found
+    sectors = partial(_sector_block, name, settings, lambda: sector_map(index), index)
+    block = _sized(name, header, _stored(meta, text), settings, sectors, state="conflicted")
+    return replace(block, warning=f"{problem}; sent the last map woven before it")
 
 
 def _always_over(meta: dict[str, Any] | None, settings: MapSettings, index_path: Path) -> bool:

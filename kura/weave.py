@@ -36,6 +36,7 @@ from kura.age import Age, ages, fresh
 from kura.atomic import locked, write_atomic
 from kura.ceiling import LADDER, folds_from
 from kura.errors import StoreError
+from kura.file_checks import conflict_message, conflicts
 from kura.index import classify_line, parse_index
 from kura.layers import Layered, Layering, layering, marked
 from kura.map_record import cloth_target, index_stamp, stored_map
@@ -160,6 +161,12 @@ def _read_index(store: Store) -> tuple[bytes, tuple[str, str]]:
     except OSError as err:
         raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
     data = store.index_bytes()  # a FIFO, a device, a huge file: a StoreError, never a hang
+    found = conflicts(data.decode("utf-8", errors="replace"))
+    if found:  # both sides of a merge would be woven into every prompt as one
+        raise StoreError(
+            f"{path}:{found[0][0]}: {conflict_message(found)}; the map was not woven and the last good "
+            "one stays in use — `kura doctor` lists every conflicted file"
+        )
     return data, (seen, hashlib.sha256(data).hexdigest())
 
 

@@ -593,11 +593,11 @@ def test_doctor_reports_git_conflict_markers_in_every_file_it_reads(mem: Store, 
     (mem.root / "_observations.md").write_text(f"# Observations\n\n## 2026-11-30\n- 🟡 a\n{CONFLICT}")
     code, lines = doctor_lines(cli, mem)
     assert code == 1
-    marker = ("a git merge conflict left in the file (<<<<<<<, =======, >>>>>>>): both sides are read as one — "
-              "resolve it and remove the markers  [files]")  # fmt: skip
-    assert f"MEMORY.md:6: {marker}" in lines
-    assert f"mem/archive-disk.md:7: {marker}" in lines
-    assert f"_observations.md:5: {marker.replace('[files]', '[observations]')}" in lines
+    marker = ("a git merge conflict left in the file at lines {} (<<<<<<<, =======, >>>>>>>): both sides are "
+              "read as one — resolve it and remove the markers  [files]")  # fmt: skip
+    assert f"MEMORY.md:6: {marker.format('6–9')}" in lines
+    assert f"mem/archive-disk.md:7: {marker.format('7–11')}" in lines
+    assert f"_observations.md:5: {marker.format('5–9').replace('[files]', '[observations]')}" in lines
 
 
 def test_a_lone_setext_underline_is_no_conflict(mem: Store, cli: Cli) -> None:

@@ -1,0 +1,123 @@
+"""A git merge conflict left in a store never reaches a prompt, and the pre-commit hook
+checks what is staged, not what happens to be in the working tree."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE, Cli
+from test_hooks import HOOKS, KURA, git
+
+MARKER = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
+HUNK = (
+    "<<<<<<< HEAD\n- [Ours](ours.md) — added on this machine\n=======\n"
+    "- [Theirs](theirs.md) — added on that one\n>>>>>>> origin/main\n"
+)
+
+
+def kura(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kura", *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def woven(tmp_path: Path) -> Path:
+    """A copy of the sample store with its map woven, then a merge conflict in MEMORY.md."""
+    root = tmp_path / "store"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+    assert kura("-s", str(root), "weave").returncode == 0
+    lines = (root / "MEMORY.md").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(8, HUNK)
+    (root / "MEMORY.md").write_text("".join(lines), encoding="utf-8")
+    return root
+
+
+def test_prefill_serves_the_last_good_map_and_never_the_markers(woven: Path) -> None:
+    good = (woven / ".kura" / "map.md").read_text(encoding="utf-8")
+    done = kura("-s", str(woven), "prefill")
+    assert done.returncode == 2, done
+    assert MARKER.search(done.stdout) is None
+    assert "MEMORY.md:9" in done.stdout and "merge conflict" in done.stdout  # said in the block's header
+    assert good.strip() in done.stdout  # the last map woven before the conflict, whole
+    assert done.stdout.rstrip().endswith("<<<END KURA-MAP>>>")
+    assert "MEMORY.md:9" in done.stderr
+    again = kura("-s", str(woven), "prefill")
+    assert again.stdout == done.stdout  # nothing re-woven from the conflicted index meanwhile
+
+
+def test_with_no_good_map_the_block_says_the_map_is_missing(woven: Path) -> None:
+    shutil.rmtree(woven / ".kura")
+    done = kura("-s", str(woven), "prefill")
+    assert done.returncode == 1 and MARKER.search(done.stdout) is None
+    assert "MISSING" in done.stdout and "merge conflict" in done.stdout
+    assert not (woven / ".kura" / "map.md").exists()
+
+
+def test_weave_refuses_a_conflicted_index_and_keeps_the_last_map(woven: Path) -> None:
+    before = (woven / ".kura" / "map.md").read_bytes()
+    done = kura("-s", str(woven), "weave", "--force")
+    assert done.returncode == 1 and "MEMORY.md:9" in done.stderr and "Traceback" not in done.stderr
+    assert (woven / ".kura" / "map.md").read_bytes() == before
+
+
+def test_context_never_shows_the_markers(woven: Path, cli: Cli) -> None:
+    done = cli("-s", str(woven), "context", "how do we deploy?")
+    assert MARKER.search(done.out) is None, done
+
+
+def test_doctor_names_each_conflicted_file_with_its_lines_and_fails(woven: Path) -> None:
+    path = woven / "backup-schedule.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "<<<<<<< ours\nnightly\n=======\nhourly\n>>>>>>> theirs\n", encoding="utf-8")
+    index = (woven / "MEMORY.md").read_text(encoding="utf-8")
+    (woven / "MEMORY.md").write_text(index + HUNK, encoding="utf-8")  # a second conflict in the index
+    done = kura("-s", str(woven), "doctor", "--strict")
+    assert done.returncode == 1
+    found = [line for line in done.stdout.splitlines() if "merge conflict" in line]
+    last = len(index.splitlines()) + 1
+    assert any("MEMORY.md:9:" in line and f"lines 9–13, {last}–{last + 4}" in line for line in found), found
+    start = len(text.splitlines()) + 1
+    assert any("backup-schedule.md" in line and f"lines {start}–{start + 4}" in line for line in found), found
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+    git(root, "init", "-q")
+    shutil.copy(HOOKS / "git" / "pre-commit", root / ".git" / "hooks" / "pre-commit")
+    monkeypatch.setenv("KURA_BIN", KURA)
+    git(root, "add", ".")
+    assert git(root, "commit", "-qm", "the sample store").returncode == 0
+    return root
+
+
+BROKEN = "---\nname: b\ndescription: Chose X: fast\ntype: project\n---\n"
+
+
+def test_the_pre_commit_hook_checks_what_is_staged_not_the_working_tree(repo: Path) -> None:
+    (repo / "broken.md").write_text(BROKEN)
+    git(repo, "add", "broken.md")
+    (repo / "broken.md").unlink()  # gone from the working tree, still staged
+    blocked = git(repo, "commit", "-qm", "sneaks in")
+    assert blocked.returncode == 1 and "broken.md:3: frontmatter is not valid YAML" in blocked.stderr
+    git(repo, "reset", "-q", "broken.md")
+
+
+def test_a_good_staged_file_commits_whatever_the_working_tree_holds(repo: Path) -> None:
+    note = repo / "staged-note.md"
+    note.write_text(
+        "---\nname: n\ndescription: a fine staged memory\ntype: project\n---\n\nFine; see [[backup-schedule]].\n"
+    )
+    index = (repo / "MEMORY.md").read_text(encoding="utf-8")
+    (repo / "MEMORY.md").write_text(index + "- [n](staged-note.md) — a fine staged memory\n")
+    git(repo, "add", "staged-note.md", "MEMORY.md")
+    note.write_text(BROKEN)  # broken only in the working tree, after staging
+    done = git(repo, "commit", "-qm", "a good memory")
+    assert done.returncode == 0, done.stderr
+    shown = git(repo, "show", "HEAD:staged-note.md").stdout
+    assert "a fine staged memory" in shown
