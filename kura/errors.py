@@ -13,7 +13,8 @@ verdict) are return values, not exceptions.
     │   └── UnknownStore    no such store or mode (a setup mistake: exit 1)
     ├── ConfigError         kura.toml is invalid (names the key)
     ├── PolicyRefused       the store's write policy (or a secret check) refuses a write
-    └── ModelUnavailable    a model endpoint could not answer
+    ├── ModelUnavailable    a model endpoint could not answer
+    └── GitError            git is missing, or the store is in no git repository
 
 A message says what went wrong, where (path:line, slug, store) and what to do next.
 """
@@ -65,3 +66,7 @@ class PolicyRefused(KuraError):
 
 class ModelUnavailable(KuraError):
     """A model endpoint could not answer."""
+
+
+class GitError(KuraError):
+    """git is not installed, the folder is in no git repository, or a git command failed."""

@@ -20,6 +20,7 @@ EDGES = {
     "cli_observe",
     "cli_context",
     "cli_eval",
+    "cli_git",
     "mcp_server",
     "server",
     "listener",
