@@ -372,7 +372,17 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
         raise typer.Exit(2)
 
 
-from kura import cli_context, cli_distill, cli_eval, cli_life, cli_look, cli_mcp, cli_observe, cli_serve  # noqa: E402,F401 - register their commands after the rest
+from kura import (  # noqa: E402,F401 - register their commands after the rest
+    cli_context,
+    cli_distill,
+    cli_eval,
+    cli_life,
+    cli_look,
+    cli_mcp,
+    cli_observe,
+    cli_serve,
+    cli_sync,
+)
 
 
 def run() -> None:

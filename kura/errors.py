@@ -13,7 +13,8 @@ verdict) are return values, not exceptions.
     │   └── UnknownStore    no such store or mode (a setup mistake: exit 1)
     ├── ConfigError         kura.toml is invalid (names the key)
     ├── PolicyRefused       the store's write policy (or a secret check) refuses a write
-    └── ModelUnavailable    a model endpoint could not answer
+    ├── ModelUnavailable    a model endpoint could not answer
+    └── GitError            git is missing, or a repository refused or failed an operation
 
 A message says what went wrong, where (path:line, slug, store) and what to do next.
 """
@@ -65,3 +66,12 @@ class PolicyRefused(KuraError):
 
 class ModelUnavailable(KuraError):
     """A model endpoint could not answer."""
+
+
+class GitError(KuraError):
+    """git is missing, or a repository refused or failed an operation (``kura sync``).
+    ``next_step`` is the one command the person should run next, when there is one."""
+
+    def __init__(self, message: str, next_step: str = "") -> None:
+        self.next_step = next_step
+        super().__init__(message)

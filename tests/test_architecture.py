@@ -20,6 +20,7 @@ EDGES = {
     "cli_observe",
     "cli_context",
     "cli_eval",
+    "cli_sync",
     "mcp_server",
     "server",
     "listener",
