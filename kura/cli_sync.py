@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kura import config as cfg
 from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, warn
-from kura.errors import GitError, KuraError
+from kura.errors import GitError
+
+if TYPE_CHECKING:
+    from kura.store import Store
+    from kura.sync import Synced
 
 _HELP = """Share the store through git: commit it, pull (rebase), push, re-weave the map.
 
@@ -21,7 +25,8 @@ _HELP = """Share the store through git: commit it, pull (rebase), push, re-weave
      drivers the repository configures apply (`kura git install` adds the one for
      MEMORY.md), and your uncommitted changes outside the store are set aside and
      put back
-  3. git push to the upstream, then re-weave the map (as kura weave does)
+  3. git push the branch to its upstream (commits you made yourself and have not
+     pushed go too), then re-weave the map (as kura weave does)
 
 When anything fails — a conflict no merge driver can merge, no remote, a refused push —
 the repository is left exactly as it was (HEAD, index, files, stash list) and the message
@@ -68,7 +73,7 @@ def sync_(
         say(f"map: {woven['line']}")
 
 
-def _synced(store: Any, message: str | None, as_json: bool) -> Any:
+def _synced(store: Store, message: str | None, as_json: bool) -> Synced:
     """Sync; on failure print the JSON a script reads (the error and the next command), then
     let ``core`` say it on stderr and exit 1."""
     from kura.sync import sync
@@ -81,7 +86,7 @@ def _synced(store: Any, message: str | None, as_json: bool) -> Any:
         raise
 
 
-def _nothing(synced: Any, as_json: bool) -> None:
+def _nothing(synced: Synced, as_json: bool) -> None:
     if as_json:
         print_json({**synced.to_dict(), "woven": None})
     else:
@@ -90,27 +95,30 @@ def _nothing(synced: Any, as_json: bool) -> None:
     raise typer.Exit(2)
 
 
-def _reweave(config: cfg.Config, chosen: str | None, store: Any, *, no_model: bool) -> dict[str, Any] | None:
-    """Weave the map after the files changed; a failure is a warning (the push went through,
-    and the next prefill re-weaves a stale map anyway)."""
+def _reweave(
+    config: cfg.Config, chosen: str | None, store: Store, *, no_model: bool
+) -> dict[str, Any] | None:
+    """Weave the map as ``kura weave`` does, now that the files moved. A failure is a warning,
+    never exit 1: the push went through, and the next prefill re-weaves a stale map anyway."""
     from kura.weave import describe, weave
 
     try:
         sc = config.store_config(chosen)
         woven = weave(store, config.map_settings(sc), scribe=None if no_model else config.scribe_for(sc))
-    except KuraError as err:
+    except Exception as err:  # noqa: BLE001 - an edge: the map is derived, the sync is done
         warn(f"synced, but the map was not re-woven ({err}); run `kura weave`")
         return None
-    if woven is None:
-        return None
-    if woven.error:
-        warn(f"synced, but the map was not re-woven ({woven.error}); run `kura weave`")
+    if woven is None or woven.error:
+        warn(
+            f"synced, but the map was not re-woven ({woven.error if woven else 'too big'}); run `kura weave`"
+        )
+        return None if woven is None else woven.to_dict()
     for note in woven.notes:
         warn(note)
     return {**woven.to_dict(), "line": describe(woven)}
 
 
-def _describe(synced: Any) -> None:
+def _describe(synced: Synced) -> None:
     up = synced.upstream
     if synced.commit:
         say(f"committed {synced.commit[:7]} {synced.message.splitlines()[0]}")

@@ -249,7 +249,9 @@ def _pull(run: _Run) -> tuple[int, sd.Changes]:
         )
     outside = _set_aside(repo, trail)
     trail.rebased = True
-    rebased = repo.run("rebase", "--no-autostash", check=False)  # merge drivers apply here
+    # Merge drivers apply here. Other branches are never moved along (the undo could not move
+    # them back), whatever rebase.updateRefs says; nothing is stashed but what sync stashed.
+    rebased = repo.run("-c", "rebase.updateRefs=false", "rebase", "--no-autostash", check=False)
     if not rebased.ok:
         _refuse_rebase(repo, up, rebased.said())
     merged, conflicts = sd.between(repo, before, "HEAD")

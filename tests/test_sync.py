@@ -398,3 +398,107 @@ def test_without_git_it_says_so(cli: Cli, tmp_path: Path, monkeypatch: pytest.Mo
     missing = sync(cli, store)
     assert missing.code == 1
     assert missing.err.startswith("kura: error: git is not installed (no `git` on PATH)")
+
+
+def test_a_commit_a_hook_refuses_changes_nothing(cli: Cli, tmp_path: Path) -> None:
+    team = Team(tmp_path, LAYOUTS["subfolder"])
+    a = team.seed(cli, ("deploy-day", "deploys go out Tuesday"))
+    hook = a / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'kura pre-commit: fix the findings above' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    cli("-s", str(team.store(a)), "remember", "oncall", "oncall rota is weekly")
+    before = snapshot(a)
+    refused = sync(cli, team.store(a))
+    assert refused.code == 1
+    assert "git commit refused the store's changes (kura pre-commit: fix the findings above)" in refused.err
+    assert snapshot(a) == before
+
+
+def test_the_first_sync_into_an_empty_remote_makes_its_branch(cli: Cli, tmp_path: Path) -> None:
+    team = Team(tmp_path, "")
+    laptop = team.clone("laptop")  # a clone of the empty remote: a branch with no commit yet
+    assert cli("-s", str(laptop), "remember", "deploy-day", "deploys go out Tuesday").code == 0
+    first = sync(cli, laptop)
+    assert first.code == 0, first
+    assert first.out.splitlines()[1] == "pushed 1 commit to origin/main"
+    assert git(team.remote, "show", "main:deploy-day.md") == (laptop / "deploy-day.md").read_text()
+
+
+def test_the_message_names_what_moved_and_its_subject_stays_short() -> None:
+    from kura.store_diff import Changes, message
+
+    many = Changes(
+        added=tuple(f"release-checklist-{n}" for n in range(6)),
+        forgotten=("old-wiki",),
+        other=("MEMORY.md",),
+        why=(("old-wiki", "superseded by new-wiki"),),
+    )
+    text = message(many)
+    subject, blank, *body = text.splitlines()
+    assert subject == "kura sync: +6 -1 (release-checklist-0, release-checklist-1, …)"
+    assert len(subject) <= 72 and blank == ""
+    assert body == [
+        *(f"+ release-checklist-{n}" for n in range(6)),
+        "- old-wiki (superseded by new-wiki)",
+        "other files: MEMORY.md",
+    ]
+    assert (
+        message(Changes(other=("MEMORY.md", ".gitignore"))).splitlines()[0]
+        == "kura sync: MEMORY.md, .gitignore"
+    )
+
+
+def test_the_command_a_conflict_names_lets_the_person_merge_by_hand(cli: Cli, tmp_path: Path) -> None:
+    team = Team(tmp_path, "")
+    a = team.seed(cli, ("deploy-day", "deploys go out Tuesday"))
+    b = team.clone("b")
+    cli("-s", str(a), "remember", "deploy-day", "deploys go out Tuesday", "Tuesday at 10:00 CET.")
+    assert sync(cli, a).code == 0
+    cli("-s", str(b), "remember", "deploy-day", "deploys go out Tuesday", "Tuesday at 14:00 UTC.")
+    cli("-s", str(b), "remember", "from-b", "the printer is on floor 3")
+    failed = sync(cli, b, "--json")
+    assert failed.code == 1
+    assert json.loads(failed.out)["next"] == "git pull --rebase --autostash"
+
+    subprocess.run(["git", "pull", "-q", "--rebase", "--autostash"], cwd=b, capture_output=True, check=False)
+    conflicted = (b / "deploy-day.md").read_text()
+    assert (
+        "<<<<<<< " in conflicted
+        and "Tuesday at 10:00 CET." in conflicted
+        and "Tuesday at 14:00 UTC." in conflicted
+    )
+    stopped = sync(cli, b)
+    assert stopped.code == 1 and "unresolved conflicts in deploy-day.md" in stopped.err
+    resolved = re.sub(
+        r"<<<<<<< [^\n]*\n.*?>>>>>>> [^\n]*\n", "Tuesday at 10:00 CET (14:00 UTC).\n", conflicted, flags=re.S
+    )
+    (b / "deploy-day.md").write_text(resolved)
+    git(b, "add", "deploy-day.md")
+    git(b, "stash", "drop", "-q")  # git kept a copy of the changes it put back
+    merged = sync(cli, b)
+    assert merged.code == 0, merged
+    assert git(team.remote, "show", "main:deploy-day.md") == resolved
+    assert entries(git(team.remote, "show", "main:MEMORY.md"), "from-b") == 1
+
+
+def test_a_change_outside_the_store_that_collides_with_what_came_in_is_put_back(
+    cli: Cli, tmp_path: Path
+) -> None:
+    team = Team(tmp_path, LAYOUTS["subfolder"])
+    a = team.seed(cli, ("deploy-day", "deploys go out Tuesday"))
+    (a / "app.py").write_text("print('v1')\n")
+    git(a, "add", "app.py")
+    git(a, "commit", "-q", "-m", "app")
+    git(a, "push", "-q")
+    b = team.clone("b")
+    (b / "app.py").write_text("print('v2 from b')\n")
+    git(b, "commit", "-q", "-am", "app v2")
+    git(b, "push", "-q")
+    cli("-s", str(team.store(a)), "remember", "oncall", "oncall rota is weekly")
+    (a / "app.py").write_text("print('v2 from a, unsaved work')\n")
+    before = snapshot(a)
+
+    refused = sync(cli, team.store(a))
+    assert refused.code == 1, refused
+    assert "your uncommitted changes outside the store (app.py) conflict with what came in" in refused.err
+    assert snapshot(a) == before
