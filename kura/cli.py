@@ -382,6 +382,7 @@ from kura import (  # noqa: E402,F401 - register their commands after the rest
     cli_mcp,
     cli_observe,
     cli_serve,
+    cli_sync,
 )
 
 

@@ -14,7 +14,7 @@ verdict) are return values, not exceptions.
     ├── ConfigError         kura.toml is invalid (names the key)
     ├── PolicyRefused       the store's write policy (or a secret check) refuses a write
     ├── ModelUnavailable    a model endpoint could not answer
-    └── GitError            git is missing, or the store is in no git repository
+    └── GitError            git is missing, the store is in no repository, or git refused or failed
 
 A message says what went wrong, where (path:line, slug, store) and what to do next.
 """
@@ -69,4 +69,9 @@ class ModelUnavailable(KuraError):
 
 
 class GitError(KuraError):
-    """git is not installed, the folder is in no git repository, or a git command failed."""
+    """git is not installed, the folder is in no git repository, or a git command failed or
+    refused. ``next_step`` is the one command the person should run next, when there is one."""
+
+    def __init__(self, message: str, next_step: str = "") -> None:
+        self.next_step = next_step
+        super().__init__(message)

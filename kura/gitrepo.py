@@ -20,12 +20,12 @@ import datetime as dt
 import os
 import re
 import shlex
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from kura.atomic import write_atomic
 from kura.errors import GitError, KuraError
+from kura.git import Ran, run
 from kura.index_merge import Dated, Side
 from kura.plain import MEMORY_CAP
 from kura.slugs import INDEX_NAME, lookup_parts
@@ -53,24 +53,17 @@ class Installed:
     refused: tuple[str, ...] = ()
 
 
-def git(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """Run the git binary; GitError when it is not installed or (``check``) fails."""
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    except FileNotFoundError:
-        raise GitError("git is not installed (no `git` on PATH); kura uses git itself — install it") from None
-    if check and done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"`git {' '.join(args)}` in {cwd} failed: {said[-1] if said else done.returncode}")
-    return done
+def git(args: list[str], cwd: Path, *, check: bool = True) -> Ran:
+    """Run the git binary (``kura.git.run``); GitError when it is not installed or (``check``) fails."""
+    return run(cwd, *args, check=check)
 
 
 def find_repo(folder: Path) -> Repo:
     """The repository whose work tree holds ``folder``; GitError outside one."""
     done = git(["rev-parse", "--show-toplevel", "--show-prefix", "--git-path", "hooks"], folder, check=False)
-    out = done.stdout.decode("utf-8", "surrogateescape").split("\n")
-    if done.returncode != 0 or len(out) < 3:
-        said = done.stderr.decode("utf-8", "replace").strip()
+    out = done.out.decode("utf-8", "surrogateescape").split("\n")
+    if done.code != 0 or len(out) < 3:
+        said = done.err.decode("utf-8", "replace").strip()
         raise GitError(
             f"{folder} is not inside a git work tree ({said or 'git rev-parse failed'}); "
             "run `git init` there (or in a folder above it), then run this again"
@@ -95,7 +88,7 @@ def install(
     refused: list[str] = []
     _attribute(repo, done, already)
     for key, value in ((f"merge.{DRIVER}.name", DRIVER_NAME), (f"merge.{DRIVER}.driver", driver)):
-        now = git(["config", "--local", "--get", key], repo.top, check=False).stdout.decode().rstrip("\n")
+        now = git(["config", "--local", "--get", key], repo.top, check=False).out.decode().rstrip("\n")
         if now == value:
             already.append(f"git config {key} is set")
             continue
@@ -128,7 +121,7 @@ def _attribute(repo: Repo, done: list[str], already: list[str]) -> None:
 
 
 def _merge_attribute(repo: Repo, path: str) -> str:
-    out = git(["check-attr", "-z", "merge", "--", path], repo.top).stdout.decode("utf-8", "surrogateescape")
+    out = git(["check-attr", "-z", "merge", "--", path], repo.top).out.decode("utf-8", "surrogateescape")
     parts = out.split("\0")
     return parts[2] if len(parts) > 2 else ""
 
@@ -211,7 +204,7 @@ def _theirs_commit(cwd: Path) -> tuple[str, str] | None:
         return heads[0]
     try:
         done = git(["rev-parse", "--git-path", "rebase-merge/done"], cwd)
-        lines = (cwd / done.stdout.decode().strip()).read_text(encoding="utf-8").splitlines()
+        lines = (cwd / done.out.decode().strip()).read_text(encoding="utf-8").splitlines()
     except (GitError, OSError, UnicodeDecodeError):
         return None  # no rebase under way (or no git at all): theirs is not known
     for line in reversed(lines):
@@ -236,8 +229,8 @@ def _commit_date(cwd: Path, commit: str, prefix: str, slug: str) -> dt.date | No
     from kura.note import from_bytes
 
     rev = f"{commit}:{'' if prefix == '.' else prefix + '/'}{slug}.md"
-    size = git(["cat-file", "-s", rev], cwd, check=False).stdout.strip()
+    size = git(["cat-file", "-s", rev], cwd, check=False).out.strip()
     if not size.isdigit() or int(size) > MEMORY_CAP:
         return None
-    data = git(["cat-file", "blob", rev], cwd, check=False).stdout
+    data = git(["cat-file", "blob", rev], cwd, check=False).out
     return written_date(from_bytes(data, rev))

@@ -9,13 +9,12 @@ working tree and git's index are never touched.
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kura.errors import GitError
+from kura.git import run
 from kura.gitrepo import find_repo, git
 
 
@@ -24,16 +23,10 @@ def staged_copy(root: Path) -> Iterator[Path]:
     """The store at ``root`` as git's index holds it, in a temporary folder (removed after)."""
     repo = find_repo(root)
     prefix = repo.prefix or "."
-    listed = git(["ls-files", "-z", "--cached", "--", prefix], repo.top).stdout
+    listed = git(["ls-files", "-z", "--cached", "--", prefix], repo.top).out
     with tempfile.TemporaryDirectory(prefix="kura-staged-") as tmp:
         if listed.strip(b"\0"):
-            done = subprocess.run(
-                ["git", "checkout-index", f"--prefix={tmp}/", "-z", "--stdin"],
-                cwd=repo.top, input=listed, capture_output=True, check=False,
-            )  # fmt: skip
-            if done.returncode != 0:
-                said = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-                raise GitError(f"{repo.top}: git checkout-index could not copy the staged store ({said})")
+            run(repo.top, "checkout-index", f"--prefix={tmp}/", "-z", "--stdin", input=listed)
         copy = Path(tmp) / repo.prefix
         copy.mkdir(parents=True, exist_ok=True)
         yield copy

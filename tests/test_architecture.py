@@ -21,6 +21,7 @@ EDGES = {
     "cli_context",
     "cli_eval",
     "cli_git",
+    "cli_sync",
     "mcp_server",
     "server",
     "listener",

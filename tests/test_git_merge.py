@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kura.catalog import written_date
+from kura.git import MISSING
 from kura.index import parse_index
 from kura.index_merge import Side, merge
 from kura.store import Store
@@ -447,7 +448,7 @@ def test_install_refuses_outside_a_repository_and_without_git(
     result = cli("-s", str(store), "git", "install")
     assert (result.code, result.err) == (
         1,
-        "kura: error: git is not installed (no `git` on PATH); kura uses git itself — install it\n",
+        f"kura: error: {MISSING}\n",
     )
     assert not (store / ".gitattributes").exists()
 
