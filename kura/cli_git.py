@@ -75,7 +75,7 @@ def merge_index(
 
     Exit 0 when clean, 1 when both sides changed the same prose (conflict markers there,
     never in an entry line). What it decided is said on stderr."""
-    from kura.gitrepo import merge_context
+    from kura.gitrepo import merge_committed, merge_context
     from kura.index_merge import merge
     from kura.plain import INDEX_CAP
 
@@ -89,7 +89,8 @@ def merge_index(
         except OSError as err:
             fail(f"{file}: cannot be read ({err.strerror}); {path or 'MEMORY.md'} is left as a conflict")
     dated, labels = merge_context(path, Path.cwd())
-    merged = merge(*texts, dated=dated, labels=labels, marker_size=marker_size)
+    committed = merge_committed(path, Path.cwd())
+    merged = merge(*texts, dated=dated, committed=committed, labels=labels, marker_size=marker_size)
     try:
         ours.write_bytes(merged.text.encode("utf-8", "surrogateescape"))
     except OSError as err:

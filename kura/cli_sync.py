@@ -9,7 +9,7 @@ import typer
 
 from kura import config as cfg
 from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, warn
-from kura.errors import GitError
+from kura.errors import GitError, KuraError
 
 if TYPE_CHECKING:
     from kura.store import Store
@@ -71,6 +71,21 @@ def sync_(
     _describe(synced)
     if woven is not None and woven.get("line"):
         say(f"map: {woven['line']}")
+    _dangling(opened)
+
+
+def _dangling(store: Store) -> None:
+    """Lines the merge left naming no memory (a memory renamed on one side, edited on the
+    other): said, for the person to decide."""
+    try:
+        present = set(store.slugs())
+        named = [slug for slug in store.index().named() if slug not in present]
+    except KuraError:
+        return
+    if named:
+        shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+        warn(f"{store.index_path}: after the merge it names {shown}, which no memory file is — "
+             "`kura doctor` shows them; `kura doctor --fix` comments such lines out")  # fmt: skip
 
 
 def _synced(store: Store, message: str | None, as_json: bool) -> Synced:
@@ -120,6 +135,8 @@ def _reweave(
 
 def _describe(synced: Synced) -> None:
     up = synced.upstream
+    for note in synced.notes:
+        warn(f"merged: {note}")
     if synced.commit:
         say(f"committed {synced.commit[:7]} {synced.message.splitlines()[0]}")
     if synced.pulled:

@@ -339,7 +339,9 @@ def _read_index(store: Store) -> tuple[ix.Index, tuple[Finding, ...], bool]:
     data = got or b""
     text = ix.normalize(data.decode("utf-8", errors="replace"))[0]
     found = (
-        nul_bytes(data, INDEX_NAME) + conflict_markers(text, INDEX_NAME) + hidden_in_index(text, INDEX_NAME)
+        nul_bytes(data, INDEX_NAME)
+        + conflict_markers(text, INDEX_NAME, examples=False)
+        + hidden_in_index(text, INDEX_NAME)
     )
     return ix.parse_index(data.decode("utf-8", errors="replace")), tuple(found), True
 

@@ -22,8 +22,9 @@ import re
 from kura.finding import Finding
 from kura.index import parse_index
 
-_OURS = re.compile(r"<{7}(?:[ \t]|$)")
-_THEIRS = re.compile(r">{7}(?:[ \t]|$)")
+_OURS = re.compile(r"<{7,}(?:[ \t]|$)")
+_MIDDLE = re.compile(r"={7,}[ \t]*$")
+_THEIRS = re.compile(r">{7,}(?:[ \t]|$)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 CONFLICT = (
     "a git merge conflict left in the file {where} (<<<<<<<, =======, >>>>>>>): both sides are read "
@@ -37,9 +38,9 @@ def nul_bytes(data: bytes, path: str) -> list[Finding]:
     return [] if at < 0 else [Finding(path, data.count(b"\n", 0, at) + 1, NUL)]
 
 
-def conflict_markers(text: str, path: str) -> list[Finding]:
+def conflict_markers(text: str, path: str, *, examples: bool = True) -> list[Finding]:
     """One finding at the first merge conflict left in ``text``, naming the lines of each."""
-    found = conflicts(text)
+    found = conflicts(text, examples=examples)
     return [Finding(path, found[0][0], conflict_message(found))] if found else []
 
 
@@ -48,16 +49,28 @@ def conflict_message(found: list[tuple[int, int]]) -> str:
     return CONFLICT.format(where=f"at line{'s' if found else ''} {lines}")
 
 
-def conflicts(text: str) -> list[tuple[int, int]]:
+def conflicts(text: str, *, examples: bool = True) -> list[tuple[int, int]]:
     """(first, last) line of every merge conflict left in ``text``: ``<<<<<<<``, then
-    ``=======``, then ``>>>>>>>``, each at the start of a line and outside a code fence (a
-    memory may well show what a conflict looks like)."""
+    ``=======``, then ``>>>>>>>`` (seven or more, as git's marker size allows), each at the
+    start of a line. A conflict is read to its end whatever fences its sides hold (each
+    side may open one). With ``examples``, one inside a code fence is taken for an example
+    a memory shows (a note on resolving conflicts); MEMORY.md has none to show
+    (``examples=False``): there every such block is a conflict."""
     if "<<<<<<<" not in text:  # the common case, at no cost
         return []
     found: list[tuple[int, int]] = []
     fence, start, middle = "", 0, False
     for number, line in enumerate(text.split("\n"), start=1):
-        if fence:
+        if start:
+            if _MIDDLE.match(line):
+                middle = True
+            elif middle and _THEIRS.match(line):
+                found.append((start, number))
+                start, middle = 0, False
+            elif _OURS.match(line):
+                start, middle = number, False  # an unfinished block, then another
+            continue
+        if fence and examples:
             fence = "" if _closes(fence, line) else fence
             continue
         opened = _FENCE.match(line)
@@ -65,11 +78,6 @@ def conflicts(text: str) -> list[tuple[int, int]]:
             fence = opened.group(1)
         elif _OURS.match(line):
             start, middle = number, False
-        elif start and line.rstrip() == "=======":
-            middle = True
-        elif start and middle and _THEIRS.match(line):
-            found.append((start, number))
-            start, middle = 0, False
     return found
 
 

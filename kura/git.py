@@ -71,11 +71,16 @@ class Repo:
         return run(self.top, *args, check=check, input=input)
 
 
-def run(cwd: Path, *args: str, check: bool = True, input: bytes | None = None) -> Ran:
-    """``git ARGS`` in ``cwd`` (``input`` on its stdin); GitError when git is missing, or
+def run(
+    cwd: Path, *args: str, check: bool = True, input: bytes | None = None, index: str | None = None
+) -> Ran:
+    """``git ARGS`` in ``cwd`` (``input`` on its stdin; ``index``: the index file to read, as
+    a pre-commit hook is handed one for ``commit -a``); GitError when git is missing, or
     (``check``) when it fails."""
     env = {k: v for k, v in os.environ.items() if k not in _ELSEWHERE}
     env.update(GIT_EDITOR="true", GIT_MERGE_AUTOEDIT="no", GIT_SEQUENCE_EDITOR="true")
+    if index:
+        env["GIT_INDEX_FILE"] = index
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, env=env, input=input, capture_output=True, check=False,

@@ -20,6 +20,7 @@ import datetime as dt
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,14 @@ def install(
     done: list[str] = []
     already: list[str] = []
     refused: list[str] = []
+    if hooks_from is not None:  # before anything is written: never half an install
+        absent = [name for name in HOOKS if not (hooks_from / name).is_file()]
+        if absent:
+            raise GitError(
+                f"{hooks_from}: kura's {', '.join(absent)} hook is not there (the hooks ship in a "
+                "checkout of kura's repository, not in an installed package); nothing was set up — "
+                "run `kura git install` without --hooks, and copy hooks/git/* from kura's repository"
+            )
     _attribute(repo, done, already)
     for key, value in ((f"merge.{DRIVER}.name", DRIVER_NAME), (f"merge.{DRIVER}.driver", driver)):
         now = git(["config", "--local", "--get", key], repo.top, check=False).out.decode().rstrip("\n")
@@ -195,6 +204,27 @@ def merge_context(path: str | None, cwd: Path) -> tuple[Dated, tuple[str, str]]:
         return cache[side, slug]
 
     return dated, ("HEAD", theirs[1]) if theirs else ("ours", "theirs")
+
+
+def merge_committed(path: str | None, cwd: Path) -> Callable[[Side, str], int | None]:
+    """When each side last committed the index (seconds since the epoch): ours at HEAD, theirs
+    in the commit being merged — what breaks a tie between two edits of a line on one day."""
+    theirs = _theirs_commit(cwd)
+    index = path or INDEX_NAME
+    cache: dict[Side, int | None] = {}
+
+    def committed(side: Side, slug: str) -> int | None:
+        rev = "HEAD" if side == "ours" else theirs[0] if theirs else ""
+        if side not in cache:
+            out = (
+                git(["log", "-1", "--format=%ct", rev, "--", index], cwd, check=False).out.strip()
+                if rev
+                else b""
+            )
+            cache[side] = int(out) if out.isdigit() else None
+        return cache[side]
+
+    return committed
 
 
 def _theirs_commit(cwd: Path) -> tuple[str, str] | None:

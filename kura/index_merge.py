@@ -36,6 +36,7 @@ from kura.index import Index, IndexLine, parse_index, render_index
 
 Side = Literal["ours", "theirs"]
 Dated = Callable[[Side, str], dt.date | None]  # the date of a memory as one side has it
+Committed = Callable[[Side, str], int | None]  # when that side last committed it (seconds): breaks a tie
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +94,17 @@ def merge(
     theirs: str,
     *,
     dated: Dated | None = None,
+    committed: Committed | None = None,
     labels: tuple[str, str] = ("ours", "theirs"),
     marker_size: int = 7,
 ) -> Merged:
-    """Merge two versions of MEMORY.md made from ``base``. Never raises for content."""
+    """Merge two versions of MEMORY.md made from ``base``. Never raises for content. A side
+    that did not change the file is no side at all: the result is the other, as it is."""
+    if ours in (base, theirs) or theirs == base:
+        return Merged(theirs if ours == base else ours)
     sides = _Sides(parse_index(base), parse_index(ours), parse_index(theirs))
-    decided, notes = _decide_all(sides, dated or (lambda side, slug: None))
+    when = (dated or (lambda side, slug: None), committed or (lambda side, slug: None))
+    decided, notes = _decide_all(sides, when)
     items = _skeleton(sides)
     items = _entries_decided(items, sides, decided)
     lines = _with_missing(items, sides, decided)
@@ -116,7 +122,7 @@ def _first_lines(index: Index) -> dict[str, str]:
     return found
 
 
-def _decide_all(sides: _Sides, dated: Dated) -> tuple[dict[str, str], list[str]]:
+def _decide_all(sides: _Sides, when: tuple[Dated, Committed]) -> tuple[dict[str, str], list[str]]:
     """Each memory's line in the result (a memory absent from the dict has none)."""
     base, ours, theirs = (_first_lines(ix) for ix in (sides.base, sides.ours, sides.theirs))
     decided: dict[str, str] = {}
@@ -124,7 +130,7 @@ def _decide_all(sides: _Sides, dated: Dated) -> tuple[dict[str, str], list[str]]
     for slug in dict.fromkeys([*ours, *theirs]):
         b, o, t = base.get(slug), ours.get(slug), theirs.get(slug)
         if o is not None and t is not None:
-            decided[slug] = o if o == t or b == t else t if b == o else _by_date(slug, o, t, dated, notes)
+            decided[slug] = o if o == t or b == t else t if b == o else _by_date(slug, o, t, when, notes)
         elif o is not None or t is not None:
             kept, (here, there) = (o, ("ours", "theirs")) if o is not None else (t, ("theirs", "ours"))
             assert kept is not None
@@ -137,13 +143,23 @@ def _decide_all(sides: _Sides, dated: Dated) -> tuple[dict[str, str], list[str]]
     return decided, notes
 
 
-def _by_date(slug: str, ours: str, theirs: str, dated: Dated, notes: list[str]) -> str:
-    """The line of the later-dated memory when both sides changed (or added) it; else ours."""
+def _by_date(slug: str, ours: str, theirs: str, when: tuple[Dated, Committed], notes: list[str]) -> str:
+    """The line of the later-dated memory when both sides changed (or added) it; on a tie,
+    the side that committed it later (a rebase replays the person's own edit as "theirs",
+    so keeping ours on a tie would drop it); else ours, said."""
+    dated, committed = when
     mine, other = dated("ours", slug), dated("theirs", slug)
     if mine is not None and other is not None and mine != other:
         later: Side = "theirs" if other > mine else "ours"
         notes.append(f"{slug}: its line was changed on both sides; kept the line from {later}, "
                      f"whose memory is dated later ({max(mine, other)} over {min(mine, other)})")  # fmt: skip
+        return theirs if later == "theirs" else ours
+    mine_at, other_at = committed("ours", slug), committed("theirs", slug)
+    if mine == other and mine_at is not None and other_at is not None and mine_at != other_at:
+        later = "theirs" if other_at > mine_at else "ours"
+        dates = f"both memories are dated {mine}" if mine is not None else "neither memory is dated"
+        notes.append(f"{slug}: its line was changed on both sides and {dates}; kept the line from {later}, "
+                     "committed later — check it")  # fmt: skip
         return theirs if later == "theirs" else ours
     why = "both memories are dated " + str(mine) if mine is not None and mine == other else (
         f"no date decides (ours: {mine or 'none'}, theirs: {other or 'none'})"

@@ -247,13 +247,11 @@ def build(
         reason = f"{index_path}: {data.what}" if data else f"{index_path} is not there"
         return missing(name, reason, max_chars=settings.max_chars)
     index = data.decode("utf-8-sig", errors="replace")
-    conflicted = conflicts(index)
+    conflicted = conflicts(index, examples=False)
     if conflicted:
         problem = f"{index_path}:{conflicted[0][0]}: {conflict_message(conflicted)}"
-        where = f"MEMORY.md:{conflicted[0][0]}"
-        return _conflicted(
-            root, name, settings, f"{header}\n\n{CONFLICT_NOTE.format(where=where)}", index, problem
-        )
+        note = CONFLICT_NOTE.format(where=f"MEMORY.md:{conflicted[0][0]}")
+        return _conflicted(root, name, settings, header, note, problem)
     meta = map_meta(root)
     if _always_over(meta, settings, index_path):
         warning = f"the map is over the hard limit of {settings.hard_limit} tokens; sent the sector map"
@@ -278,10 +276,10 @@ def _stored(meta: dict[str, Any], text: str) -> Cloth:
     return Cloth(text, float(meta["fresh_days"]), folds_from(meta.get("folds"), text.count("\n") + 1))
 
 
-def _conflicted(root: Path, name: str, settings: MapSettings, header: str, index: str, problem: str) -> Block:
+def _conflicted(root: Path, name: str, settings: MapSettings, header: str, note: str, problem: str) -> Block:
     """A merge conflict in MEMORY.md: never its markers, nor both sides as one, in a prompt —
-    the last map woven before it under ``header`` (which carries the warning), or a block
-    saying the map is missing."""
+    the last map woven before it (or, under a ceiling, its outline), with ``note`` under the
+    header, or a block saying the map is missing."""
     try:
         found = last_map(root, cloth_target(root, settings))
     except KuraError:
@@ -289,9 +287,17 @@ def _conflicted(root: Path, name: str, settings: MapSettings, header: str, index
     if found is None:
         return missing(name, f"{problem}; no map was woven before it", max_chars=settings.max_chars)
     meta, text = found
-    sectors = partial(_sector_block, name, settings, lambda: sector_map(index), index)
-    block = _sized(name, header, _stored(meta, text), settings, sectors, state="conflicted")
-    return replace(block, warning=f"{problem}; sent the last map woven before it")
+    outlined: list[str] = []
+
+    def sectors(why: str) -> Block:  # over the hard limit or the ceiling: the last map's outline
+        outlined.append(why)
+        return _sector_block(
+            name, settings, lambda: sector_map(text), text, why, note=note, state="conflicted"
+        )
+
+    block = _sized(name, f"{header}\n\n{note}", _stored(meta, text), settings, sectors, state="conflicted")
+    sent = "the outline of the last map woven before it" if outlined else "the last map woven before it"
+    return replace(block, warning=f"{problem}; sent {sent}")
 
 
 def _always_over(meta: dict[str, Any] | None, settings: MapSettings, index_path: Path) -> bool:
@@ -378,12 +384,19 @@ def sector_map(index: Index | str) -> str:
 
 
 def _sector_block(
-    name: str, settings: MapSettings, sectors_of: Callable[[], str], index: str, warning: str
+    name: str,
+    settings: MapSettings,
+    sectors_of: Callable[[], str],
+    index: str,
+    warning: str,
+    *,
+    note: str = "",
+    state: str = "sectors",
 ) -> Block:
     """The sector map, under its own header (the default header promises one line per
-    memory); within the ceiling, the fullest sector map that fits, or a few lines saying
-    not even that does."""
-    header = settings.header or SECTOR_HEADER.format(name=name)
+    memory) and ``note``; within the ceiling, the fullest sector map that fits, or a few
+    lines saying not even that does."""
+    header = (settings.header or SECTOR_HEADER.format(name=name)) + (f"\n\n{note}" if note else "")
     ceiling = settings.max_chars
     text = "" if ceiling else wrap(name, header, sectors_of())
     if ceiling:  # the fullest outline the host's ceiling leaves room for
@@ -391,9 +404,7 @@ def _sector_block(
         body = fitted_sectors(outline(index), room) if room > 0 else None
         text = wrap(name, header, body) if body is not None else _tight(name, ceiling)
     tokens = estimate_tokens(text)
-    return Block(
-        name, text, "sectors", tokens, settings.budget, settings.hard_limit, warning, max_chars=ceiling
-    )
+    return Block(name, text, state, tokens, settings.budget, settings.hard_limit, warning, max_chars=ceiling)
 
 
 def _tight(name: str, max_chars: int) -> str:

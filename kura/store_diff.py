@@ -130,7 +130,8 @@ def _read(
         rel = path[len(repo.prefix) :]
         now = blobs.get(f"{new}:{path}")
         if now is not None:
-            conflicts += conflict_markers(now.decode("utf-8", errors="replace"), rel)
+            text = now.decode("utf-8", errors="replace")
+            conflicts += conflict_markers(text, rel, examples=rel != "MEMORY.md")
         if not _memory(repo, path):
             groups["other"].append(rel)
             continue

@@ -27,6 +27,8 @@ so a refused push never leaves a map of commits the repository no longer holds.
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -78,6 +80,7 @@ class Synced:
     incoming: sd.Changes
     pushed: int  # commits sent
     head: str
+    notes: tuple[str, ...] = ()  # what the merge drivers decided that a person may want to check
 
     @property
     def moved(self) -> bool:
@@ -91,7 +94,7 @@ class Synced:
             if self.commit else None,
             "pulled": {"commits": self.pulled, **self.incoming.to_dict()},
             "pushed": {"commits": self.pushed, "to": up.name},
-            "head": self.head, "moved": self.moved,
+            "head": self.head, "moved": self.moved, "notes": list(self.notes),
         }  # fmt: skip
 
 
@@ -105,6 +108,7 @@ class _Trail:
     stash: str = ""
     stashed: bool = False  # the stash is still in the list (not popped yet)
     rebased: bool = False
+    notes: tuple[str, ...] = ()
 
 
 def sync(store: Store, *, message: str | None = None) -> Synced:
@@ -112,7 +116,7 @@ def sync(store: Store, *, message: str | None = None) -> Synced:
     run next) with the repository exactly as it was when anything fails or is refused."""
     repo = find_repo(store.root)
     up = _upstream(repo)
-    with _locks(store):
+    with _locks(store), _deferred_signals():
         trail = _Trail(_rev(repo, "HEAD"), repo.run("write-tree").text)
         try:
             return _sync(_Run(repo, store, up, trail), message)
@@ -138,10 +142,49 @@ class _Run:
 
 def _sync(run: _Run, message: str | None) -> Synced:
     committed, text = _commit(run, message)
+    _stop_if_asked()
     pulled, incoming = _pull(run)
+    _stop_if_asked()  # after the push there is nothing left to undo: a stop then waits for the end
     pushed = _push(run.repo, run.up)
-    return Synced(run.store.name, run.repo.top, run.up, run.trail.commit, text, committed, pulled,
-                  incoming, pushed, _rev(run.repo, "HEAD"))  # fmt: skip
+    head = _rev(run.repo, "HEAD")
+    commit = run.trail.commit
+    if commit and pulled:  # the rebase replayed it as a new commit, or found it upstream already
+        commit = head if head != _rev(run.repo, "@{upstream}") or pushed else ""
+    return Synced(run.store.name, run.repo.top, run.up, commit, text, committed, pulled,
+                  incoming, pushed, head, run.trail.notes)  # fmt: skip
+
+
+class _Stopped(GitError):
+    """A signal asked sync to stop; it stops at its next step and undoes what it did."""
+
+
+_asked: list[int] = []
+
+
+@contextmanager
+def _deferred_signals() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT wait for the git command under way (killing git halfway
+    leaves a half rebase), then stop sync at its next step, which undoes what it did."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [s for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)]
+    before = {s: signal.getsignal(s) for s in wanted}
+    _asked.clear()
+    for s in wanted:
+        signal.signal(s, lambda number, frame: _asked.append(number))
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        _asked.clear()
+
+
+def _stop_if_asked() -> None:
+    if _asked:
+        name = signal.Signals(_asked[0]).name
+        raise _Stopped(f"stopped by {name}; nothing was changed here — run `kura sync` again", "kura sync")
 
 
 # -- refusals --------------------------------------------------------------------------
@@ -251,7 +294,10 @@ def _pull(run: _Run) -> tuple[int, sd.Changes]:
     trail.rebased = True
     # Merge drivers apply here. Other branches are never moved along (the undo could not move
     # them back), whatever rebase.updateRefs says; nothing is stashed but what sync stashed.
-    rebased = repo.run("-c", "rebase.updateRefs=false", "rebase", "--no-autostash", check=False)
+    merges = repo.run("config", "--get", "pull.rebase", check=False).text == "merges"
+    how = ["--rebase-merges"] if merges else []
+    rebased = repo.run("-c", "rebase.updateRefs=false", "rebase", "--no-autostash", *how, check=False)
+    trail.notes = tuple(_driver_notes(rebased.err))
     if not rebased.ok:
         _refuse_rebase(repo, up, rebased.said())
     merged, conflicts = sd.between(repo, before, "HEAD")
@@ -274,12 +320,16 @@ def _set_aside(repo: Repo, trail: _Trail) -> list[str]:
     paths = [entry[3:] for entry in _paths(dirty)] if dirty else []
     if not paths:
         return []
+    mine = _rev(repo, "refs/stash")  # the person's own newest stash, if any: never sync's to pop
     ran = repo.run("stash", "push", "-q", "-m", STASH_NOTE, check=False)
     if not ran.ok:
         raise GitError(f"{repo.top}: could not set aside your changes outside the store ({ran.said()}); "
                        "nothing was changed here — commit them, then run `kura sync` again",
                        next_step="git status")  # fmt: skip
-    trail.stash, trail.stashed = _rev(repo, "refs/stash"), True
+    made = _rev(repo, "refs/stash")
+    if made == mine:  # git saw nothing it could stash (a submodule's own changes, say)
+        return []
+    trail.stash, trail.stashed = made, True
     return paths
 
 
@@ -352,8 +402,8 @@ def _restore(repo: Repo, trail: _Trail) -> str:
     if trail.rebased and _rebasing(repo):
         step("rebase", "--abort")
     base = trail.commit or trail.head
-    if base and (trail.rebased or trail.stash):
-        step("reset", "-q", "--hard", base)
+    if base and _rev(repo, "HEAD") != base:
+        _back_to(repo, base, failed)
     if trail.stash:
         step("stash", "apply", "-q", trail.stash)
         listed = repo.run("stash", "list", "--format=%H", check=False).text.split("\n")
@@ -366,6 +416,26 @@ def _restore(repo: Repo, trail: _Trail) -> str:
     if repo.run("write-tree", check=False).text != trail.tree:
         step("read-tree", trail.tree)
     return "; ".join(failed)
+
+
+def _back_to(repo: Repo, base: str, failed: list[str]) -> None:
+    """HEAD back to ``base``, keeping whatever a person saved meanwhile (``reset --keep``);
+    when their saves touch the very files that would change, those saves are kept in a stash
+    of their own first, and the failure says where."""
+    if repo.run("reset", "-q", "--keep", base, check=False).ok:
+        return
+    saved = repo.run("stash", "create", check=False).text
+    if saved:
+        repo.run("stash", "store", "-m", "kura sync: edits saved while it synced", saved, check=False)
+    done = repo.run("reset", "-q", "--hard", base, check=False)
+    kept = f"; edits saved meanwhile are in stash {saved[:7]}" if saved else ""
+    failed.append(f"git reset --keep could not keep edits saved meanwhile{kept}" if done.ok else done.said(2))
+
+
+def _driver_notes(err: bytes) -> list[str]:
+    """What merge drivers said while git rebased (kura's own: ``kura: MEMORY.md: …``)."""
+    said = err.decode("utf-8", errors="replace").splitlines()
+    return [line.removeprefix("kura: ").strip() for line in said if line.startswith("kura: ")]
 
 
 # -- small helpers ----------------------------------------------------------------------

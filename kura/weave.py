@@ -161,7 +161,7 @@ def _read_index(store: Store) -> tuple[bytes, tuple[str, str]]:
     except OSError as err:
         raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
     data = store.index_bytes()  # a FIFO, a device, a huge file: a StoreError, never a hang
-    found = conflicts(data.decode("utf-8", errors="replace"))
+    found = conflicts(data.decode("utf-8", errors="replace"), examples=False)
     if found:  # both sides of a merge would be woven into every prompt as one
         raise StoreError(
             f"{path}:{found[0][0]}: {conflict_message(found)}; the map was not woven and the last good "

@@ -3,6 +3,7 @@ checks what is staged, not what happens to be in the working tree."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -121,3 +122,51 @@ def test_a_good_staged_file_commits_whatever_the_working_tree_holds(repo: Path) 
     assert done.returncode == 0, done.stderr
     shown = git(repo, "show", "HEAD:staged-note.md").stdout
     assert "a fine staged memory" in shown
+
+
+FENCED = "<<<<<<< HEAD\n```sh\n=======\n```bash\n>>>>>>> laptop\nmake test\n```\n"
+
+
+@pytest.mark.parametrize("how", [["-a"], ["--", "backup-schedule.md"]], ids=["commit -a", "commit -- path"])
+def test_the_hook_checks_the_index_git_commits_from(repo: Path, how: list[str]) -> None:
+    """``commit -a`` and ``commit -- PATH`` hand the hook an index of their own."""
+    memory = repo / "backup-schedule.md"
+    memory.write_text(
+        memory.read_text(encoding="utf-8") + "<<<<<<< HEAD\nnightly\n=======\nhourly\n>>>>>>> b\n"
+    )
+    blocked = git(repo, "commit", "-qm", "sneaks in", *how)
+    assert (
+        blocked.returncode == 1
+        and "backup-schedule.md" in blocked.stderr
+        and "merge conflict" in blocked.stderr
+    )
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "the sample store"
+
+
+def test_a_conflict_whose_sides_open_fences_is_still_a_conflict(woven: Path) -> None:
+    """Both sides changed a fence's opening line: each side opens a fence of its own."""
+    index = woven / "MEMORY.md"
+    text = index.read_text(encoding="utf-8").replace(HUNK, "")
+    index.write_text(text + FENCED, encoding="utf-8")
+    done = kura("-s", str(woven), "prefill")
+    assert done.returncode == 2 and MARKER.search(done.stdout) is None
+    doctor = kura("-s", str(woven), "doctor")
+    assert doctor.returncode == 1 and "merge conflict" in doctor.stdout
+
+
+def test_a_conflict_example_inside_a_memorys_code_block_is_no_conflict(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+    memory = root / "backup-schedule.md"
+    memory.write_text(memory.read_text() + "\nWhat a conflict looks like:\n\n```\n" + HUNK + "```\n")
+    doctor = kura("-s", str(root), "doctor")
+    assert "merge conflict" not in doctor.stdout
+
+
+def test_under_a_ceiling_a_conflicted_index_sends_the_last_maps_outline_never_both_sides(woven: Path) -> None:
+    done = kura("-s", str(woven), "prefill", "--max-chars", "1200", "--json")
+    block = json.loads(done.stdout)
+    assert done.returncode == 2 and block["state"] == "conflicted" and block["chars"] <= 1200
+    assert "merge conflict" in block["text"] and MARKER.search(block["text"]) is None
+    assert "Ours" not in block["text"] and "Theirs" not in block["text"]  # neither side's new line
+    assert "outline of the last map woven before it" in block["warning"]

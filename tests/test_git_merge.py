@@ -597,3 +597,18 @@ def test_a_rebase_dates_theirs_from_the_commit_being_replayed(cli, repo: Path) -
     assert "deploys on Wednesday" in (repo / "MEMORY.md").read_text()
     git(repo, "rebase", "--abort")
     assert dt.date(2030, 2, 2) == written_date(Store(repo).show("deploy").note)
+
+
+def test_hooks_missing_from_an_installed_package_set_up_nothing(  # type: ignore[no-untyped-def]
+    cli, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wheel carries no hooks/ folder: --hooks says so before it writes anything."""
+    from kura import cli_git
+
+    monkeypatch.setattr(cli_git, "_HOOKS_SOURCE", repo.parent / "no-hooks-here")
+    assert cli("-s", str(repo), "remember", "alpha", "alpha fact").code == 0
+    result = cli("-s", str(repo), "git", "install", "--hooks")
+    assert result.code == 1 and "hook is not there" in result.err and "nothing was set up" in result.err
+    assert not (repo / ".gitattributes").exists()
+    assert subprocess.run(["git", "config", "--local", "--get", "merge.kura-index.driver"], cwd=repo,
+                          capture_output=True).returncode == 1  # fmt: skip

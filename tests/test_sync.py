@@ -9,8 +9,10 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -562,3 +564,153 @@ def test_with_kuras_own_driver_a_true_prose_conflict_leaves_both_repositories_as
     after_b["files"] = {k: v for k, v in after_b["files"].items() if k != ".kura/lock"}
     assert after_b == before_b and snapshot(a) == before_a
     assert git(team.remote, "rev-parse", "main") == remote
+
+
+def test_an_entry_both_machines_changed_the_same_day_keeps_the_later_commit_and_says_so(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team = RealTeam(tmp_path, LAYOUTS["root"], cli)
+    a = team.seed(cli, ("shared", "the shared memory"))
+    b = team.clone("b")
+    for repo, who in ((a, "a"), (b, "b")):  # each person rewords the index line by hand, the same day
+        index = repo / "MEMORY.md"
+        index.write_text(index.read_text(encoding="utf-8").replace(
+            "— the shared memory", f"— the shared memory, as {who} says"), encoding="utf-8")  # fmt: skip
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-12-01T10:00:00+00:00")
+    assert sync(cli, a).code == 0
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-12-01T10:05:00+00:00")  # b commits its edit later
+    done = sync(cli, b)
+    assert done.code == 0, done
+    assert "merged: MEMORY.md: shared: its line was changed on both sides" in done.err
+    assert "the shared memory, as b says" in (b / "MEMORY.md").read_text(encoding="utf-8")
+    said = re.search(r"^committed ([0-9a-f]{7}) ", done.out, re.M)
+    assert said is not None and said.group(1) in git(b, "log", "--format=%h", "-3")
+
+
+PAUSE_HOOK = """#!/bin/sh
+touch "{flag}.waiting"
+while [ ! -e "{flag}.go" ]; do sleep 0.05; done
+exit {code}
+"""
+
+
+def _paused(repo: Path, hook: str, flag: Path, code: int = 0) -> None:
+    path = repo / ".git" / "hooks" / hook
+    path.write_text(PAUSE_HOOK.format(flag=flag, code=code))
+    path.chmod(0o755)
+
+
+def _wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def _kura_sync(store: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "kura", "sync", "--store", str(store)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def test_a_sync_stopped_by_sigterm_undoes_its_commit(cli: Cli, tmp_path: Path) -> None:
+    team = RealTeam(tmp_path, LAYOUTS["root"], cli)
+    a = team.seed(cli, ("shared", "the shared memory"))
+    assert cli("-s", str(a), "remember", "new-one", "written before the sync").code == 0
+    before = snapshot(a)
+    flag = tmp_path / "commit"
+    _paused(a, "pre-commit", flag)
+    proc = _kura_sync(a)
+    _wait_for(flag.with_suffix(".waiting"))
+    proc.send_signal(signal.SIGTERM)  # to kura alone, as systemd or `timeout` would
+    (flag.with_suffix(".go")).touch()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "stopped by SIGTERM" in err, (out, err)
+    after = snapshot(a)
+    after["files"] = {k: v for k, v in after["files"].items() if not k.startswith(".kura/")}
+    before["files"] = {k: v for k, v in before["files"].items() if not k.startswith(".kura/")}
+    assert after == before
+
+
+def test_a_failed_sync_keeps_what_a_person_saved_while_it_ran(cli: Cli, tmp_path: Path) -> None:
+    team = RealTeam(tmp_path, LAYOUTS["subfolder"], cli)
+    a = team.seed(cli, ("shared", "the shared memory"))
+    (a / "app.py").write_text("code v1\n")
+    git(a, "add", "app.py")
+    git(a, "commit", "-q", "-m", "app")
+    git(a, "push", "-q")
+    b = team.clone("b")
+    assert cli("-s", str(team.store(b)), "remember", "from-b", "b's memory").code == 0
+    assert sync(cli, team.store(b)).code == 0  # upstream moves: a's sync will rebase
+    assert cli("-s", str(team.store(a)), "remember", "from-a", "a's memory").code == 0
+    flag = tmp_path / "push"
+    _paused(a, "pre-push", flag, code=1)  # the push is refused, after a while
+    proc = _kura_sync(team.store(a))
+    _wait_for(flag.with_suffix(".waiting"))
+    (a / "app.py").write_text("code v2, saved while kura synced\n")
+    (flag.with_suffix(".go")).touch()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert (a / "app.py").read_text() == "code v2, saved while kura synced\n"
+    assert git(a, "log", "-1", "--format=%s").strip() == "app"
+
+
+def test_a_memory_renamed_on_one_side_and_edited_on_the_other_is_said(cli: Cli, tmp_path: Path) -> None:
+    team = RealTeam(tmp_path, LAYOUTS["root"], cli)
+    a = team.seed(cli, ("deploy-day", "deploys go out Tuesday"))
+    b = team.clone("b")
+    git(a, "mv", "deploy-day.md", "deploys.md")
+    index = a / "MEMORY.md"
+    index.write_text(
+        index.read_text(encoding="utf-8").replace("(deploy-day.md)", "(deploys.md)"), encoding="utf-8"
+    )
+    assert sync(cli, a).code == 0
+    assert cli("-s", str(b), "remember", "deploy-day", "deploys go out Wednesday").code == 0
+    done = sync(cli, b)
+    assert done.code == 0, done
+    assert "names deploy-day, which no memory file is" in done.err and "kura doctor --fix" in done.err
+
+
+def test_a_persons_own_stash_is_never_popped_by_sync(cli: Cli, tmp_path: Path) -> None:
+    """Something dirty that `git stash` does not take (a submodule's own changes): sync must
+    not take the person's older stash for its own."""
+    team = RealTeam(tmp_path, LAYOUTS["subfolder"], cli)
+    a = team.seed(cli, ("shared", "the shared memory"))
+    lib = tmp_path / "lib"
+    git(tmp_path, "init", "-q", "-b", "main", str(lib))
+    git(lib, "config", "user.name", "l")
+    git(lib, "config", "user.email", "l@example.com")
+    (lib / "lib.txt").write_text("v1\n")
+    git(lib, "add", "lib.txt")
+    git(lib, "commit", "-q", "-m", "lib")
+    b = team.clone("b")
+    git(b, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    git(b, "commit", "-q", "-m", "a submodule")
+    git(b, "push", "-q")
+    (b / "notes.txt").write_text("the person's own work in progress\n")
+    git(b, "add", "notes.txt")
+    git(b, "stash", "push", "-q", "-m", "USER'S OWN STASH")
+    (b / "sub" / "lib.txt").write_text("v2, changed inside the submodule\n")
+    assert cli("-s", str(team.store(a)), "remember", "from-a", "a's memory").code == 0
+    assert sync(cli, team.store(a)).code == 0  # upstream moves: b's sync rebases and sets things aside
+    assert cli("-s", str(team.store(b)), "remember", "from-b", "b's memory").code == 0
+    assert sync(cli, team.store(b)).code == 0
+    assert "USER'S OWN STASH" in git(b, "stash", "list")
+    assert not (b / "notes.txt").exists()
+
+
+def test_with_pull_rebase_merges_a_local_merge_is_kept(cli: Cli, tmp_path: Path) -> None:
+    team = RealTeam(tmp_path, LAYOUTS["subfolder"], cli)
+    a = team.seed(cli, ("shared", "the shared memory"))
+    b = team.clone("b")
+    git(b, "config", "pull.rebase", "merges")
+    git(b, "switch", "-q", "-c", "feat")
+    (b / "feature.txt").write_text("a feature\n")
+    git(b, "add", "feature.txt")
+    git(b, "commit", "-q", "-m", "a feature")
+    git(b, "switch", "-q", "main")
+    git(b, "merge", "-q", "--no-ff", "-m", "merge feat", "feat")
+    assert cli("-s", str(team.store(a)), "remember", "from-a", "a's memory").code == 0
+    assert sync(cli, team.store(a)).code == 0
+    assert cli("-s", str(team.store(b)), "remember", "from-b", "b's memory").code == 0
+    assert sync(cli, team.store(b)).code == 0
+    assert "merge feat" in git(b, "log", "--merges", "--format=%s")
