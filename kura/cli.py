@@ -156,21 +156,30 @@ def show(
 def list_(
     ctx: typer.Context,
     type: Annotated[str | None, typer.Option("--type", "-t", help="Only this type.")] = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Archived and superseded memories too, marked.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """List memories (slug, type, description); exit 2 when there are none."""
+    """List the current memories (slug, type, description); with --all the archived and
+    superseded ones too, each marked with why it is not current. Exit 2 when none is listed."""
+    from kura.listing import listing
+
     if type is not None and type not in TYPES:
         fail(f"--type must be one of {', '.join(TYPES)}")
-    memories = core(lambda: store_from(ctx).list(type=type))
+    found = core(lambda: listing(store_from(ctx), type=type, everything=everything))
+    rows = found.memories
     if as_json:
-        print_json(
-            [{"slug": m.slug, "type": m.type, "name": m.name, "description": m.description} for m in memories]
-        )
+        print_json([m.to_dict() for m in rows])
     else:
-        width = max((len(m.slug) for m in memories), default=0)
-        for m in memories:
-            typer.echo(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}")
-    if not memories:
+        width = max((len(m.slug) for m in rows), default=0)
+        for m in rows:
+            mark = f"  {m.retired.mark}" if m.retired else ""
+            typer.echo(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}{mark}")
+        if found.hidden:
+            which = "memory" if found.hidden == 1 else "memories"
+            warn(f"{found.hidden} archived or superseded {which} not shown — kura list --all lists them")
+    if not rows:
         raise typer.Exit(2)
 
 

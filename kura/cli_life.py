@@ -81,9 +81,11 @@ def forget(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Purge without asking.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Archive a memory with a reason (out of the index, still findable with recall --all),
-    or with --purge delete it, its index line, drafts, derived memories and every derived
-    trace, leaving a tombstone so the distiller never learns it again."""
+    """Archive a memory with a reason (out of the index and kura list, still findable with
+    recall --all and list --all), or with --purge delete it, its index line, drafts, derived
+    memories and every derived trace, leaving a tombstone so the distiller never learns it
+    again. A purge is a person's deletion: a distiller-only store allows it, a frozen one
+    does not."""
     from kura import lifecycle
     from kura import purge as pg
 
@@ -95,6 +97,7 @@ def forget(
         else:
             say(f"archived {slug}" if done else f"{slug} was already archived")
         raise typer.Exit(0 if done else 2)
+    core(lambda: store.check_write("purge"))  # a frozen store refuses before anything is listed
     found = core(lambda: pg.closure(store, slug))
     if as_json and not yes:
         print_json({"closure": found.to_dict(), "purged": False})
@@ -116,7 +119,7 @@ def forget(
     if not yes and not typer.confirm("purge all of it?", default=False):
         warn("nothing was removed")
         raise typer.Exit(1)
-    core(lambda: pg.purge(store, found))
+    core(lambda: pg.purge(store, found, actor="purge"))
     if as_json:
         print_json({"closure": found.to_dict(), "purged": True})
         return

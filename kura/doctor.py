@@ -9,7 +9,9 @@ snapshot of the store to findings:
   FIFOs, devices and sockets named like memories, files over the size cap, NUL bytes, git
   conflict markers, and temporary files a crashed write left behind; in MEMORY.md also an
   unclosed ``<!--`` or code fence, which hides every line after it from the map;
-* index — a memory with no line in MEMORY.md, a line naming no memory, two lines for one;
+* index — a current memory with no line in MEMORY.md (archived and superseded ones have
+  none by design), a line naming no memory, two lines for one, and a line still offering
+  an archived or superseded memory as current;
 * observations — what the observation log's reader tolerated, and conflict markers in it;
 * links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved);
 * graph — islands (nothing links in or out) and dead ends (links nowhere), as warnings;
@@ -40,6 +42,7 @@ from kura import state as st
 from kura.errors import StoreError
 from kura.file_checks import conflict_markers, hidden_in_index, nul_bytes
 from kura.graph import GraphReport, analyse
+from kura.listing import Retired, retirement
 from kura.note import Finding
 from kura.observe import log_path, read_log
 from kura.observe_read import MAX_READ, snapshot
@@ -180,6 +183,16 @@ def check_index(snap: Snapshot) -> Iterator[Finding]:
             if slug not in snap.entries:
                 yield Finding(INDEX_NAME, number, f"names {slug!r}, which is not a memory in this store "
                               "— fix the link, remove the line or run kura doctor --fix")  # fmt: skip
+        gone = _retired(snap.store, snap.entries, line)
+        if gone is not None:
+            slug, rel = line.slugs[0], snap.entries[line.slugs[0]].rel
+            fix = (
+                "run kura doctor --fix to remove the line, "
+                f"or take `{gone.key}` out of {rel} to bring it back"
+            )
+            yield Finding(
+                INDEX_NAME, number, f"{slug}: {gone.said()}, yet this line still offers it as current — {fix}"
+            )
         if line.kind == "entry" and own[line.slugs[0]] > 1:
             yield Finding(
                 INDEX_NAME, number, f"{line.slugs[0]}: has {own[line.slugs[0]]} lines of its own — keep one"
@@ -274,9 +287,11 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
 
 
 def fix_index(store: Store) -> list[str]:
-    """Repair index drift only: add a line for each memory the index does not name, and
-    comment out each entry line that names no memory (kept, so nothing is lost).
-    Returns what changed, one line each; nothing when the index must not be read."""
+    """Repair index drift only: add a line for each current memory the index does not name,
+    remove the entry line of each archived or superseded one (the index names current
+    memories only: a forget stays done), and comment out each entry line that names no
+    memory (kept, so nothing is lost). Returns what changed, one line each; nothing when
+    the index must not be read."""
     if not _read_index(store)[2]:  # a FIFO, a link out, over the cap: diagnose says so
         return []
     entries = catalog.entries(store)
@@ -289,8 +304,13 @@ def fix_index(store: Store) -> list[str]:
             )
         changes.clear()
         named = set(index.named())
+        for line in index.entries():
+            gone = _retired(store, entries, line)
+            if gone is not None:
+                index = ix.remove(index, line.slugs[0])
+                changes.append(f"removed {line.text} ({gone.state})")
         for slug, entry in entries.items():
-            if slug not in named:
+            if slug not in named and not entry.retired:
                 added = ix.entry_text(
                     slug, ix.title_for(entry.name, entry.description, slug), entry.description
                 )
@@ -344,6 +364,15 @@ def _read_index(store: Store) -> tuple[ix.Index, tuple[Finding, ...], bool]:
         + hidden_in_index(text, INDEX_NAME)
     )
     return ix.parse_index(data.decode("utf-8", errors="replace")), tuple(found), True
+
+
+def _retired(store: Store, entries: dict[str, catalog.Entry], line: ix.IndexLine) -> Retired | None:
+    """Why the memory an entry line is the own line of is off the index, if it is: the
+    catalog answers quickly for most, the file itself has the last word for the few."""
+    entry = entries.get(line.slugs[0]) if line.kind == "entry" else None
+    if entry is None or not entry.retired:
+        return None
+    return retirement(store.show(entry.slug).note.meta)
 
 
 def _index_tokens(index: ix.Index) -> int:

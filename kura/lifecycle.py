@@ -61,11 +61,12 @@ def archive(
     store: Store, slug: str, reason: str, *, today: dt.date | None = None, actor: str = "direct"
 ) -> bool:
     """Archive the memory with ``reason``: out of the index, still on disk and findable.
-    False when it was already archived."""
+    Already archived, only a line left naming it (a merge kept it, or a write between the
+    two steps failed) is taken out; False when there was none."""
     today = today or dt.date.today()
     memory = store.show(slug)
-    if memory.note.meta.get("archived"):  # already out of the index
-        return False
+    if memory.note.meta.get("archived"):  # its first date and reason stay
+        return store.edit_index(lambda index: ix.remove(index, memory.slug), actor=actor)
     _edit(store, memory.slug, actor, archived=today.isoformat(), archived_reason=" ".join(reason.split()))
     store.edit_index(lambda index: ix.remove(index, memory.slug), actor=actor)
     return True

@@ -72,7 +72,7 @@ class Local:
         return self.service.doctor(selector)
 
     def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]:
-        return self.service.memories(type, selector)
+        return self.service.memories(type, selector, everything=True)
 
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]:
         return self.service.remember(selector=selector, **fields)

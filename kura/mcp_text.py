@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kura.listing import Retired
 from kura.secrets import find_secret
 
 MAX_ECHO = 200  # characters of a value the model sent that an answer may repeat
@@ -41,14 +42,33 @@ def doctor_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def memories_text(rows: list[dict[str, Any]], store: str) -> str:
-    if not rows:
-        return f"store '{store}' has no such memories"
-    width = max(len(r["slug"]) for r in rows)
-    head = f"store '{store}': {len(rows)} memories"
+def memories_text(rows: list[dict[str, Any]], store: str, *, everything: bool = False) -> str:
+    """The listing (``rows``: every memory, each with its state); archived and superseded
+    ones only with ``everything``, marked, else counted."""
+    shown = [r for r in rows if everything or r.get("state", "current") == "current"]
+    hidden = len(rows) - len(shown)
+    left = f" ({hidden} archived or superseded not shown; all=true lists them)" if hidden else ""
+    if not shown:
+        return f"store '{store}' has no such memories{left}"
+    width = max(len(r["slug"]) for r in shown)
+    head = f"store '{store}': {len(shown)} memories{left}"
     return "\n".join(
-        [head, *(f"{r['slug']:<{width}}  {r.get('type') or '?':<9}  {r['description']}" for r in rows)]
+        [
+            head,
+            *(
+                f"{r['slug']:<{width}}  {r.get('type') or '?':<9}  {r['description']}{_mark(r)}"
+                for r in shown
+            ),
+        ]
     )
+
+
+def _mark(row: dict[str, Any]) -> str:
+    """``[superseded by X]`` / ``[archived DATE: reason]``, as ``kura list --all`` marks them."""
+    if row.get("state", "current") == "current":
+        return ""
+    gone = Retired(row.get("archived"), row.get("archived_reason") or "", row.get("superseded_by") or "")
+    return f"  {gone.mark}"
 
 
 def stores_text(rows: list[dict[str, Any]], current: str) -> str:

@@ -66,7 +66,7 @@ class Backend(Protocol):
     def context(self, selector: str | None, task: str, budget: int) -> dict[str, Any]: ...
     def map(self, selector: str | None) -> str: ...
     def doctor(self, selector: str | None) -> dict[str, Any]: ...
-    def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]: ...
+    def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]: ...  # all, with state
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]: ...
 
 
@@ -79,6 +79,7 @@ class Param:
     range: tuple[int, int] | None = None  # an integer within these bounds; else text
     default: int | None = None
     choices: tuple[str, ...] = ()
+    flag: bool = False  # true or false (also as text: "true", "1", "yes", …)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +154,13 @@ LIST = Spec(
     "kura_list", "List memories or stores",
     "List the memories (slug, type, description), optionally of one type: user (who the user "
     "is), feedback (how they want you to work), project (decisions, state), reference (where "
-    "things are). With what=stores, list the stores (modes) this server holds instead.",
+    "things are). Forgotten (archived) and replaced (superseded) memories are left out unless "
+    "all is true. With what=stores, list the stores (modes) this server holds instead.",
     (Param("what", "memories (default) or stores.", ("list", "of", "show"), choices=("memories", "stores")),
-     TYPE, STORE),
+     TYPE,
+     Param("all", "Also archived and superseded memories, marked (default false).",
+           ("archived", "everything", "include_archived"), flag=True),
+     STORE),
 )  # fmt: skip
 USE = Spec(
     "kura_use", "Switch store for this session",
@@ -212,7 +217,8 @@ class Tools:
     def schema(self, spec: Spec, stores_hint: str = "") -> dict[str, Any]:
         properties: dict[str, Any] = {}
         for p in self._params(spec):
-            prop: dict[str, Any] = {"type": "integer" if p.range else "string", "description": p.help}
+            kind = "integer" if p.range else "boolean" if p.flag else "string"
+            prop: dict[str, Any] = {"type": kind, "description": p.help}
             if p.name == "store" and stores_hint:
                 prop["description"] += f" {stores_hint}"
             if p.range:
@@ -309,7 +315,8 @@ class Tools:
         if spec is LIST and args.get("what") == "stores":
             return stores_text(self._visible(backend.stores()), self._name_or_none(store))
         if spec is LIST:
-            return memories_text(backend.memories(store, args.get("type")), self._name_or_none(store))
+            rows = backend.memories(store, args.get("type"))
+            return memories_text(rows, self._name_or_none(store), everything=args.get("all", False))
         return remember_text(backend.remember(store, **args))
 
     def arguments(self, spec: Spec, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -433,6 +440,16 @@ def _safe(message: str) -> str:
     return message if len(message) <= 5 * MAX_ECHO else message[: 5 * MAX_ECHO] + "…"
 
 
+_FLAGS = {
+    "true": True,
+    "false": False,
+    "1": True,
+    "0": False,
+    "yes": True,
+    "no": False,
+    "on": True,
+    "off": False,
+}
 _QUOTED = re.compile(rf"'([^'\n]{{{MAX_ECHO}}})[^'\n]+'" + rf'|"([^"\n]{{{MAX_ECHO}}})[^"\n]+"')
 
 
@@ -447,6 +464,11 @@ def _value(tool: str, p: Param, raw: Any) -> Any:
         if number is None or not low <= number <= high:
             raise InvalidRequest(f"{tool}: {p.name} must be a whole number from {low} to {high}, got {raw!r}")
         return number
+    if p.flag:
+        said = str(raw).strip().lower() if isinstance(raw, str | int) else None  # a bool is an int
+        if said is None or said not in _FLAGS:
+            raise InvalidRequest(f"{tool}: {p.name} must be true or false, got {raw!r}")
+        return _FLAGS[said]
     if isinstance(raw, bool) or not isinstance(raw, str | int | float):
         raise InvalidRequest(f"{tool}: {p.name} must be text, got {type(raw).__name__} {raw!r}"[:300])
     text = str(raw) if p.name == "body" else str(raw).strip()

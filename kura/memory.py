@@ -11,6 +11,7 @@ from typing import Any
 
 from kura import index as ix
 from kura import note as nt
+from kura.errors import StoreError
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +96,21 @@ def remembered(
     if text == old.raw:
         return old
     return note.with_meta(updated=dt.date.today())
+
+
+def current(amend: Callable[[nt.Note], nt.Note] | None, note: nt.Note) -> nt.Note:
+    """A memory remembered again is current again: the write that states it anew undoes a
+    forget (``archived``), in the same locked write; ``amend`` is made first."""
+    note = amend(note) if amend is not None else note
+    return note.with_meta(archived=None, archived_reason=None)
+
+
+def not_superseded(old: nt.Note, where: str, file: str) -> None:
+    """Refuse to write over a memory a correction replaced: it would bring the replaced fact
+    back beside its successor."""
+    newer = " ".join(str(old.meta.get("superseded_by") or "").split())
+    if newer:
+        raise StoreError(
+            f"{where}: superseded by {newer}; write to {newer} instead, or take `superseded_by` "
+            f"out of {file} to make it current again — nothing was written"
+        )

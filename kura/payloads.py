@@ -110,6 +110,15 @@ class MemoryItem(_Out):
     type: str | None
 
 
+class MemoryListed(MemoryItem):
+    state: Literal["current", "archived", "superseded"] = Field(
+        description="current; or off the index by design (only listed with all=true)."
+    )
+    archived: str | None = Field(description='The day it was archived ("" when the file gives none).')
+    archived_reason: str | None
+    superseded_by: str | None = Field(description="The memory that replaced it.")
+
+
 class MemoryOut(MemoryItem):
     path: str
     meta: dict[str, Any]

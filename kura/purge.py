@@ -89,9 +89,10 @@ def closure(store: Store, slug: str) -> Closure:
                    tuple(p for p in state if p.exists()), tuple(said))  # fmt: skip
 
 
-def purge(store: Store, found: Closure, *, actor: str = "direct") -> Closure:
+def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:
     """Remove everything in ``found``; the tombstone is written first, so a crash midway
-    still keeps the distiller from learning it again."""
+    still keeps the distiller from learning it again. Every write goes as a ``purge``
+    (``kura.policy``): a ``distiller-only`` store lets a person delete, ``frozen`` does not."""
     store.check_write(actor)
     gone = {found.slug, *found.derived}
     bury(store, [store.show(s) for s in gone])

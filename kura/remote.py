@@ -74,7 +74,8 @@ class Remote:
         return found
 
     def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]:
-        found = self._call("GET", "/memories", selector, params={"type": type} if type else {})
+        params = {"all": "true", **({"type": type} if type else {})}  # every one, with its state
+        found = self._call("GET", "/memories", selector, params=params)
         rows: list[dict[str, Any]] = found.get("memories", []) if isinstance(found, dict) else found
         return rows
 

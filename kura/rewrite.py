@@ -10,9 +10,10 @@ written), and a file may have lost lines for reasons kura cannot see. Three rule
 * ``rested``: bytes that look half-saved are believed only once the file has been left
   alone for ``REST`` seconds (editors write within about a second of truncating).
 * ``IndexRecord``: MEMORY.md's lines as kura last wrote them (derived state in
-  ``.kura/index-seen.json``). A write never leaves out lines of memories that still exist
-  and that kura did not mean to remove: a few dropped by an editor's save made from an
-  older copy are put back ("keep theirs, add ours"); an emptied, vanished or cut-down
+  ``.kura/index-seen.json``). A write never leaves out lines of current memories (files
+  that exist and are neither archived nor superseded: a forget elsewhere, pulled in by git,
+  stays done) that kura did not mean to remove: a few dropped by an editor's save made from
+  an older copy are put back ("keep theirs, add ours"); an emptied, vanished or cut-down
   index is refused with the file untouched — a torn save is never written back as truth.
 """
 
@@ -193,7 +194,7 @@ class IndexRecord:
 
     path: Path
     lines: dict[str, str] | None
-    exists: Callable[[str], bool]  # is this slug a memory file of the store
+    exists: Callable[[str], bool]  # is this slug a current memory of the store (a forgotten one has no line)
     every: Callable[[], Iterable[str]]  # every memory's slug
 
     def looks_torn(self, data: bytes | None) -> bool:

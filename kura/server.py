@@ -39,7 +39,7 @@ from kura.payloads import (
     ContextOut,
     Doctor,
     Health,
-    MemoryItem,
+    MemoryListed,
     MemoryOut,
     MemoryType,
     Prefill,
@@ -207,12 +207,17 @@ def _routes(service: Service) -> "APIRouter":
         """One memory in full; any name that is not a memory of this store is a 404."""
         return service.memory(slug, name)
 
-    @router.get("/memories", response_model=list[MemoryItem], tags=["read"], responses=errors(401, 404, 422))
+    @router.get(
+        "/memories", response_model=list[MemoryListed], tags=["read"], responses=errors(401, 404, 422)
+    )  # fmt: skip
     def memories(
-        name: Store, type: Annotated[MemoryType | None, Query(description="Only this type.")] = None
+        name: Store,
+        type: Annotated[MemoryType | None, Query(description="Only this type.")] = None,
+        every: Annotated[bool, Query(alias="all", description="Archived and superseded ones too.")] = False,
     ) -> Any:
-        """Every memory (or those of one type), by slug."""
-        return service.memories(type, name)
+        """The current memories (or those of one type), by slug; ``?all=true``: the archived
+        and superseded ones too, each with its state."""
+        return service.memories(type, name, everything=every)
 
     @router.post(
         "/recall", response_model=RecallOut, tags=["recall"], responses=errors(400, 401, 404, 413, 422)

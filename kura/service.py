@@ -188,15 +188,17 @@ class Service:
         return {**memory.to_dict(), "path": _rel(store, memory.path), "text": data.decode("utf-8", "replace")}
 
     @_private_paths
-    def memories(self, type: str | None = None, selector: str | None = None) -> list[dict[str, Any]]:
+    def memories(
+        self, type: str | None = None, selector: str | None = None, *, everything: bool = False
+    ) -> list[dict[str, Any]]:
+        """The current memories (of ``type``); ``everything``: archived and superseded too."""
+        from kura.listing import listing
         from kura.note import TYPES
 
         if type is not None and type not in TYPES:
             raise InvalidRequest(f"type {type!r} is not one of {', '.join(TYPES)}")
-        return [
-            {"slug": m.slug, "name": m.name, "description": m.description, "type": m.type}
-            for m in self.served(selector).store.list(type)
-        ]
+        found = listing(self.served(selector).store, type=type, everything=everything)
+        return [m.to_dict() for m in found.memories]
 
     @_private_paths
     def doctor(self, selector: str | None = None) -> dict[str, Any]:

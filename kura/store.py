@@ -30,10 +30,11 @@ from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.memory import Memory as Memory
 from kura.memory import WriteResult as WriteResult
-from kura.memory import remembered
+from kura.memory import current, not_superseded, remembered
 from kura.plain import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
+from kura.standing import retired
 from kura.state import folder
 
 
@@ -240,6 +241,8 @@ class Store:
             def change(index: ix.Index) -> ix.Index:
                 if not created and slug in index.named():
                     return index  # a person may have edited the line since the last import
+                if retired(note.meta):
+                    return index  # archived or superseded: the index names current memories only
                 return ix.upsert(
                     index,
                     slug,
@@ -269,7 +272,10 @@ class Store:
             old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
             if old is not None:
                 limits.check_rewritable(path, old)
-            note = remembered(old, slug, description, body, type=type, title=title, amend=amend)
+                not_superseded(old, f"{self.name}/{slug}", path.name)
+            note = remembered(
+                old, slug, description, body, type=type, title=title, amend=partial(current, amend)
+            )
             made.append(note)
             return None if note is old else nt.render(note).encode("utf-8")
 
@@ -285,6 +291,12 @@ class Store:
                 f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
             ) from err
         return WriteResult(slug, path, first is None, changed, index_changed, restored)
+
+    def _current(self, slug: str) -> bool:
+        """Whether ``slug`` is a current memory of the store — a file that is neither archived
+        nor superseded — whose line the index should hold."""
+        path = self.root / f"{slug}.md"
+        return self.contains(f"{slug}.md") and not retired(self._read(slug, path).note.meta)
 
     def _settled(self, path: Path) -> bytes | None:
         cap = INDEX_CAP if path == self.index_path else MEMORY_CAP
@@ -335,7 +347,7 @@ class Store:
         return rw.IndexRecord(
             self.index_path,
             rw.load_record(self.state_dir),
-            exists=lambda slug: self.contains(f"{slug}.md"),
+            exists=self._current,
             every=lambda: (slug for slug, _ in self._walk()),
         )
 

@@ -164,7 +164,8 @@ def test_every_route_answers(served: Served) -> None:
     assert memory["slug"] == "backup-schedule" and memory["type"] == "project"
     assert memory["text"] == (served.root() / "backup-schedule.md").read_text()
     listed = http.get("/memories").json()
-    assert len(listed) == 40 and {"slug", "name", "description", "type"} == set(listed[0])
+    keys = {"slug", "name", "description", "type", "state", "archived", "archived_reason", "superseded_by"}
+    assert len(listed) == 40 and keys == set(listed[0]) and {m["state"] for m in listed} == {"current"}
     assert {m["type"] for m in http.get("/memories?type=feedback").json()} == {"feedback"}
     found = http.post("/recall", json={"question": "when do the nightly database backups run?", "hops": 0})
     assert found.status_code == 200 and found.json()["picked"][0]["slug"] == "backup-schedule"
@@ -482,7 +483,7 @@ def test_the_openapi_schema_lists_every_route(shared: Served) -> None:
     assert remember["403"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorOut")
     assert "304" in schema["paths"]["/prefill"]["get"]["responses"]
     params = {p["name"] for p in schema["paths"]["/memories"]["get"]["parameters"]}
-    assert params == {"store", "mode", "type"}
+    assert params == {"store", "mode", "type", "all"}
     # every error is described as the one shape the server sends, text routes included
     error_ref = {"schema": {"$ref": "#/components/schemas/ErrorOut"}}
     assert schema["paths"]["/index"]["get"]["responses"]["404"]["content"] == {"application/json": error_ref}
