@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from kura import catalog
 from kura import index as ix
 from kura import state as st
-from kura.errors import StoreError
+from kura.errors import KuraError, StoreError
 from kura.file_checks import conflict_markers, hidden_in_index, nul_bytes
 from kura.graph import GraphReport, analyse
 from kura.listing import Retired, retirement
@@ -372,7 +372,10 @@ def _retired(store: Store, entries: dict[str, catalog.Entry], line: ix.IndexLine
     entry = entries.get(line.slugs[0]) if line.kind == "entry" else None
     if entry is None or not entry.retired:
         return None
-    return retirement(store.show(entry.slug).note.meta)
+    try:
+        return retirement(store.show(entry.slug).note.meta)
+    except KuraError:  # gone or unreadable since the walk: other checks say so
+        return None
 
 
 def _index_tokens(index: ix.Index) -> int:

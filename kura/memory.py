@@ -98,11 +98,15 @@ def remembered(
     return note.with_meta(updated=dt.date.today())
 
 
-def current(amend: Callable[[nt.Note], nt.Note] | None, note: nt.Note) -> nt.Note:
-    """A memory remembered again is current again: the write that states it anew undoes a
-    forget (``archived``), in the same locked write; ``amend`` is made first."""
-    note = amend(note) if amend is not None else note
-    return note.with_meta(archived=None, archived_reason=None)
+def current(amend: Callable[[nt.Note], nt.Note] | None) -> Callable[[nt.Note], nt.Note]:
+    """``amend`` (if any), then current again: a memory remembered again is stated anew, so
+    the write undoes a forget (``archived``), in the same locked write."""
+
+    def made(note: nt.Note) -> nt.Note:
+        note = amend(note) if amend is not None else note
+        return note.with_meta(archived=None, archived_reason=None)
+
+    return made
 
 
 def not_superseded(old: nt.Note, where: str, file: str) -> None:

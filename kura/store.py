@@ -239,10 +239,8 @@ class Store:
             note = self._read(slug, path).note
 
             def change(index: ix.Index) -> ix.Index:
-                if not created and slug in index.named():
-                    return index  # a person may have edited the line since the last import
-                if retired(note.meta):
-                    return index  # archived or superseded: the index names current memories only
+                if (not created and slug in index.named()) or retired(note.meta):
+                    return index  # a person may have edited the line since; a retired memory has none
                 return ix.upsert(
                     index,
                     slug,
@@ -273,9 +271,7 @@ class Store:
             if old is not None:
                 limits.check_rewritable(path, old)
                 not_superseded(old, f"{self.name}/{slug}", path.name)
-            note = remembered(
-                old, slug, description, body, type=type, title=title, amend=partial(current, amend)
-            )
+            note = remembered(old, slug, description, body, type=type, title=title, amend=current(amend))
             made.append(note)
             return None if note is old else nt.render(note).encode("utf-8")
 
@@ -292,11 +288,10 @@ class Store:
             ) from err
         return WriteResult(slug, path, first is None, changed, index_changed, restored)
 
-    def _current(self, slug: str) -> bool:
-        """Whether ``slug`` is a current memory of the store — a file that is neither archived
-        nor superseded — whose line the index should hold."""
-        path = self.root / f"{slug}.md"
-        return self.contains(f"{slug}.md") and not retired(self._read(slug, path).note.meta)
+    def _current(self, slug: str) -> bool:  # a memory file, neither archived nor superseded: it has a line
+        return self.contains(f"{slug}.md") and not retired(
+            self._read(slug, self.root / f"{slug}.md").note.meta
+        )
 
     def _settled(self, path: Path) -> bytes | None:
         cap = INDEX_CAP if path == self.index_path else MEMORY_CAP
