@@ -54,7 +54,9 @@ def journals(root: Path, drafts: int) -> Path:
 def store_for(root: Path, name: str, folder: Path) -> tuple[Store, list[str]]:
     store, _ = init_store(root / name, name="test")
     config = root / f"{name}.toml"
-    config.write_text(f'[stores.test]\npath = "{store.root}"\n\n[distill.journals]\nclaude = ["{folder}"]\n')
+    config.write_text(
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{folder}"]\n'
+    )
     return store, [*KURA, "-c", str(config), "distill", "run", "--store", "test"]
 
 

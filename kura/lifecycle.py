@@ -83,11 +83,11 @@ def _added(value: Any, slug: str) -> list[str]:
 
 def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tuple[wt.Witness | None, str]:
     """The witness and the replaced slug a draft's flags record (``witness:FIX``,
-    ``session:…``, ``replaces:slug``); the quote is its first USER evidence, else its first."""
+    ``session:…``, ``when:YYYY-MM-DD`` — the day it was said, else today — ``replaces:slug``);
+    the quote is its first USER evidence, else its first."""
     found = {f.split(":", 1)[0]: f.split(":", 1)[1] for f in flags if ":" in f}
     kind, replaces = found.get("witness", "").upper(), found.get("replaces", "")
     if kind not in wt.WEIGHTS:
         return None, replaces
-    return wt.Witness(
-        kind, dt.date.today(), found.get("session", ""), source, wt.lead_quote(evidence)
-    ), replaces
+    when = wt.parse_when(found.get("when")) or dt.date.today()
+    return wt.Witness(kind, when, found.get("session", ""), source, wt.lead_quote(evidence)), replaces

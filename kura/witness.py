@@ -208,11 +208,27 @@ def confidence(
                       tuple(reasons))  # fmt: skip
 
 
+def lead(evidence: Sequence[Any]) -> Any:
+    """The segment a witness stands on (segments with ``cls`` and ``text``): the human's
+    first, else the first of any class; None for no evidence."""
+    return next((s for s in evidence if s.cls == "USER"), evidence[0] if evidence else None)
+
+
 def lead_quote(evidence: Sequence[Any]) -> str:
-    """The words a witness quotes from its evidence (segments with ``cls`` and ``text``):
-    the human's first, else the first of any class."""
-    text = next((s.text for s in evidence if s.cls == "USER"), evidence[0].text if evidence else "")
-    return str(text)[:400]
+    """The words a witness quotes from its evidence: those of its ``lead`` segment."""
+    first = lead(evidence)
+    return str(first.text if first is not None else "")[:400]
+
+
+def said_in(evidence: Sequence[Any], fallback: dt.date) -> tuple[str, dt.date]:
+    """The session and the day the evidence was said in: the ``lead`` segment's (its
+    ``session``, its ``when`` timestamp), else any segment's; ``fallback`` for the day when
+    no segment carries a readable one. A witness is dated by when it was said, never by the
+    day it was read or poured, or an old transcript would read as fresh news."""
+    ordered = [s for s in (lead(evidence), *evidence) if s is not None]
+    session = next((str(s.session) for s in ordered if getattr(s, "session", "")), "")
+    day = next((d for s in ordered if (d := parse_when(getattr(s, "when", ""))) is not None), None)
+    return session, day or fallback
 
 
 def dedupe(witnesses: Iterable[Witness]) -> list[Witness]:

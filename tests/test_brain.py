@@ -68,7 +68,7 @@ def ferry(tmp_path: Path, model_server: ModelServer) -> tuple[Store, Path]:
     config = tmp_path / "kura.toml"
     config.write_text(
         f'[stores.test]\npath = "{store.root}"\ncharter = "{CHARTER}"\n\n'
-        f'[distill.journals]\nclaude = ["{journals}"]\n\n'
+        f'[stores.test.distill.journals]\nclaude = ["{journals}"]\n\n'
         f'[models.thinker]\nurl = "{model_server.url}"\nmodel = "m"\ntimeout = 5\n'
     )
     return store, config
@@ -97,10 +97,10 @@ def test_the_brain_spots_what_the_rules_miss_and_the_gate_still_decides(
     notes = next(d for d in drafts.values() if "docs/CHANGES.md" in d.title)
     assert [(s.cls, s.text) for s in notes.evidence] == [("USER", "The release notes go in docs/CHANGES.md")]
     staging = [d for d in drafts.values() if "db-staging.internal" in d.body]
-    assert (
-        len(staging) == 1
-        and staging[0].evidence[0].text == "the staging database lives on db-staging.internal"
-    )
+    # the human's explicit request stands as the rules spotted it: the brain's reading of the
+    # same words (STAGING) gives way, so the witness stays SAID
+    assert len(staging) == 1 and [(s.cls, s.text) for s in staging[0].evidence] == [("USER", REMEMBER)]
+    assert "witness:SAID" in staging[0].flags
     assert any(CORRECTION in s.text for d in drafts.values() for s in d.evidence)
     assert any("pytest: command not found" in s.text for d in drafts.values() for s in d.evidence)
     assert not any("Tuesdays" in d.body or "All 42 tests pass" in d.body for d in drafts.values())
@@ -146,7 +146,7 @@ def test_the_scribe_writes_and_the_floor_sends_embellishment_to_the_template(
     assert notes.body == good_text["body"] and notes.description == good_text["description"]
     staging = next(d for d in drafts.values() if "db-staging.internal" in d.body)
     assert "3 times" not in staging.body  # the template wrote it instead
-    assert 'The user said: "the staging database lives on db-staging.internal"' in staging.body
+    assert f'The user said: "{REMEMBER}"' in staging.body
     assert not any(d.tampered for d in dr.drafts(store))
 
 

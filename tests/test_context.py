@@ -260,7 +260,7 @@ def test_the_distillers_journals_become_spans_and_an_injection_never_becomes_a_r
             ("user", "The nightly backup finishes around 03:40 UTC on most days."),
         ],
     )
-    journals = journals_for({"journals": {"chat": [str(journal)]}}, {}, config_source=None, store="s")
+    journals = journals_for({}, {"journals": {"chat": [str(journal)]}}, config_source=None, store="s")
     run_pass(store, journals)
     for info in dr.drafts(store):
         dr.pour(store, info.id)

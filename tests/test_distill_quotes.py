@@ -48,7 +48,7 @@ class Journal:
         self.folder = tmp_path / "journals"
         self.folder.mkdir()
         self.journals = journals_for(
-            {"journals": {"chat": [str(self.folder)]}}, {}, config_source=None, store="s"
+            {}, {"journals": {"chat": [str(self.folder)]}}, config_source=None, store="s"
         )
         self.count = 0
 

@@ -87,13 +87,13 @@ def setup(tmp_path: Path) -> tuple[Store, Path, Path]:
     jsonl(journals / "ferry" / f"{SID}.jsonl", SESSION)
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
     )
     return store, journals, config
 
 
 def journals_of(journals: Path) -> jr.Journals:
-    return journals_for({"journals": {"claude": [str(journals)]}}, {}, config_source=None, store="test")
+    return journals_for({}, {"journals": {"claude": [str(journals)]}}, config_source=None, store="test")
 
 
 def staged(store: Store) -> list[dr.Draft]:
@@ -192,14 +192,18 @@ def test_one_pass_stages_the_right_drafts(setup: tuple[Store, Path, Path]) -> No
     assert all(dr.pour(store, d.id).poured for d in drafts)  # the no-model path pours by hand
 
 
-def test_a_number_only_the_human_gave_is_dropped_not_staged(tmp_path: Path) -> None:
+def test_a_number_only_the_human_gave_is_kept_in_their_words_never_as_bare_fact(tmp_path: Path) -> None:
     store, _ = init_store(tmp_path / "store", name="test")
-    jsonl(
-        tmp_path / "j" / "s.jsonl", [cc("user", "Remember that the cache holds 512 entries at most.", "u1")]
-    )
+    said = "Remember that the cache holds 512 entries at most."
+    jsonl(tmp_path / "j" / "s.jsonl", [cc("user", said, "u1")])
     metrics = run_pass(store, journals_of(tmp_path / "j"))
-    assert (metrics.kept, metrics.drafts) == (0, ())
-    assert metrics.dropped == {"no sentence of fact passed the final-surface floor": 1}
+    assert (metrics.kept, metrics.dropped) == (1, {})
+    [draft] = staged(store)
+    assert draft.body.startswith(f'The user said: "{said}"\n\n')  # not "The cache holds 512 entries"
+    assert (draft.title, draft.description) == (
+        "The cache holds … entries at most",
+        'The user said: "the cache holds 512 entries at most"',
+    )
 
 
 def test_the_cli_runs_a_pass_then_reads_nothing(setup: tuple[Store, Path, Path]) -> None:
@@ -225,7 +229,7 @@ import sys
 from kura.distill.run import journals_for, run_pass
 from kura.store import Store
 store = Store(sys.argv[1], name="test")
-journals = journals_for({"journals": {"claude": [sys.argv[2]]}}, {}, config_source=None, store="test")
+journals = journals_for({}, {"journals": {"claude": [sys.argv[2]]}}, config_source=None, store="test")
 while not run_pass(store, journals, max_bytes=1500).nothing:
     pass
 """

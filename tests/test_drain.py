@@ -43,7 +43,7 @@ def config_for(tmp_path: Path, store: Store, url: str, journals: Path | None = N
     config = tmp_path / "kura.toml"
     text = f'[stores.test]\npath = "{store.root}"\ncharter = {json.dumps(CHARTER)}\n\n'
     if journals:
-        text += f'[distill.journals]\nclaude = ["{journals}"]\n\n'
+        text += f'[stores.test.distill.journals]\nclaude = ["{journals}"]\n\n'
     text += f'[models.thinker]\nurl = "{url}"\nmodel = "scribe-m"\ntimeout = 5\n'
     config.write_text(text)
     return config

@@ -131,7 +131,7 @@ def test_run_once_returns_after_one_spell() -> None:
 def test_the_snapshot_sees_size_and_mtime(tmp_path: Path) -> None:
     store, _ = init_store(tmp_path / "store", name="test")
     journals = journals_for(
-        {"journals": {"claude": [str(tmp_path / "j")]}}, {}, config_source=None, store="t"
+        {}, {"journals": {"claude": [str(tmp_path / "j")]}}, config_source=None, store="t"
     )
     path = jsonl(tmp_path / "j" / "p" / f"{SID}.jsonl", SESSION[:2])
     first = snapshot(journals, store.root)
@@ -146,7 +146,7 @@ def test_the_cli_once_runs_one_pass_and_exits(tmp_path: Path, cli: Cli) -> None:
     jsonl(journals / "ferry" / f"{SID}.jsonl", SESSION)
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
     )
     args = ("-c", str(config), "distill", "night", "--store", "test", "--once")
     first = cli(*args, "--idle-sec", "0.05", "--poll-sec", "0.01")

@@ -382,7 +382,7 @@ def test_the_distiller_pours_no_secret_key_beside_a_redacted_key_id(
     (journals / "s1.jsonl").write_text(json.dumps(row) + "\n")
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[distill.journals]\nclaude = ["{journals.parent}"]\n\n'
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals.parent}"]\n\n'
         f'[models.thinker]\nurl = "{model_server.url}"\nmodel = "m"\ntimeout = 5\n'
     )
     candidate = {"topic": "The backup job authenticates with an access key pair from cron", "kind": "reference",

@@ -81,7 +81,7 @@ def test_a_pass_seeds_the_idea_and_a_later_pass_graduates_it(
     monkeypatch.setattr(run_module, "spot", spot_with_an_idea)
     journal = jsonl(tmp_path / "j" / "ferry" / f"{SID}.jsonl", [SESSION[0], *SESSION[2:]])
     journals = journals_for(
-        {"journals": {"claude": [str(tmp_path / "j")]}}, {}, config_source=None, store="t"
+        {}, {"journals": {"claude": [str(tmp_path / "j")]}}, config_source=None, store="t"
     )
     first = run_pass(store, journals)
     assert first.ideas == 1

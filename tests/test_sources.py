@@ -458,17 +458,18 @@ def test_rewritten_shorter_file_reads_nothing_until_it_grows(tmp_path: Path) -> 
 
 def test_journal_settings_both_spellings(tmp_path: Path) -> None:
     shared = {"journals": {"roots": ["logs"], "include": ["**/*.jsonl"], "exclude": ["*-old.jsonl"]}}
-    got = jr.journal_settings(shared, {}, base=tmp_path)
+    got = jr.journal_settings(shared, {"inherit_global_journals": True}, base=tmp_path)
     assert got == jr.Journals((jr.Root(tmp_path / "logs"),), ("**/*.jsonl",), ("*-old.jsonl",))
+    assert jr.journal_settings(shared, {}, base=tmp_path).roots == ()  # the global table is opt-in
     own = jr.journal_settings(shared, {"journals": {"claude": "~/.claude/projects/demo"}}, base=tmp_path)
     assert own.roots == (jr.Root(Path.home() / ".claude/projects/demo", "claude"),)
     assert jr.journal_settings(shared, {"inherit_global_journals": False}).roots == ()
     with pytest.raises(ConfigError, match="unknown key 'rots'"):
-        jr.journal_settings({"journals": {"rots": ["x"]}}, {})
+        jr.journal_settings({"journals": {"rots": ["x"]}}, {"inherit_global_journals": True})
     with pytest.raises(ConfigError, match=r"\[stores.eq.distill.journals\] roots must be"):
         jr.journal_settings({}, {"journals": {"roots": [1]}}, store="eq")
     with pytest.raises(ConfigError, match="include must be a string or a list"):
-        jr.journal_settings({"journals": {"include": 3}}, {})
+        jr.journal_settings({"journals": {"include": 3}}, {"inherit_global_journals": True})
 
 
 def test_discovery_never_reads_the_store_itself(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def build(root: Path) -> Path:
     journals = jsonl(root / "journals" / "ferry" / f"{SID}.jsonl", SESSION)
     config = root / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[distill.journals]\nclaude = ["{journals.parent.parent}"]\n'
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals.parent.parent}"]\n'
     )
     cli = Cli()
     for args in (
@@ -456,7 +456,7 @@ def test_a_kura_that_is_a_link_or_a_file_is_refused_and_nothing_is_written_throu
     journals = jsonl(tmp_path / "journals" / "ferry" / f"{SID}.jsonl", SESSION)
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[distill.journals]\nclaude = ["{journals.parent.parent}"]\n'
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals.parent.parent}"]\n'
     )
     dot = store.root / ".kura"
     if kind == "file":

@@ -159,16 +159,38 @@ def _candidate(item: Any) -> dict[str, Any] | None:
             "judgement": judgement, "rule": "brain"}  # fmt: skip
 
 
-def merge(brained: Sequence[dict[str, Any]], ruled: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge(
+    brained: Sequence[dict[str, Any]], ruled: Sequence[dict[str, Any]], *, firm: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """The brain's candidates, then each rule candidate none of whose quotes overlaps one the
-    brain used (the same words, or one inside the other): the same moment is spotted once."""
-    used = [_bare(q) for c in brained for q in c.get("quotes", []) if len(_bare(q)) >= MIN_QUOTE_CHARS]
+    brain used (the same words, or one inside the other): the same moment is spotted once.
 
-    def overlaps(quote: str) -> bool:
+    A rule candidate whose ``rule`` is in ``firm`` (``FIRM``: the human's explicit request,
+    their correction) stands whatever the brain made of the same words: a brain candidate
+    quoting its USER words gives way, so a model's reading never turns what the person said
+    (a SAID or FIX witness) into an inference, an idea or a different claim."""
+    held = [_bare(q) for c in ruled if c.get("rule") in firm for q in c.get("quotes", []) if _is_user(q)]
+    kept = [c for c in brained if not _shares(c, held)]
+    used = [_bare(q) for c in kept for q in c.get("quotes", [])]
+    return [*kept, *(c for c in ruled if c.get("rule") in firm or not _shares(c, used))]
+
+
+FIRM = ("remember", "correction")  # the rules whose candidates a brain candidate never displaces
+
+
+def _shares(candidate: Mapping[str, Any], others: Sequence[str]) -> bool:
+    """Whether one of the candidate's quotes is one of ``others`` (or inside one, or holds one)."""
+    for quote in candidate.get("quotes", []):
         mine = _bare(quote)
-        return len(mine) >= MIN_QUOTE_CHARS and any(mine in other or other in mine for other in used)
+        if len(mine) >= MIN_QUOTE_CHARS and any(
+            mine in other or other in mine for other in others if len(other) >= MIN_QUOTE_CHARS
+        ):
+            return True
+    return False
 
-    return [*brained, *(c for c in ruled if not any(overlaps(q) for q in c.get("quotes", [])))]
+
+def _is_user(quote: Any) -> bool:
+    return str(quote).lstrip().upper().startswith("[USER]")
 
 
 def _bare(quote: Any) -> str:

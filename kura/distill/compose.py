@@ -6,10 +6,15 @@ vouched for (the floor licenses numbers from TOOL and ACT output alone), a tool 
 carry a secret, a topic cut from a sentence may read as a claim. So every piece is built
 from the candidate's verbatim parts, and each sentence of the body is held to the
 final-surface floor (``kura.distill.surface.violations``) against the gate's evidence on its
-own: a sentence that fails is dropped, never staged and never repaired by guessing. A title
-or description that fails loses its words with digits, then falls back to a plain one. If
-no sentence carrying the fact survives, there is no draft — an empty memory is worse than
-none.
+own: a sentence that fails is dropped, never staged and never repaired by guessing. If no
+sentence carrying the fact survives, there is no draft — an empty memory is worse than none.
+
+A number the human gave is the human's word, not a measured fact: the body keeps it inside
+the user's quoted sentence ("The user said: …", which the floor licenses) and drops the bare
+restatement. The description then quotes the request itself (``The user said: "the deploy
+window is 30 minutes"``), and a title the floor refuses has its unlicensed numbers stripped,
+visibly (``The deploy window is … minutes``); failing that, its words with digits go, then
+a plain fallback.
 
 The description is a recognition trigger for the index line: the key nouns and the
 conclusion, at most 150 characters, because an agent scanning the index decides from that
@@ -26,8 +31,8 @@ from typing import Any
 
 from kura.distill.evidence import Segment
 from kura.distill.gate import Verdict
-from kura.distill.spot import command_of, cut
-from kura.distill.surface import quote, violations
+from kura.distill.spot import command_of, cut, request_of
+from kura.distill.surface import quote, stripped, violations
 from kura.errors import StoreError
 from kura.slugs import new_slug
 
@@ -45,6 +50,7 @@ _VOICE = {
     "ACT": "The agent ran",
     "SELF": "The agent noted",
 }
+_SPOKEN = {"remember": "The user said:", "correction": "Corrected by the user:"}  # the floor's attributions
 _HOW = {
     "feedback": "follow it in every session without being reminded.",
     "user": "keep it in mind when working with this person.",
@@ -83,7 +89,8 @@ def compose(
     body = "\n\n".join(["\n".join(kept_facts), *rest]) + "\n"
     topic = str(candidate.get("topic") or "")
     title = _safe(_title(candidate), evidence, "A lesson from a transcript")
-    description = _safe(_description(candidate), evidence, f"{verdict.classes[0]} evidence: {title}")
+    fallback = f"{verdict.classes[0]} evidence: {title}"
+    description = _safe(_description(candidate), evidence, fallback, spoken=_spoken(candidate))
     flags = tuple(
         flag
         for flag, on in (("judgement", verdict.judgement), ("unbacked-number", verdict.unverified_numbers))
@@ -180,14 +187,28 @@ def _description(candidate: Mapping[str, Any]) -> str:
     return cut(topic, DESC_CHARS)
 
 
-def _safe(text: str, evidence: Sequence[Segment], fallback: str) -> str:
-    """``text`` if the floor passes it, else without its words that hold digits, else
-    ``fallback`` (itself held to the floor)."""
+def _spoken(candidate: Mapping[str, Any]) -> str:
+    """The request in the user's own words, quoted and attributed (the floor licenses the
+    numbers in it): "" for a candidate that is not a request or a correction."""
+    lead = _SPOKEN.get(str(candidate.get("rule")), "")
+    asked = request_of(str(candidate.get("said") or "")) if lead else ""
+    if not lead or not asked:
+        return ""
+    room = DESC_CHARS - len(lead) - 3
+    shown = asked if len(asked) <= room else cut(asked, room - 2) + " \u2026"
+    return _said(lead, shown)
+
+
+def _safe(text: str, evidence: Sequence[Segment], fallback: str, *, spoken: str = "") -> str:
+    """``text`` if the floor passes it; else ``spoken`` (the user's words, quoted); else
+    ``text`` with its unlicensed numbers stripped, then without its words that hold digits;
+    else ``fallback`` (itself held to the floor)."""
     if text and not violations(text, evidence, ()):
         return text
     plain = " ".join(w for w in text.split() if not any(c.isdigit() for c in w))
-    if len(plain) >= 12 and not violations(plain, evidence, ()):
-        return plain
+    for choice in (spoken, stripped(text, evidence), plain):
+        if len(choice) >= 12 and not violations(choice, evidence, ()):
+            return choice
     return fallback if not violations(fallback, evidence, ()) else "A lesson from a transcript"
 
 

@@ -19,6 +19,8 @@ is judged against the classed segments of the raw material and the store's own t
   the words is not the human deciding. SELF text that repeats the human does *not* demote a
   USER quote: agents echo their human constantly, and the words are still the human's.
   A re-filed quote goes to the first class it is in, in the order TOOL, ACT, USER, SELF.
+- A kept quote carries the session, turn and time of the segment it was found in (the first
+  one, of its class), so a witness the distiller records names where and when it was said.
 - A quote found in the store's own text (ignoring case, which a memory's first letter often
   changes) is the store reading itself back (an echo) and does not count.
 - No surviving quote: dropped. Only SELF quotes: dropped, unless the candidate says
@@ -77,13 +79,16 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class _Material:
-    by_class: dict[str, tuple[str, ...]]
+    by_class: dict[str, tuple[tuple[str, Segment], ...]]  # (normalised text, its segment)
     store: str
+
+    def found_in(self, cls: str, text: str) -> Segment | None:
+        return next((seg for hay, seg in self.by_class[cls] if text in hay), None)
 
 
 def judge(candidates: Iterable[Any], segments: Sequence[Segment], store_text: str = "") -> list[Verdict]:
     """One verdict per candidate, in order (see the module docstring for the rules)."""
-    by_class = {cls: tuple(normalise(s.text) for s in segments if s.cls == cls) for cls in CLASSES}
+    by_class = {cls: tuple((normalise(s.text), s) for s in segments if s.cls == cls) for cls in CLASSES}
     material = _Material(by_class, normalise(store_text).casefold())
     return [_judge_one(candidate, material) for candidate in candidates]
 
@@ -152,7 +157,7 @@ def _sift(raw_quotes: list[Any], material: _Material) -> tuple[tuple[Segment, ..
         segment, note = _check_quote(raw, material)
         if note:
             notes.append(f"quote {number}: {note}")
-        if segment is not None and segment not in evidence:
+        if segment is not None and (segment.cls, segment.text) not in {(s.cls, s.text) for s in evidence}:
             evidence.append(segment)
     return tuple(evidence), notes
 
@@ -164,7 +169,7 @@ def _check_quote(raw: Any, material: _Material) -> tuple[Segment | None, str]:
     text = normalise(text[:MAX_QUOTE_CHARS])
     if len(text) < MIN_QUOTE_CHARS:
         return None, f"under {MIN_QUOTE_CHARS} characters; ignored"
-    found = tuple(cls for cls in CLASSES if any(text in seg for seg in material.by_class[cls]))
+    found = tuple(cls for cls in CLASSES if material.found_in(cls, text) is not None)
     if not found:
         return None, "not found verbatim in the raw material (a paraphrase or an invention)"
     if text.casefold() in material.store:
@@ -176,7 +181,9 @@ def _check_quote(raw: Any, material: _Material) -> tuple[Segment | None, str]:
     shown, kinds = redact(text)
     if kinds:
         note = "; ".join(filter(None, (note, f"redacted a secret ({', '.join(kinds)})")))
-    return Segment(cls, shown), note
+    said = material.found_in(cls, text)
+    assert said is not None  # cls is one of the classes the text was found in
+    return Segment(cls, shown, said.session, said.turn, line=said.line, when=said.when), note
 
 
 def _split_tag(raw: Any) -> tuple[str, str | None]:

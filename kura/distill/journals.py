@@ -1,8 +1,12 @@
 """Journals: which transcripts a store drinks from, and how far it has drunk.
 
-Settings live in ``[distill.journals]`` (every store) or ``[stores.NAME.distill.journals]``
-(one store; it replaces the global table whole, and ``inherit_global_journals = false``
-drops the global one for that store). Keys: ``roots`` (folders or files), ``include`` and
+Settings live in ``[stores.NAME.distill.journals]`` (one store) or ``[distill.journals]``,
+which a store reads only when it opts in with ``inherit_global_journals = true`` under
+``[stores.NAME.distill]`` (its own table, when it has one, replaces the global table
+whole). Journals do not cross stores by default: two stores drinking from one global root
+would each record the other's conversations, so a store reads only the journals named for
+it, and a store that reads none because it did not opt in is told so (a finding naming the
+key), never left to guess why nothing was read. Keys: ``roots`` (folders or files), ``include`` and
 ``exclude`` (globs on the path below a root; a glob without ``/`` matches the file name at
 any depth, ``**`` crosses folders). Any other key is distill-kura's spelling, an adapter
 name for a root: ``claude = "~/.claude/projects/demo"`` reads that root as Claude Code.
@@ -69,6 +73,7 @@ class Journals:
     roots: tuple[Root, ...] = ()
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
+    notes: tuple[Finding, ...] = ()  # why a store reads no journals, when the config says
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +104,33 @@ def journal_settings(
     *,
     base: Path | None = None,
     store: str = "NAME",
+    config: Path | None = None,
 ) -> Journals:
-    """The journals a store reads: its own table, else the global one unless it opts out.
-    Relative roots are taken from ``base`` (the config file's folder)."""
+    """The journals a store reads: its own table, else the global one only when it opts in.
+    Relative roots are taken from ``base`` (the config file's folder); ``config`` is the
+    file named when a global table goes unread."""
     if "journals" in store_distill:
         return _parse(store_distill["journals"], f"stores.{store}.distill.journals", base or Path.cwd())
-    if store_distill.get("inherit_global_journals", True) and "journals" in distill:
+    if "journals" not in distill:
+        return Journals()
+    if store_distill.get("inherit_global_journals", False):
         return _parse(distill["journals"], "distill.journals", base or Path.cwd())
-    return Journals()
+    note = (
+        f"store {store} reads no journals: [distill.journals] is read only by a store that opts in — "
+        f"set inherit_global_journals = true under [stores.{store}.distill], or give it its own "
+        f"[stores.{store}.distill.journals]"
+    )
+    where = str(config) if config is not None else "kura.toml"
+    return Journals(notes=(Finding(where, _line_of(config, "[distill.journals]"), note, "warning"),))
+
+
+def _line_of(config: Path | None, header: str) -> int:
+    """The line ``header`` opens in the config file (1 when it cannot be told)."""
+    try:
+        lines = config.read_text(encoding="utf-8").splitlines() if config is not None else []
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return next((n for n, line in enumerate(lines, start=1) if line.strip().startswith(header)), 1)
 
 
 def _parse(table: Any, where: str, base: Path) -> Journals:
@@ -145,7 +169,7 @@ def discover(journals: Journals, store_root: Path) -> tuple[list[Source], list[F
     """Every journal file under the roots, sorted, minus anything that is the store's."""
     store_real = Path(os.path.realpath(store_root))
     own = _identities(store_real)
-    found: list[Finding] = []
+    found: list[Finding] = list(journals.notes)
     sources: dict[str, Source] = {}
     seen = set(own)
     for root in journals.roots:

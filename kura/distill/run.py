@@ -46,7 +46,7 @@ from kura.claims import revised
 from kura.distill import drafts as dr
 from kura.distill import journals as jr
 from kura.distill import novelty, seeds
-from kura.distill.brain import Minds, describe, merge, write
+from kura.distill.brain import FIRM, Minds, describe, merge, write
 from kura.distill.brain import spot as brain_spot
 from kura.distill.compose import compose
 from kura.distill.contradict import disagreements
@@ -61,7 +61,7 @@ from kura.lifecycle import reinforce
 from kura.purge import buried, tombstones
 from kura.standing import retired
 from kura.store import Memory, Store
-from kura.witness import Witness, lead_quote
+from kura.witness import Witness, lead_quote, parse_when, said_in
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 
@@ -171,7 +171,7 @@ def journals_for(distill: Mapping[str, Any], store_distill: Mapping[str, Any], *
                  config_source: Path | None, store: str) -> jr.Journals:  # fmt: skip
     """The journals a store reads, relative roots taken from the config file's folder."""
     base = config_source.parent if config_source is not None else None
-    return jr.journal_settings(distill, store_distill, base=base, store=store)
+    return jr.journal_settings(distill, store_distill, base=base, store=store, config=config_source)
 
 
 def store_text(memories: Iterable[Memory]) -> str:
@@ -246,7 +246,7 @@ def _distil(
     current = [m for m in listed if not retired(m.note.meta)]
     live = [(m.slug, f"{m.name}. {m.description}", m.type or "project") for m in current]
     brained, malformed = brain_spot(minds, segments)
-    candidates = merge(brained, merge(spot(segments), disagreements(segments, live)))
+    candidates = merge(brained, merge(spot(segments), disagreements(segments, live)), firm=FIRM)
     if progress is not None:
         progress("spotting", len(segments), len(segments))
     tally.candidates += len(candidates) + malformed
@@ -276,7 +276,7 @@ def _distil(
             tally.dropped["already staged by a pass that was stopped"] += 1
             continue
         replaces = _replaces(candidate, verdict.evidence, live)
-        seen = _witness(candidate, verdict.evidence, replaces, source.key)
+        seen = _witness(candidate, verdict.evidence, replaces, source)
         near = novelty.neighbours(candidate, memories)
         new = novelty.Novelty("new") if replaces else _novelty(candidate, near, minds)
         if new.verdict == "covered":
@@ -316,23 +316,28 @@ def _replaces(
 
 
 def _witness(
-    candidate: Mapping[str, Any], evidence: Sequence[Segment], replaces: str, source: str
+    candidate: Mapping[str, Any], evidence: Sequence[Segment], replaces: str, source: jr.Source
 ) -> Witness:
-    """What kind of evidence the candidate is: a revision in the human's words is a FIX."""
+    """What kind of evidence the candidate is (a revision in the human's words is a FIX), and
+    the session and day it was said in: the transcript's timestamp, else the journal file's
+    day, never the day it is read."""
     rule = candidate.get("rule") if isinstance(candidate, Mapping) else None
     kind = (
         "FIX"
         if replaces
         else {"remember": "SAID", "correction": "FIX", "scar": "SCAR"}.get(str(rule), "INFERRED")
     )
-    session = next((seg.session for seg in evidence if seg.session), "")
-    return Witness(kind, dt.date.today(), session, source, lead_quote(evidence))
+    fallback = parse_when(spans.file_day(source.path)) or dt.date.today()
+    session, day = said_in(evidence, fallback)
+    return Witness(kind, day, session, source.key, lead_quote(evidence))
 
 
 def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:
     out = [f"witness:{seen.kind}"]
     if seen.session:
         out.append(f"session:{seen.session}")
+    if seen.when:
+        out.append(f"when:{seen.when.isoformat()}")
     if replaces:
         out.append(f"replaces:{replaces}")
     return tuple(out)

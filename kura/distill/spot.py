@@ -153,12 +153,19 @@ def _candidate(rule: str, kind: str, said: str, quotes: list[str], *, why: str) 
 
 def topic_of(said: str) -> str:
     """The sentence with its trigger phrase taken off ("remember that X" → "X")."""
+    rest = request_of(said)
+    return (rest[:1].upper() + rest[1:]) if rest else said
+
+
+def request_of(said: str) -> str:
+    """What the person asked to be kept, in their words: ``said`` without its trigger
+    phrase or its closing punctuation — still a verbatim slice of it."""
     match = _REMEMBER.match(said)
     rest = said[match.end() :] if match else said
     if not match:
-        rest = _CORRECTION.sub("", said, count=1)
-    rest = rest.strip(" ,.;:!?")
-    return (rest[:1].upper() + rest[1:]) if rest else said
+        opener = _CORRECTION.match(said)
+        rest = said[opener.end() :] if opener else said
+    return rest.strip(" ,.;:!?")
 
 
 # -- scars: failed, then fixed ------------------------------------------------------------

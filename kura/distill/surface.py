@@ -8,9 +8,22 @@ evidence and names every claim the evidence does not carry. It never edits; it r
 
 Decisions the spec left open, made here:
 
-- Numbers are licensed only by TOOL and ACT evidence — machine output and invoked tools —
-  never by SELF (the agent's own numbers are the thing being guarded against) and not by
-  USER either, matching the gate's number rule so the two never disagree.
+- A number stated as fact is licensed only by TOOL and ACT evidence — machine output and
+  invoked tools — never by SELF (the agent's own numbers are the thing being guarded
+  against) and not by USER either, matching the gate's number rule so the two never
+  disagree. The one exception is the human's own word kept as such: a number inside a
+  quotation that is verbatim in a USER segment *and* attributed to the user on its line
+  (``The user said: "the deploy window is 30 minutes"``, ``Corrected by the user: "…"``)
+  is licensed, because the memory then records that the user said it, not that it is so.
+  The quotation must hold three words or more: ``The user said: "30"`` lifts the number out
+  of what it was about.
+  A SELF quotation put in the user's mouth licenses nothing: it is not verbatim in USER.
+- A token that starts with a letter and holds digits (``eu-west-3``, ``gpt-4o``, ``gw-2``,
+  ``python3.12``, ``INC-0011``, ``v2.3.1``, ``x86_64``) is a name, not a quantity: it is no
+  number claim, and it must appear as written (case aside) in the USER, TOOL or ACT
+  evidence — a name with one digit changed is another name. Digits first is a quantity,
+  glued unit or not (``30 minutes``, ``30min``, ``512MB``, ``3-replica``), and so is a bare
+  number that names something (``port 8080``): a wrong port harms like a wrong count.
 - A number is compared by value, as one whole token: ``1,200`` equals ``1200``, ``2.30``
   equals ``2.3`` and ``2.5E6`` equals ``2500000`` (same value, no arithmetic), but ``2026`` is
   never licensed by a ``20`` and a ``26``, and ``390`` is refused unless 390 was written.
@@ -55,6 +68,8 @@ _TOKEN = re.compile(
 )
 _LIST_MARKER = re.compile(r"^[ \t]*\d{1,2}[.)][ \t]", re.M)
 _LINK = re.compile(r"\[\[([^\]|#]*)(?:[|#][^\]]*)?\]\]")
+_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
+_BY_USER = re.compile(r"\b(?:the\s+)?(?:users?|humans?)(?:['\u2019]s)?\b[^\"\u201c\u00ab\n.!?;]{0,40}$", re.I)
 
 _WHO = (
     r"(?:the\s+|our\s+|my\s+)?(?:users?|humans?|owners?|operators?|maintainers?|clients?|customers?"
@@ -110,21 +125,56 @@ def numbers(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """Every number claim in ``text``: (as written, the keys that license it, one per part).
 
     A plain number has one key, a range two (both must be licensed), a date or time one
-    literal key.
+    literal key. The digits of a name (``eu-west-3``) are no number claim.
     """
-    text = _LINK.sub(" ", _LIST_MARKER.sub("", text))
-    claims: list[tuple[str, tuple[str, ...]]] = []
+    return [(written, keys) for _, written, keys in _claims(text)]
+
+
+def names(text: str) -> set[str]:
+    """The names with digits in ``text`` (``eu-west-3``, ``gpt-4o``), case folded."""
+    return {m.group(0).casefold() for m in _NAME.finditer(_blank(_LINK, text)) if _digits(m.group(0))}
+
+
+def stripped(text: str, evidence_segments: Sequence[Segment]) -> str:
+    """``text`` with every number the evidence does not license replaced by ``…``: the
+    claim is taken out, visibly, and the words around it stay."""
+    licensed = licensed_numbers(evidence_segments)
+    spoken = _blank_spans(text, _user_quoted(text, evidence_segments))
+    out, at = [], 0
+    for span, _, keys in _claims(spoken):
+        if all(_is_licensed(k, licensed) for k in keys):
+            continue
+        out += [text[at : span[0]], "\u2026"]
+        at = span[1]
+    return "".join(out) + text[at:]
+
+
+def _claims(text: str) -> list[tuple[tuple[int, int], str, tuple[str, ...]]]:
+    """Number claims with their place in ``text`` (links, list markers and names are blanked
+    out first, so the places stay those of ``text``)."""
+    text = _blank(_LINK, _blank(_LIST_MARKER, text))
+    text = _NAME.sub(lambda m: " " * len(m.group(0)) if _digits(m.group(0)) else m.group(0), text)
+    claims: list[tuple[tuple[int, int], str, tuple[str, ...]]] = []
     for match in _TOKEN.finditer(text):
         written = match.group(0).strip()
+        span = (match.start() + len(match.group(0)) - len(match.group(0).lstrip()), match.end())
         if match["date"] or match["time"] or match["version"]:
             literal = match["date"] or match["time"] or match["version"]
-            claims.append((written, ("=" + literal,)))
+            claims.append((span, written, ("=" + literal,)))
         elif match["end"]:
             start = _value_key(match["num"], match["sign"])
-            claims.append((written, (start, _value_key(match["end"], None))))
+            claims.append((span, written, (start, _value_key(match["end"], None))))
         else:
-            claims.append((written, (_value_key(match["num"], match["sign"]),)))
+            claims.append((span, written, (_value_key(match["num"], match["sign"]),)))
     return claims
+
+
+def _blank(pattern: re.Pattern[str], text: str) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _digits(word: str) -> bool:
+    return any(c.isdigit() for c in word)
 
 
 def licensed_numbers(segments: Iterable[Segment]) -> set[str]:
@@ -154,6 +204,7 @@ def violations(text: str, evidence_segments: Sequence[Segment], store_slugs: Ite
     text, secrets = redact(text)
     found = [f"holds a secret ({kind}); it was redacted and may not be written" for kind in secrets]
     found += _number_violations(text, evidence_segments)
+    found += _name_violations(text, evidence_segments)
     if credits_human(text) and not any(s.cls == "USER" for s in evidence_segments):
         phrase = normalise(_CREDIT.search(text).group(0))  # type: ignore[union-attr]
         found.append(f'credits the human ("{phrase}") but no USER quote survived the gate')
@@ -169,7 +220,7 @@ def violations(text: str, evidence_segments: Sequence[Segment], store_slugs: Ite
 def _number_violations(text: str, evidence: Sequence[Segment]) -> list[str]:
     licensed = licensed_numbers(evidence)
     found: list[str] = []
-    for written, keys in numbers(text):
+    for _, written, keys in _claims(_blank_spans(text, _user_quoted(text, evidence))):
         missing = [k for k in keys if not _is_licensed(k, licensed)]
         if not missing:
             continue
@@ -180,6 +231,37 @@ def _number_violations(text: str, evidence: Sequence[Segment]) -> list[str]:
                 f'the number "{written}" is not in the TOOL/ACT evidence (no arithmetic, no borrowing)'
             )
     return found
+
+
+def _name_violations(text: str, evidence: Sequence[Segment]) -> list[str]:
+    known: set[str] = set()
+    for segment in evidence:
+        if segment.cls in ("USER", "TOOL", "ACT"):
+            known |= names(redact(segment.text)[0])
+    why = "is not in the USER, TOOL or ACT evidence (a name with digits is quoted as written)"
+    return [f'the name "{name}" {why}' for name in sorted(names(text) - known)]
+
+
+def _user_quoted(text: str, evidence: Sequence[Segment]) -> list[tuple[int, int]]:
+    """The places of the quotations in ``text`` that are the user's own words, kept as
+    such: attributed to the user on their line and verbatim in a USER segment."""
+    said = [_fold(s.text) for s in evidence if s.cls == "USER"]
+    spans: list[tuple[int, int]] = []
+    for match in _QUOTED.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        lead = text[max(line_start, match.start() - 60) : match.start()]
+        if _BY_USER.search(lead) is None or _SPEECH.search(lead) is None:
+            continue
+        quoted = next(g for g in match.groups() if g is not None)
+        if len(quoted.split()) >= 3 and any(_verbatim(quoted, hay) for hay in said):
+            spans.append((match.start(), match.end()))
+    return spans
+
+
+def _blank_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _is_licensed(key: str, licensed: set[str]) -> bool:
