@@ -1,6 +1,7 @@
 """The resident map at scale: whole-process timings of weave and prefill.
 
     python bench/map_scale.py [N ...]          # default: 500 5000 20000
+    python bench/map_scale.py --code [N ...]   # every body also holds code (read by markdown-it-py)
 
 For each N a generator writes a synthetic store (realistic lines, four types, sections,
 dates spread over a year, some memories dated in their frontmatter and some not), then
@@ -44,7 +45,7 @@ def line(rng: random.Random, i: int) -> str:
     )
 
 
-def generate(root: Path, n: int, seed: int = 7) -> None:
+def generate(root: Path, n: int, seed: int = 7, *, code: bool = False) -> None:
     rng = random.Random(seed)
     root.mkdir(parents=True)
     year = 365 * 86400
@@ -61,6 +62,11 @@ def generate(root: Path, n: int, seed: int = 7) -> None:
             path.write_text(
                 f"---\nname: Memory {i}\ndescription: {text}\ntype: {kind}\n{dated}---\n\n{text}.\n\n"
                 f"**Why:** it matters.\n\nRelated: [[m{(i + 1) % n:05d}]]\n"
+                + (
+                    f"\nIn bash: `[[ -f m{i}.lock ]]`.\n\n```sh\nif [[ -d /srv/{slug} ]]; then ls; fi\n```\n"
+                    if code
+                    else ""
+                )
             )
             stamp = now - rng.random() * year
             os.utime(path, (stamp, stamp))
@@ -83,11 +89,11 @@ def best(runs: int, *args: str) -> float:
     return min(kura(*args) for _ in range(runs))
 
 
-def measure(n: int) -> None:
+def measure(n: int, *, code: bool = False) -> None:
     kura("--help")  # compile and cache the modules once
     with tempfile.TemporaryDirectory() as tmp:
         source, copy = Path(tmp) / "gen", Path(tmp) / "copy"
-        generate(source, n)
+        generate(source, n, code=code)
         subprocess.run(["cp", "-a", str(source), str(copy)], check=True)
         s = str(copy)
         colds = []
@@ -108,5 +114,5 @@ def measure(n: int) -> None:
 
 
 if __name__ == "__main__":
-    for size in [int(a) for a in sys.argv[1:]] or [500, 5000, 20000]:
-        measure(size)
+    for size in [int(a) for a in sys.argv[1:] if a != "--code"] or [500, 5000, 20000]:
+        measure(size, code="--code" in sys.argv[1:])

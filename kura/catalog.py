@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS notes (
 CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_READER = 2  # bump when reading a file can find something new: cached rows are read again
+_READER = 3  # bump when reading a file can find something new: cached rows are read again
 _DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
 _BODY_DATE = re.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"

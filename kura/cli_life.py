@@ -116,6 +116,8 @@ def forget(
             say(f"  derived    {path} (its rows and caches)")
         if found.spans:
             say(f"  spans      {len(found.spans)} transcript span(s) with its words (the transcripts stay)")
+        for other in found.linked_from:
+            say(f"  linked     from {other} (its [[links]] to it stay in its text, dead — edit it)")
     if not yes and not typer.confirm("purge all of it?", default=False):
         warn("nothing was removed")
         raise typer.Exit(1)

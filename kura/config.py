@@ -91,6 +91,7 @@ _PREFILL = {
     "verbatim_after": str,
     "cloth_path": str,
     "header": str,
+    "sector_header": str,
     "trail_tokens": int,
     "adaptive_triggers": bool,
     "adaptive_apply": bool,

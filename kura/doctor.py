@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from kura import catalog
 from kura import index as ix
 from kura import state as st
+from kura.body import read as read_body
 from kura.errors import KuraError, StoreError
 from kura.file_checks import conflict_markers, hidden_in_index, nul_bytes
 from kura.graph import GraphReport, analyse
@@ -207,7 +208,7 @@ def check_links(snap: Snapshot) -> Iterator[Finding]:
             if dead.suggestion
             else " — fix the slug or write that memory"
         )
-        line = _line_of(snap.store, entry, f"[[{dead.target}")
+        line = _line_of(snap.store, entry, dead.target)
         yield Finding(f"{snap.store.name}/{entry.rel}", line, f"[[{dead.target}]] names no memory{hint}")
 
 
@@ -382,7 +383,9 @@ def _index_tokens(index: ix.Index) -> int:
     return sum(estimate_tokens(line.text) + 1 for line in index.lines)
 
 
-def _line_of(store: Store, entry: catalog.Entry, needle: str) -> int:
-    text = store.read(entry.slug, store.root / entry.rel)[0].decode("utf-8", errors="replace")
-    offset = text.find(needle)
-    return text[:offset].count("\n") + 1 if offset >= 0 else 1
+def _line_of(store: Store, entry: catalog.Entry, target: str) -> int:
+    """The file's line of the first link to ``target`` (the body is the end of the text)."""
+    data, memory = store.read(entry.slug, store.root / entry.rel)
+    text, body = ix.normalize(data.decode("utf-8", errors="replace"))[0], memory.note.body
+    lines = [link.line for link in read_body(body).links if link.target == target]
+    return text.count("\n") - body.count("\n") + lines[0] if lines else 1

@@ -176,7 +176,7 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
     from kura.config import load_config
     from kura.errors import KuraError, StoreError
     from kura.map_record import cloth_target, stored_map
-    from kura.prefill import fingerprint, header_text, scribe_id, summary_line
+    from kura.prefill import fingerprint, header_text, scribe_id, sector_header_text, summary_line
     from kura.slugs import file_stats
     from kura.state import folder
 
@@ -186,6 +186,7 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
         folder(store.path, store=store.name)  # a .kura that is a link or a file: refused, by name
         settings = config.map_settings(store)
         header_text(settings, store.name)
+        sector_header_text(settings, store.name)
         scribe = None if chosen.get("no_model") else config.scribe_for(store)
         stats = file_stats(store.path)  # one walk, shared with the weave if one is needed
         stamp = fingerprint(store.path, settings, today=dt.date.today(), stats=stats)

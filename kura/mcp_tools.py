@@ -139,8 +139,8 @@ MAP = Spec(
     "kura_map", "The map of what is remembered",
     "The map of everything this memory holds: the memories that matter most in full, recent "
     "ones, and one line per memory for the rest. Call it once at the start of a task to learn "
-    "what is known; a topic that is not on the map is not remembered. Then use kura_recall or "
-    "kura_read for the detail.",
+    "what is known: a topic that is not on the map is not remembered, unless the map says it is "
+    "only an outline — then recall before you say so. Then use kura_recall or kura_read for the detail.",
     (STORE,),
 )  # fmt: skip
 DOCTOR = Spec(
@@ -244,7 +244,8 @@ class Tools:
         said = [
             "kura is your long-term memory: one-fact markdown notes kept by the user and by"
             " earlier sessions. At the start of a task call kura_map once: it shows what is"
-            " remembered (a topic not on the map is not remembered). Before answering anything"
+            " remembered (a topic not on the map is not remembered, unless the map says it is only"
+            " an outline: then recall first). Before answering anything"
             " earlier work may have settled — people, decisions, conventions, how things are"
             " done here — call kura_recall with the question in your own words; it returns the"
             " memories that bear on it. kura_context gives both at once for a task, within a"

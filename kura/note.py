@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kura.body import links as body_links
 from kura.file_checks import conflict_markers, nul_bytes
 from kura.finding import Finding as Finding
 from kura.front import KEY_LINE, raw_values, read_meta, render_front
@@ -34,7 +35,6 @@ TYPES = ("user", "feedback", "project", "reference")
 
 _OPEN = re.compile(r"^-{3,}[ \t\r]*$")
 _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
-_LINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")  # one line each
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +104,8 @@ def note_type(meta: dict[str, Any]) -> str | None:
 
 def links(body: str) -> tuple[str, ...]:
     """``[[slug]]`` targets in order of first appearance (``[[slug|label]]`` and
-    ``[[slug#part]]`` name ``slug``)."""
-    seen: dict[str, None] = {}
-    for match in _LINK.finditer(body):
-        target = match.group(1).strip()
-        if target.endswith(".md"):
-            target = target[:-3]
-        if target:
-            seen.setdefault(target, None)
-    return tuple(seen)
+    ``[[slug#part]]`` name ``slug``), outside code and raw HTML (``kura.body``)."""
+    return body_links(body)
 
 
 def compose_body(fact: str, *, why: str = "", how: str = "", related: tuple[str, ...] = ()) -> str:

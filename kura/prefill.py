@@ -116,6 +116,7 @@ class MapSettings:
     trigger_tokens: int = 24
     header: str = ""
     cloth_path: str = ""
+    sector_header: str = ""  # over the hard limit or a ceiling: the outline's own header
     max_chars: int = 0
 
     @classmethod
@@ -173,16 +174,27 @@ class Block:
 def header_text(settings: MapSettings, name: str) -> str:
     """The block's fixed header; a header of your own is refused if anything in it would
     change between builds (the default names only the store, which does not change)."""
-    if not settings.header:
-        return DEFAULT_HEADER.format(name=name)
+    return _steady(settings.header, "header") if settings.header else DEFAULT_HEADER.format(name=name)
+
+
+def sector_header_text(settings: MapSettings, name: str) -> str:
+    """The sector map's header. Never ``header``: a header written for the map may promise
+    that what is not on it is not remembered, which under an outline is false — so the
+    outline comes under ``sector_header``, by default one that says it is an outline."""
+    if not settings.sector_header:
+        return SECTOR_HEADER.format(name=name)
+    return _steady(settings.sector_header, "sector_header")
+
+
+def _steady(header: str, key: str) -> str:
     for pattern, what in _VOLATILE:
-        found = pattern.search(settings.header)
+        found = pattern.search(header)
         if found is not None:
             raise ConfigError(
-                f"[prefill] header contains {what} ({found.group(0)!r}); the map must not change "
-                "between turns or every turn pays a cold prompt cache — remove it from the header"
+                f"[prefill] {key} contains {what} ({found.group(0)!r}); the map must not change "
+                f"between turns or every turn pays a cold prompt cache — remove it from the {key}"
             )
-    return settings.header
+    return header
 
 
 def wrap(name: str, header: str, body: str) -> str:
@@ -235,6 +247,7 @@ def build(
     """The block for one store: from the woven map when it is current, re-woven (without
     any model call) when that is quick, else the canonical index marked as such."""
     header = header_text(settings, name)
+    sector_header_text(settings, name)  # refused now, not the day the map first grows past the limit
     store_name, name = name, shown_name(name, settings.max_chars)
     today = today or dt.date.today()
     try:
@@ -393,10 +406,9 @@ def _sector_block(
     note: str = "",
     state: str = "sectors",
 ) -> Block:
-    """The sector map, under its own header (the default header promises one line per
-    memory) and ``note``; within the ceiling, the fullest sector map that fits, or a few
-    lines saying not even that does."""
-    header = (settings.header or SECTOR_HEADER.format(name=name)) + (f"\n\n{note}" if note else "")
+    """The sector map, under its own header (``sector_header_text``) and ``note``; within
+    the ceiling, the fullest sector map that fits, or a few lines saying not even that does."""
+    header = sector_header_text(settings, name) + (f"\n\n{note}" if note else "")
     ceiling = settings.max_chars
     text = "" if ceiling else wrap(name, header, sectors_of())
     if ceiling:  # the fullest outline the host's ceiling leaves room for

@@ -60,12 +60,13 @@ class Closure:
     pointers: tuple[str, ...]  # other memories whose frontmatter points to it
     state: tuple[Path, ...] = field(default=())  # derived files that hold its text
     spans: tuple[int, ...] = field(default=())  # transcript spans that carry its words
+    linked_from: tuple[str, ...] = field(default=())  # other memories whose [[links]] name it: kept
 
     def to_dict(self) -> dict[str, Any]:
         return {"slug": self.slug, "files": [str(p) for p in self.files], "derived": list(self.derived),
                 "index_lines": list(self.index_lines), "drafts": [str(p) for p in self.drafts],
                 "pointers": list(self.pointers), "state": [str(p) for p in self.state],
-                "spans": len(self.spans)}  # fmt: skip
+                "spans": len(self.spans), "linked_from": list(self.linked_from)}  # fmt: skip
 
 
 def closure(store: Store, slug: str) -> Closure:
@@ -78,6 +79,7 @@ def closure(store: Store, slug: str) -> Closure:
         m.slug for m in memories
         if m.slug not in gone and any(gone & set(_named(m.note.meta.get(k))) for k in _POINTERS)
     ]  # fmt: skip
+    linked = [m.slug for m in memories if m.slug not in gone and gone & set(m.note.links)]
     lines = [ln.text for ln in store.index().lines if gone & set(ln.slugs)]
     texts = [t for m in (memory, *derived) for t in _texts(m) if len(t) >= 12]
     drafts = [p for p in _draft_files(store) if _mentions(p, gone, texts)]
@@ -86,7 +88,7 @@ def closure(store: Store, slug: str) -> Closure:
     said = carrying(store, [*texts, *(p for m in (memory, *derived) for p in m.note.body.split("\n\n"))])
     return Closure(memory.slug, (memory.path, *(m.path for m in derived)), tuple(m.slug for m in derived),
                    tuple(lines), tuple(drafts), tuple(pointers),
-                   tuple(p for p in state if p.exists()), tuple(said))  # fmt: skip
+                   tuple(p for p in state if p.exists()), tuple(said), tuple(linked))  # fmt: skip
 
 
 def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:

@@ -327,12 +327,14 @@ def why_not(found: Standing) -> str:
 
 def shorten(text: str, question: str, limit: int) -> str:
     """The memory within ``limit`` characters: whole if it fits; else its head and the
-    paragraphs closest to the question, in order, with markers where text was left out."""
+    paragraphs closest to the question, in order, with markers where text was left out.
+    A code block is one paragraph, blank lines and all: half a fence would turn all that
+    follows it in the prompt into code."""
     if len(text) <= limit:
         return text.rstrip("\n")
     head, _, body = text.partition("\n---\n") if text.startswith("---") else ("", "", text)
     head = f"{head}\n---" if head else ""
-    paragraphs = [p for p in body.split("\n\n") if p.strip()]
+    paragraphs = _paragraphs(body)
     words = set(query_words(question))
     ranked = sorted(range(len(paragraphs)), key=lambda i: (-len(words & set(query_words(paragraphs[i]))), i))
     room = limit - len(head) - 4
@@ -348,3 +350,17 @@ def shorten(text: str, question: str, limit: int) -> str:
         elif not out or out[-1] != "[…]":
             out.append("[…]")
     return "\n\n".join(out)
+
+
+def _paragraphs(body: str) -> list[str]:
+    """``body`` split at its blank lines, except those inside code or raw HTML."""
+    from kura.body import verbatim
+
+    kept = {line for first, after in verbatim(body) for line in range(first, after)}
+    paragraphs: list[list[str]] = [[]]
+    for number, line in enumerate(body.split("\n")):
+        if line.strip() or number in kept:
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return ["\n".join(lines) for lines in paragraphs if lines]

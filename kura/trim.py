@@ -19,7 +19,7 @@ import re
 
 from kura.tokens import estimate_tokens
 
-VERSION = 1
+VERSION = 2  # part of every trigger's cache key: bump when the same line trims differently
 
 STOP_WORDS = frozenset(
     "a an the of to is are was were be been being that which who whom this these those for with "
@@ -42,6 +42,7 @@ _IDENT = re.compile(r"[_/`=@#]|\w[.\-:]\w|[a-z][A-Z]|^[A-Z0-9]{2,}\W*$")
 _WORD = re.compile(r"[\w'’]+", re.UNICODE)
 _PLAIN_UNIT = re.compile(r"\S+")
 _UNIT = re.compile(r"\S*\[[^\]]*\]\([^)]*\)\S*|\S*`[^`]*`\S*|\S+")  # links and code spans whole
+_SEPARATORS = re.compile(r"([;,:—–])(?:\s*[;,:—–])+")
 _CJK_CLAUSE = re.compile(r"[^。、，；：！？]+[。、，；：！？]*")
 
 
@@ -135,10 +136,12 @@ def _score(words: list[str], i: int, in_conclusion: bool) -> int:
 
 
 def _join(words: list[str], keep: set[int]) -> str:
+    """The kept words with a space between each two, as the line had: a word the line
+    began with punctuation (``.env``, ``.github/``) stays a word of its own. A run of
+    separators left behind by dropped words becomes its first, still followed by a space."""
     text = " ".join(words[i] for i in sorted(keep))
-    text = re.sub(r"\s+([,;:.)])", r"\1", text)
-    text = re.sub(r"([;,:—–])(?:\s*[;,:—–])+", r"\1", text)
-    return _balance(text).strip(" ,;:—–")
+    text = _SEPARATORS.sub(lambda run: run.group(1) + (" " if " " in run.group(0) else ""), text)
+    return " ".join(_balance(text).split()).strip(" ,;:—–")
 
 
 def _balance(text: str) -> str:

@@ -30,7 +30,7 @@ EDGES = {
     "__main__",
 }
 EDGE_ONLY = {"typer", "fastapi", "uvicorn", "mcp", "watchdog", "starlette"}
-HEAVY = {"networkx", "onnxruntime", "numpy", "fastapi", "uvicorn", "mcp", "watchdog", "httpx"}
+HEAVY = {"networkx", "onnxruntime", "numpy", "fastapi", "uvicorn", "mcp", "watchdog", "httpx", "markdown_it"}
 
 
 def imported_roots(path: Path, *, top_level_only: bool) -> set[str]:
@@ -91,7 +91,8 @@ def test_a_current_prefill_imports_nothing_heavy(tmp_path: Path) -> None:
         "import sys, runpy\n"
         f"sys.argv = ['kura', '-s', {str(store)!r}, 'prefill']\n"
         "try:\n    runpy.run_module('kura', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "heavy = {'yaml', 'typer', 'sqlite3', 'frontmatter', 'filelock', 'httpx', 'watchdog', 'networkx'}\n"
+        "heavy = {'yaml', 'typer', 'sqlite3', 'frontmatter', 'filelock', 'httpx', 'watchdog', 'networkx',"
+        " 'markdown_it'}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -19,9 +19,11 @@ from kura.picture import build, of_store, render, to_dict
 from kura.store import Store
 
 # A description and a link as a hostile person or model would write them: quotes, a
-# backslash, Graphviz's \N, Mermaid's #quot; and markup that would close a script tag.
+# backslash, Graphviz's \N, Mermaid's #quot; and markup that would close a script tag. The
+# link's markup is what a browser reads as tags and markdown as text (markdown's own HTML
+# makes a [[link]] no link at all: kura.body).
 HOSTILE = 'say "hi" \\N </script><img src=x onerror=alert(1)> & #quot; `x`'
-HOSTILE_LINK = 'x" onerror="alert(1)</script><img src=x onerror=alert(2)>'
+HOSTILE_LINK = 'x" onerror="alert(1)</script/><img/src=x/onerror=alert(2)>'
 
 
 def shaped_store(root: Path) -> Store:
@@ -133,7 +135,7 @@ def test_hostile_text_is_escaped_in_dot(tmp_path: Path) -> None:
         'onerror=alert(1)> & #quot; `x`"];'
     ) in dot.splitlines()
     assert (
-        '  _missing_0 [label="missing: x\\" onerror=\\"alert(1)</script><img src=x onerror=alert(2)>", '
+        '  _missing_0 [label="missing: x\\" onerror=\\"alert(1)</script/><img/src=x/onerror=alert(2)>", '
         'shape=note, style=filled, fillcolor="#fde2e2", color=red, fontcolor=red];'
     ) in dot.splitlines()
     newline = render(build({'a"\\': ()}, {'a"\\': ("user", 'one\r\ntwo "\\"')}), "dot")
@@ -159,7 +161,7 @@ def test_hostile_text_is_escaped_in_mermaid(tmp_path: Path) -> None:
     assert nodes == [
         '  n0["plain"]:::deadEnd',
         '  n1["quo#34;te"]',
-        '  d0["missing: x#34; onerror=#34;alert(1)#60;/script#62;#60;img src=x onerror=alert(2)#62;"]:::dead',
+        '  d0["missing: x#34; onerror=#34;alert(1)#60;/script/#62;#60;img/src=x/onerror=alert(2)#62;"]:::dead',
     ]
     assert all(re.fullmatch(r'  [nd]\d+\["[^"<>`#\[\]]*(#\d+;[^"<>`#\[\]]*)*"\](:::\w+)?', n) for n in nodes)
 

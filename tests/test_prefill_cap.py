@@ -263,8 +263,8 @@ def test_a_sector_map_over_the_ceiling_lists_fewer_titles_then_fewer_sections(tm
 
 def test_when_not_even_the_outline_fits_the_block_says_so(tmp_path: Path) -> None:
     root = folding_store(tmp_path)
-    header = "Read this map before you answer. " * 40
-    made = build(root, "s", MapSettings(header=header, max_chars=1000), today=TODAY)
+    header = "Read this outline before you answer. " * 40  # the outline's header: the map's is not used
+    made = build(root, "s", MapSettings(sector_header=header, max_chars=1000), today=TODAY)
     assert made.state == "sectors" and len(made.text) <= 1000
     assert made.text == (
         "<<<KURA-MAP store=s>>>\n"

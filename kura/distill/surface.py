@@ -54,6 +54,7 @@ import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 
+from kura.body import links
 from kura.distill.evidence import Segment, normalise
 from kura.secrets import redact
 
@@ -210,8 +211,7 @@ def violations(text: str, evidence_segments: Sequence[Segment], store_slugs: Ite
         found.append(f'credits the human ("{phrase}") but no USER quote survived the gate')
     found += _quotation_violations(text, evidence_segments)
     slugs = set(store_slugs)
-    for match in _LINK.finditer(text):
-        target = match.group(1).strip().removesuffix(".md")
+    for target in links(text):  # as every reader of a memory finds them: code is not a link
         if target not in slugs:
             found.append(f"[[{target}]] names no memory in the store")
     return found
