@@ -6,17 +6,22 @@ trimmed, and the three-layer map would have quietly switched itself off. So a me
 age comes from the first of these that it has:
 
 1. a date written in the memory (the latest of ``updated``, ``created``, … in its
-   frontmatter; ``kura remember`` sets ``updated`` when it changes a memory, and a person
-   editing by hand can bump it);
+   frontmatter; ``kura remember`` writes ``created`` and sets ``updated`` when it changes
+   a memory, and a person editing by hand can bump it);
 2. in a git work tree: a tracked file with uncommitted changes is an edit in progress,
    dated by its mtime (a checkout leaves files clean, so these mtimes are real); a clean
    file is dated by the last commit that changed it; an untracked one is judged as in 3;
-3. the file's mtime, unless it belongs to a *burst*: at least ten memories, a fifth of the
-   store or more, stamped within two seconds of each other. People and agents do not
-   write ten memories in two seconds; copies, restores and checkouts do. A small new store
-   whose few memories really were all written today is well under that bar.
+3. the file's mtime, unless its calendar day is *shared*: two or more memories, a fifth
+   of the store or more, whose mtimes fall on that day and that nothing else explains. A
+   copy, restore or checkout stamps every file with one day, however small the store and
+   however slowly the copy ran; people spread their edits over days. A memory whose
+   written date or commit is that same day, or whose edit git sees in progress, does not
+   count towards the share: a busy day of real writes is not a copy.
 
-A memory with none of these has no known age and is not counted as fresh.
+A memory with none of these has no known age and is not counted as fresh (the seed's
+rule, taken as written: a small store written by hand today, with no dates and no git,
+looks exactly like a copy of an old one, and reads as not fresh; ``kura remember`` dates
+what it writes, so a store written through kura is unaffected).
 """
 
 from __future__ import annotations
@@ -24,39 +29,63 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import subprocess
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from kura.catalog import Entry, kv_get, kv_put
 
-BURST_SECONDS = 2.0
-BURST_MIN = 10
-BURST_SHARE = 0.2
+SHARE = 0.2  # a fifth of the store on one file day: the mark of a copy
 
 
 @dataclass(frozen=True, slots=True)
 class Age:
     day: dt.date | None
-    source: str  # written | edited | git | mtime | unknown
+    source: str  # written | edited | git | mtime | shared (an mtime not believed) | unknown
+    file_day: dt.date | None = None  # for "shared": the day its mtime shares with the store
 
 
 def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = None) -> dict[str, Age]:
     """Each memory's last-changed day and where that came from."""
     git = _git_dates(root, db)
-    trusted = _trusted_mtimes(entries, exclude=set(git.committed) | git.dirty)
+    file_days = {slug: _day(entry.mtime_ns) for slug, entry in entries.items()}
+    shared = _shared_days(entries, file_days, git)
     out: dict[str, Age] = {}
     for slug, entry in entries.items():
+        day = file_days[slug]
         if entry.written is not None:
             out[slug] = Age(entry.written, "written")
         elif entry.rel in git.dirty:
-            out[slug] = Age(_day(entry.mtime_ns), "edited")  # a real edit, not a checkout
+            out[slug] = Age(day, "edited")  # a real edit, not a checkout
         elif entry.rel in git.committed:
             out[slug] = Age(git.committed[entry.rel], "git")
-        elif slug in trusted:
-            out[slug] = Age(_day(entry.mtime_ns), "mtime")
+        elif day in shared:
+            out[slug] = Age(None, "shared", day)
         else:
-            out[slug] = Age(None, "unknown")
+            out[slug] = Age(day, "mtime")
     return out
+
+
+def shared_note(age: dict[str, Age]) -> str | None:
+    """What ``kura weave`` says when file dates were not believed, or None. (A shared day
+    holds two memories at least, but one of them may have a written date of another day,
+    so the undated ones can be a single memory.)"""
+    days = sorted({a.file_day for a in age.values() if a.source == "shared" and a.file_day})
+    if not days:
+        return None
+    count = sum(1 for a in age.values() if a.source == "shared")
+    which = ", ".join(d.isoformat() for d in days[:3]) + (", …" if len(days) > 3 else "")
+    one = "one file date" if len(days) == 1 else "file dates"
+    has, share, its, them = (
+        ("memories have", "share", "their", "them") if count > 1 else ("memory has", "shares", "its", "it")
+    )
+    return (
+        f"{count} {has} no date of {its} own and {share} "
+        f"{one} ({which}) with a fifth of the store or more, as a copy, restore or checkout leaves "
+        f"{them}: {its} age is unknown, so {'they are' if count > 1 else 'it is'} not counted as fresh — "
+        "a date in the frontmatter (`updated: YYYY-MM-DD`, which kura remember writes) or a git commit "
+        "gives a memory its age"
+    )
 
 
 def fresh(age: Age, today: dt.date, days: float) -> bool:
@@ -69,19 +98,19 @@ class _Git:
     dirty: frozenset[str]
 
 
-def _trusted_mtimes(entries: dict[str, Entry], *, exclude: set[str]) -> set[str]:
-    """Slugs whose mtime can be believed: all but those in a copy-like burst."""
-    stamps = sorted((e.mtime_ns, slug) for slug, e in entries.items() if e.rel not in exclude)
-    burst: set[str] = set()
-    window = int(BURST_SECONDS * 1e9)
-    start = 0
-    for end in range(len(stamps)):
-        while stamps[end][0] - stamps[start][0] > window:
-            start += 1
-        size = end - start + 1
-        if size >= BURST_MIN and size >= BURST_SHARE * len(entries):
-            burst.update(slug for _, slug in stamps[start : end + 1])
-    return {slug for _, slug in stamps} - burst
+def _shared_days(entries: dict[str, Entry], file_days: dict[str, dt.date], git: _Git) -> set[dt.date]:
+    """Calendar days that two or more memories, a fifth of the store or more, have as
+    their mtime's day with nothing to explain it (no commit of theirs, no edit git sees in
+    progress, no written date of that day): the days a copy, restore or checkout made."""
+    days: Counter[dt.date] = Counter()
+    for slug, entry in entries.items():
+        if entry.rel in git.committed or entry.rel in git.dirty:
+            continue  # git dates these; a checkout's mtimes say nothing about the rest
+        day = file_days[slug]
+        if entry.written != day:  # a memory written that day was really written that day
+            days[day] += 1
+    least = max(2, SHARE * len(entries))
+    return {day for day, count in days.items() if count >= least}
 
 
 def _git_dates(root: Path, db: sqlite3.Connection | None) -> _Git:

@@ -96,6 +96,7 @@ def remember(
     import datetime as dt
 
     from kura.secrets import refuse_secrets
+    from kura.slugs import taken_as
     from kura.witness import WEIGHTS, Witness
 
     text = stdin_text() if body == "-" else body
@@ -112,6 +113,8 @@ def remember(
         amend = partial(witnessed, witness=seen, slug=slug)
     result = core(lambda: store.remember(slug, description, text, type=type, title=title, amend=amend))
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
+    if said := taken_as(slug, result.slug):  # `x.md` wrote x, a decomposed name its composed form
+        warn(said)
     if result.restored:
         warn(f"{store.index_path}: put back the lines of {', '.join(result.restored)}, which a save "
              "made from an older copy of the file had dropped")  # fmt: skip

@@ -107,13 +107,19 @@ def doctor(
         bool,
         typer.Option("--staged", help="Check the store as git's index holds it (what a commit would hold)."),
     ] = False,
+    islands: Annotated[
+        bool,
+        typer.Option("--islands", help="List each island and dead end, not their count (--strict does too)."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check store health: broken files, index drift, dead [[links]], the watcher.
 
     Exit 1 when anything is wrong (with --strict, warnings count too), else 0. --staged checks
-    the files as staged for the next commit (the pre-commit hook uses it), not the working tree."""
-    from kura.doctor import fix_index
+    the files as staged for the next commit (the pre-commit hook uses it), not the working tree.
+    Islands and dead ends are notes, counted on one line each unless --islands or --strict
+    (--json lists them all)."""
+    from kura.doctor import fix_index, in_proportion
 
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
@@ -131,9 +137,9 @@ def doctor(
         typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
         if report.graph is not None:
             typer.echo(f"  {_graph_line(report.graph)}")
-        for check, finding in report.findings:
-            label = check if finding.severity == "error" else f"{check}, {finding.severity}"
-            typer.echo(f"  {finding}  [{label}]")
+        for check, severity, text in in_proportion(report.findings, each=islands or strict):
+            label = check if severity == "error" else f"{check}, {severity}"
+            typer.echo(f"  {text}  [{label}]")
     failing = sum(r.problems if strict else r.errors for r in reports)
     if failing:
         raise typer.Exit(1)

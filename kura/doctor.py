@@ -31,7 +31,7 @@ import os
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,13 +212,42 @@ def check_links(snap: Snapshot) -> Iterator[Finding]:
         yield Finding(f"{snap.store.name}/{entry.rel}", line, f"[[{dead.target}]] names no memory{hint}")
 
 
+ISLAND = "an island: nothing links to it and it links nowhere — add [[links]] so recall can walk to it"
+DEAD_END = "a dead end: it links nowhere — add [[links]] to related memories"
+_COUNTED = {  # a graph note's message → how many of them read on one line
+    ISLAND: "islands: nothing links to them and they link nowhere — add [[links]] so recall can walk to them",
+    DEAD_END: "dead ends: they link nowhere — add [[links]] to related memories",
+}
+
+
 def check_graph(snap: Snapshot) -> Iterator[Finding]:
-    island = "an island: nothing links to it and it links nowhere — add [[links]] so recall can walk to it"
     for slug in snap.graph.islands:
-        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, island, "note")
-    dead_end = "a dead end: it links nowhere — add [[links]] to related memories"
+        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, ISLAND, "note")
     for slug in snap.graph.dead_ends:
-        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, dead_end, "note")
+        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, DEAD_END, "note")
+
+
+def in_proportion(
+    findings: Iterable[tuple[str, Finding]], *, each: bool = False
+) -> list[tuple[str, str, str]]:
+    """The findings as doctor prints them. In a store written without links every memory
+    is an island, and a line each would bury the one line that matters; so islands and
+    dead ends (notes: they never fail a run, ``--strict`` included) are one line per kind
+    with their count, and ``each`` (``kura doctor --islands`` or ``--strict``) lists them. Everything that
+    can fail a run is listed one by one; the JSON report always holds every finding.
+    Returns (check, severity, text) per line."""
+    found = list(findings)
+    counts = Counter(f.message for check, f in found if check == "graph" and f.message in _COUNTED)
+    out: list[tuple[str, str, str]] = []
+    said: set[str] = set()
+    for check, finding in found:
+        if each or check != "graph" or counts[finding.message] < 2:
+            out.append((check, finding.severity, str(finding)))
+        elif finding.message not in said:
+            said.add(finding.message)
+            count = f"{counts[finding.message]} {_COUNTED[finding.message]}"
+            out.append((check, finding.severity, f"{count}; `kura doctor --islands` lists each"))
+    return out
 
 
 def check_descriptions(snap: Snapshot) -> Iterator[Finding]:

@@ -8,7 +8,8 @@ exactly its own line and leaves every other byte alone.
 
 Titles stay short and whole: the given title when it is 1–40 characters, else the
 description when that is short, else the slug. A truncated sentence reads as a complete
-one and misleads, so none is ever produced.
+one and misleads, so none is ever produced; a longer title given to ``kura remember`` is
+refused (``limits.check_title``) rather than dropped without a word.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 Everything a memory says is read into prompts, and its description becomes a line of the
 map every agent reads before every turn. So a write is refused (with what to change) when
 a description would swamp the map, a body is larger than a memory should be, text carries
-control characters that terminals and greps choke on, or text contains the map's own fence
+control characters that terminals and greps choke on, text contains the map's own fence
 markers — a description reading ``<<<END KURA-MAP>>>`` would let the rest of a line
-pose as something outside the memory block. Hand-edited files are not refused (they are
-the user's); doctor and the map deal with them.
+pose as something outside the memory block — or a given title is longer than the index
+shows (it would be dropped without a word, and a cut one would read as whole). Hand-edited
+files are not refused (they are the user's); doctor and the map deal with them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from pathlib import Path
 
 from kura.errors import StoreError
+from kura.index import TITLE_MAX
 from kura.note import Note
 
 MAX_TITLE = 200
@@ -39,6 +41,19 @@ def check_text(where: str, *, title: str, description: str, body: str) -> None:
         if (_MARKER if field == "body" else _FENCE).search(text):
             fence = "'<<<' or '>>>'" if field != "body" else "a KURA-MAP marker"
             raise StoreError(f"{where}: the {field} holds {fence}, which fences the memory map; remove it")
+
+
+def check_title(where: str, title: str | None) -> None:
+    """Refuse a title given for the index that the index could not show: a title over
+    ``TITLE_MAX`` characters would be dropped for the description (``index.title_for``),
+    and cutting it would make a truncated sentence read as a whole one."""
+    given = " ".join((title or "").split())
+    if len(given) > TITLE_MAX:
+        raise StoreError(
+            f"{where}: the title is {len(given)} characters; the index shows a title of at most "
+            f"{TITLE_MAX} whole, never a cut one — shorten it (the description carries the rest); "
+            "nothing was written"
+        )
 
 
 def utf8(where: str, text: str) -> bytes:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kura.doctor import in_proportion
+from kura.finding import Finding
 from kura.listing import Retired
 from kura.secrets import find_secret
 
@@ -38,7 +40,9 @@ def doctor_text(report: dict[str, Any]) -> str:
     findings = report.get("findings", [])
     state = "healthy" if report.get("healthy") else "problems found"
     lines = [f"store '{report.get('store')}': {report.get('memories')} memories ({kinds}) — {state}"]
-    lines += [f"  {f['path']}:{f['line']}: {f['message']}  [{f['check']}, {f['severity']}]" for f in findings]
+    given = [(f["check"], Finding(f["path"], f["line"], f["message"], f["severity"])) for f in findings]
+    shown = in_proportion(given)  # islands and dead ends: one line per kind, with the count
+    lines += [f"  {text}  [{check}, {severity}]" for check, severity, text in shown]
     return "\n".join(lines)
 
 

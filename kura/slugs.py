@@ -8,12 +8,21 @@ names starting with ``_`` or ``.`` (private files and the state folder) — is n
 
 Names kura itself creates (``new_slug``) are stricter than names it will read, because a
 person's ``My Notes.md`` should still be found, but kura should not invent such names.
+
+Every name kura creates is first put in composed Unicode (NFC): ``café`` typed as ``e`` and
+a combining accent looks exactly like ``café`` with ``é``, so it must be the same memory,
+never a second file that reads the same. A look-up takes the name as spelled, then its NFC
+form, then a file a person saved under a decomposed spelling (macOS and some tools write
+NFD) that is the same in NFC (``lookalike``); and kura refuses to create a memory beside
+such a twin. The containment rule is applied to the name as given and again, by the store,
+to the real location of whatever file is found.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import unicodedata
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -53,7 +62,8 @@ def lookup_parts(slug: object) -> list[str] | None:
 
 
 def new_slug(slug: str) -> str:
-    """A slug kura may create: word characters, dots and dashes, ``/`` for folders."""
+    """A slug kura may create: word characters, dots and dashes, ``/`` for folders; in NFC."""
+    slug = unicodedata.normalize("NFC", slug)
     bare = slug[:-3] if slug.endswith(".md") else slug
     parts = bare.split("/")
     if (
@@ -67,6 +77,64 @@ def new_slug(slug: str) -> str:
             "'_' (not first), with '/' for folders, e.g. deploy-checklist"
         )
     return bare
+
+
+def taken_as(given: str, slug: str) -> str | None:
+    """Why a name given to kura was written as another slug (``x.md`` as ``x``, a decomposed
+    ``café`` as the composed one), for the person who gave it; None when it was not."""
+    if given == slug:
+        return None
+    why = []
+    if unicodedata.normalize("NFC", given) != given:
+        why.append(
+            "names are stored in composed Unicode (NFC), so a name that looks the same is the same memory"
+        )
+    if unicodedata.normalize("NFC", given).endswith(".md"):
+        why.append("a slug names a memory without .md")
+    if not why:
+        return None
+    return f"{given!r} was written as memory {slug!r} (file {slug}.md): {'; '.join(why)}"
+
+
+def lookalike(root: Path, parts: list[str]) -> list[str] | None:
+    """The spelling on disk of the memory ``parts`` names in another Unicode form — its NFC
+    form, or a name saved by hand decomposed (the same in NFC) — when ``parts`` as spelled
+    names nothing; else None. The exact spelling always wins, so of two files that look
+    alike each stays reachable by its own name. A folder is listed only on a miss."""
+    names = [*parts[:-1], parts[-1] + ".md"]
+    if os.path.lexists(os.path.join(root, *names)):
+        return None
+    found: list[str] = []
+    folder = root
+    try:
+        for name in names:
+            spelled = _spelled(folder, name)
+            if spelled is None:
+                return None
+            found.append(spelled)
+            folder = folder / spelled
+    except OSError:  # a folder that cannot be listed, a name too long: no twin to be found
+        return None
+    return [*found[:-1], found[-1][:-3]]
+
+
+def _spelled(folder: Path, name: str) -> str | None:
+    """``name`` as ``folder`` spells it: as given, in NFC, or an entry that is the same in
+    NFC (only a name that is not plain ASCII can differ from its NFC form)."""
+    if os.path.lexists(folder / name):
+        return name
+    key = unicodedata.normalize("NFC", name)
+    if key != name and os.path.lexists(folder / key):
+        return key
+    twins = [e for e in os.listdir(folder) if not e.isascii() and unicodedata.normalize("NFC", e) == key]
+    return min(twins) if twins else None
+
+
+def twin_refused(where: str, twin: list[str]) -> StoreError:
+    return StoreError(
+        f"{where}: {'/'.join(twin)}.md already holds this name spelled with other Unicode characters "
+        "(it looks the same); nothing was written — rename that file to the composed (NFC) name, or edit it"
+    )
 
 
 def scan_files(root: Path) -> Iterator[tuple[str, str]]:

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 
 from kura import index as ix
-from kura import limits, policy
+from kura import limits, policy, slugs
 from kura import note as nt
 from kura import rewrite as rw
 from kura.atomic import identity, locked, settled_bytes, write_atomic
@@ -91,6 +91,7 @@ class Store:
             raise self._not_found(slug) from None
 
     def _resolve_parts(self, slug: str, parts: list[str]) -> Path:
+        parts = slugs.lookalike(self.root, parts) or parts  # saved by hand in a decomposed spelling
         path = self.root.joinpath(*parts[:-1], parts[-1] + ".md")
         for depth in range(1, len(parts)):
             if self.root.joinpath(*parts[:depth]).is_symlink():
@@ -157,6 +158,7 @@ class Store:
         for text in (title or "", description, body or ""):
             limits.utf8(f"{self.name}/{slug}", text)
         limits.check_text(f"{self.name}/{slug}", title=title or "", description=description, body=body or "")
+        limits.check_title(f"{self.name}/{slug}", title)
         with self._lock():
             return self._remember_locked(slug, description, body, type, title, amend)
 
@@ -371,6 +373,8 @@ class Store:
                     f"{self.name}/{slug}: a folder on the way is a symlink; kura does not write through links"
                 )
         path = parent / (parts[-1] + ".md")
+        if (twin := slugs.lookalike(self.root, parts)) is not None:
+            raise slugs.twin_refused(f"{self.name}/{slug}", twin)
         try:
             parent.mkdir(parents=True, exist_ok=True)
             odd = path.is_symlink() or (path.exists() and not path.is_file())

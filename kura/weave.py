@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura import state as st
-from kura.age import Age, ages, fresh
+from kura.age import Age, ages, fresh, shared_note
 from kura.atomic import locked, write_atomic
 from kura.ceiling import LADDER, folds_from
 from kura.errors import StoreError
@@ -131,6 +131,7 @@ def weave(
     _postcondition(layered, text)
     weight, layers = _weigh(layered, lines)
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
+    notes += [note for note in (shared_note(age),) if note]  # file dates not believed: say why
     woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
                   weight, layers, False, scan.parsed, woven_lines.calls, None, notes,
                   folds=_folds(layered, lines, age, today))  # fmt: skip

@@ -62,7 +62,14 @@ def build(root: Path) -> Path:
     from kura.watch import Watcher
 
     store = make_store(root / "store", MEMORIES)
-    write_memory(store.root, "deploy", "feedback", MEMORIES[1][2], body="Use blue-green. See [[archive]].")
+    write_memory(  # dated: the store is copied for each test, and a copy's file dates say nothing
+        store.root,
+        "deploy",
+        "feedback",
+        MEMORIES[1][2],
+        date="2026-11-02",
+        body="Use blue-green. See [[archive]].",
+    )
     journals = jsonl(root / "journals" / "ferry" / f"{SID}.jsonl", SESSION)
     config = root / "kura.toml"
     config.write_text(

@@ -95,15 +95,23 @@ def test_bulk_copied_mtimes_are_not_freshness(tmp_path: Path) -> None:
     spread = [(f"n{i:02d}", "project", LONG.replace("archive", f"x{i}"), None) for i in range(20)]
     real = make_store(tmp_path / "r", spread)
     for i in range(20):
-        os.utime(real.root / f"n{i:02d}.md", (now, now - i * 600))  # written over an afternoon
+        os.utime(real.root / f"n{i:02d}.md", (now, now - i * 86400))  # written one a day
     woven = weave(real, MapSettings(), today=dt.date.today())
-    assert woven is not None and woven.layers["fresh"] == 20
+    assert woven is not None and woven.layers["fresh"] == 14 and woven.notes == []
 
 
-def test_a_small_new_store_written_today_is_fresh(tmp_path: Path) -> None:
+def test_a_small_store_written_by_hand_today_has_no_known_age(tmp_path: Path) -> None:
+    """The seed's rule as written: three undated files of one day, outside git, look
+    exactly like a copy of an old store, so none is fresh, and the weave says why."""
     store = make_store(tmp_path / "s", [(f"m{i}", "project", LONG, None) for i in range(3)])
     woven = weave(store, MapSettings(), today=dt.date.today())
-    assert woven is not None and woven.layers["fresh"] == 3
+    assert woven is not None and woven.layers.get("fresh", 0) == 0
+    assert woven.notes[0].startswith("3 memories have no date of their own and share one file date")
+    dated = make_store(
+        tmp_path / "d", [(f"m{i}", "project", LONG, dt.date.today().isoformat()) for i in range(3)]
+    )
+    woven = weave(dated, MapSettings(), today=dt.date.today())
+    assert woven is not None and woven.layers["fresh"] == 3 and woven.notes == []
 
 
 def test_a_written_date_beats_a_copy(tmp_path: Path) -> None:
