@@ -30,7 +30,7 @@ from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.memory import Memory as Memory
 from kura.memory import WriteResult as WriteResult
-from kura.memory import remembered
+from kura.memory import body_kept, remembered
 from kura.plain import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
@@ -263,18 +263,18 @@ class Store:
     ) -> WriteResult:
         path = self._target(slug)
         self._check_index(adding=slug)  # refuse before the memory is written, not after
-        made: list[nt.Note] = []
+        made: list[tuple[nt.Note, bool]] = []
 
         def make(old_bytes: bytes | None) -> bytes | None:
             old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
             if old is not None:
                 limits.check_rewritable(path, old)
             note = remembered(old, slug, description, body, type=type, title=title, amend=amend)
-            made.append(note)
+            made.append((note, body_kept(old, description, body)))
             return None if note is old else nt.render(note).encode("utf-8")
 
         first, changed = self._rewrite(path, make, slug=slug)
-        note = made[-1]
+        note, kept = made[-1]
         try:
             index_changed, restored = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
         except StoreError as err:
@@ -284,7 +284,7 @@ class Store:
             raise StoreError(
                 f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
             ) from err
-        return WriteResult(slug, path, first is None, changed, index_changed, restored)
+        return WriteResult(slug, path, first is None, changed, index_changed, restored, kept)
 
     def _settled(self, path: Path) -> bytes | None:
         cap = INDEX_CAP if path == self.index_path else MEMORY_CAP
