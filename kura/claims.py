@@ -16,7 +16,9 @@ exactly what a comparison of content words sees.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from itertools import combinations
 
 from kura.trim import STOP_WORDS
 
@@ -28,6 +30,8 @@ _EXTRA_STOP = frozenset("always please remember note ever from now on going forw
 SAME_SHARE = 0.8
 REVISION_SHARE = 0.6
 MAX_CHANGED = 2
+FAMILY = 3  # a claim revising more live claims than this is one of a pattern (``pairs``)
+CROWD = 400  # claims holding a word, past which it is no longer looked up in pairs (``pairs``)
 
 
 def words(text: str) -> set[str]:
@@ -78,3 +82,42 @@ def revised(claim: str, memories: Iterable[tuple[str, str]]) -> str | None:
         if relation(claim, text) == "revision":
             return slug
     return None
+
+
+def pairs(claims: Mapping[str, str], *, family: int = FAMILY) -> list[tuple[str, str]]:
+    """Every pair of claims (by key, the smaller key first) where one revises the other —
+    except the pairs of a claim that revises more than ``family`` others: that is one of
+    many written to a pattern ("fact 12 about service-3 on port 8012"), not a correction,
+    and a warning per pair would bury the corrections.
+
+    Not every pair is compared. A revision shares at least two words and leaves out at most
+    ``MAX_CHANGED`` of either side's, so the other claim holds at least two of any claim's
+    ``MAX_CHANGED + 2`` rarest words: only claims in the overlap of two of those words' sets
+    are compared, which keeps a store of thousands of claims from costing millions of
+    comparisons; a claim's search stops once it has more than ``family`` partners. Two
+    words each held by more than ``CROWD`` claims are not looked up together: a claim with
+    three words rarer than that is still compared with every claim it could revise, and one
+    whose words are nearly all everyone's ("fact number 12 about port 8012" among thousands
+    of the same shape) is compared from its partners' side, where their rarer words narrow
+    the search."""
+    read = {key: (words(text), negated(text)) for key, text in claims.items()}
+    holding: defaultdict[str, set[str]] = defaultdict(set)
+    for key, (found, _) in read.items():
+        for word in found:
+            holding[word].add(key)
+    partners: defaultdict[str, set[str]] = defaultdict(set)
+    for key in sorted(read):
+        rare = sorted(read[key][0], key=lambda w: (len(holding[w]), w))[: MAX_CHANGED + 2]
+        seen = {key}
+        for x, y in combinations(rare, 2):  # x is the rarer: past CROWD, so is every later x
+            if len(holding[x]) > CROWD or len(partners[key]) > family:
+                break
+            for other in sorted((holding[x] & holding[y]) - seen):
+                seen.add(other)
+                if len(partners[key]) > family:
+                    break
+                if other not in partners[key] and relate(read[key], read[other]) == "revision":
+                    partners[key].add(other)
+                    partners[other].add(key)
+    kept = {key for key, found in partners.items() if len(found) <= family}
+    return sorted((key, other) for key in kept for other in partners[key] if other in kept and key < other)

@@ -11,7 +11,7 @@ import re
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -33,6 +33,9 @@ from kura.cli_base import (
     warn,
 )  # fmt: skip
 from kura.note import TYPES
+
+if TYPE_CHECKING:
+    from kura.corrections import Remembered
 
 _STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -90,11 +93,16 @@ def remember(
     ] = None,
     quote: Annotated[str, typer.Option(help="The witness's verbatim words (with --witness).")] = "",
     session: Annotated[str, typer.Option(help="The session the witness comes from (with --witness).")] = "",
+    supersedes: Annotated[
+        str | None,
+        typer.Option(help="The memory this one replaces: kept as history, out of the index.", metavar="OLD"),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write one memory (create or update) and its own line in MEMORY.md."""
     import datetime as dt
 
+    from kura.corrections import remember as write
     from kura.secrets import refuse_secrets
     from kura.slugs import taken_as
     from kura.witness import WEIGHTS, Witness
@@ -111,7 +119,9 @@ def remember(
         seen = Witness(witness.upper(), dt.date.today(), " ".join(session.split()), "kura remember",
                        " ".join(quote.split()))  # fmt: skip
         amend = partial(witnessed, witness=seen, slug=slug)
-    result = core(lambda: store.remember(slug, description, text, type=type, title=title, amend=amend))
+    done = core(lambda: write(store, slug, description, text, type=type, title=title, supersedes=supersedes,
+                              amend=amend))  # fmt: skip
+    result = done.result
     verb = "created" if result.created else "updated" if result.did_work else "unchanged"
     if said := taken_as(slug, result.slug):  # `x.md` wrote x, a decomposed name its composed form
         warn(said)
@@ -127,12 +137,31 @@ def remember(
                 "index_changed": result.index_changed,
                 "restored": list(result.restored),
                 "store": store.name,
+                "body_kept": result.body_kept,
+                "superseded": done.superseded or None,
+                "revises": done.revises or None,
             }
         )
     else:
         say(f"{verb} {result.slug} ({result.path})")
-    if not result.did_work:
+        if done.superseded:
+            say(f"superseded {done.superseded}: kept as history (superseded_by {result.slug}, "
+                f"valid_until {done.until}), out of the index")  # fmt: skip
+    _tell(done, result.slug)
+    if not done.did_work:
         raise typer.Exit(2)
+
+
+def _tell(done: Remembered, slug: str) -> None:
+    """What the writer of a direct write should know: a body kept, a memory it may revise."""
+    if done.result.body_kept:
+        warn(f"{slug}: the body was not changed — it is not the old description, so it was written on "
+             "purpose and may still say what the old one said; to change it too: kura remember "
+             f"{slug} DESCRIPTION BODY (or - as BODY to read it from stdin)")  # fmt: skip
+    if done.revises:
+        old = done.revises
+        warn(f'{slug} appears to revise {old} ("{done.revised_claim}"), which stays current beside it; '
+             f"if it replaces that one, run the same command with --supersedes {old}")  # fmt: skip
 
 
 @app.command()

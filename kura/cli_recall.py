@@ -108,6 +108,7 @@ def recall_command(
     how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
     picks = ", ".join(
         (p.slug if p.score is None else f"{p.slug} {p.score:.2f}")
+        + (f" (replaces {p.replaces})" if p.replaces else "")
         + ("" if found.asserted(p.slug) else " (on record, may be stale)")
         for p in found.picked
     )

@@ -269,6 +269,8 @@ def _recalled(
             memory.append(_item("memory", text, slug, why))
             for old in standing.supersedes if standing is not None else ():
                 record.append(_history(store, old, f"replaced by {slug}", seen))
+        elif any(r.source == slug and r.text for r in record):
+            continue  # already on record as what a picked memory replaced (recall picks both)
         elif standing.findable or standing.superseded_by:
             record.append(_history(store, slug, _status(standing), seen, why=why))
         else:

@@ -10,12 +10,18 @@ stated it, it does not fade). Three outcomes, worst first:
 
 The plan changes nothing. ``apply`` archives the spent ones (a frontmatter field and
 their index line; the file stays, ``kura recall --all`` still finds it): never a deletion.
+
+A correction is never archived while the memory it replaced is findable. Decay leaves a
+superseded memory alone (it is history, not a live claim), so archiving its successor would
+leave the replaced fact as the only answer recall has — the fact made current again by
+forgetting its correction. Such a successor stays, no longer asserted, until what it
+replaced is archived or purged.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kura import catalog
@@ -53,6 +59,9 @@ def plan(store: Store, today: dt.date) -> list[Fate]:
         if found is None:
             continue
         fate = _fate(found)
+        replaced = [old for old in found.supersedes if _findable(entries.get(old))]
+        if fate is not None and fate.outcome == "archive" and replaced:
+            fate = _kept(fate, replaced[0], asserted=found.asserted)
         if fate is not None:
             fates.append(fate)
     order = {"archive": 0, "unasserted": 1, "fading": 2}
@@ -70,6 +79,21 @@ def _fate(s: Standing) -> Fate | None:
     if k < FADING:
         return Fate(s.slug, "fading", f"strength {k:.2f} ({s.label})", c, k)
     return None
+
+
+def _findable(entry: catalog.Entry | None) -> bool:
+    """Whether a memory is still found by recall: it exists and is not archived (superseded
+    counts as found — recall shows it, marked). Read as ``catalog.Entry.retired`` reads."""
+    return entry is not None and '"archived"' not in entry.standing
+
+
+def _kept(fate: Fate, replaced: str, *, asserted: bool) -> Fate:
+    """A spent correction, kept: archived, it would leave ``replaced`` the only answer."""
+    why = (
+        f"{fate.reason}, but kept — it replaced {replaced}, which is still findable "
+        "(archived, the replaced fact would be the only answer)"
+    )
+    return replace(fate, outcome="fading" if asserted else "unasserted", reason=why)
 
 
 def apply(store: Store, fates: list[Fate], today: dt.date, *, actor: str = "direct") -> list[str]:

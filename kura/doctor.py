@@ -16,6 +16,8 @@ snapshot of the store to findings:
 * links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved);
 * graph — islands (nothing links in or out) and dead ends (links nowhere), as warnings;
 * descriptions — two memories with the same description cannot both be recognised;
+* claims — two live memories where one revises the other (``kura.corrections``): both are
+  served as current fact, so one should supersede the other, or say what tells them apart;
 * size — the index against the prefill budget.
 
 Errors make ``kura doctor`` exit 1; warnings do too under ``--strict`` (pre-commit);
@@ -40,6 +42,7 @@ from kura import catalog
 from kura import index as ix
 from kura import state as st
 from kura.body import read as read_body
+from kura.corrections import conflicts
 from kura.errors import KuraError, StoreError
 from kura.file_checks import conflict_markers, hidden_in_index, nul_bytes
 from kura.graph import GraphReport, analyse
@@ -299,6 +302,7 @@ CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
     "links": check_links,
     "graph": check_graph,
     "descriptions": check_descriptions,
+    "claims": lambda snap: conflicts(snap.store.name, snap.entries),
     "size": check_size,
 }
 

@@ -40,9 +40,10 @@ def witnessed(note: nt.Note, witness: wt.Witness, slug: str = "<memory>") -> nt.
 
 def supersede(
     store: Store, old: str, new: str, *, today: dt.date | None = None, actor: str = "direct"
-) -> None:
+) -> bool:
     """``new`` replaces ``old`` (a revision: same subject, new value). ``old`` gets
-    ``superseded_by`` and ``valid_until`` and leaves the index; ``new`` gets ``supersedes``."""
+    ``superseded_by`` and ``valid_until`` and leaves the index; ``new`` gets ``supersedes``.
+    False when all of that was already so."""
     today = today or dt.date.today()
     if old == new:
         raise StoreError(f"{store.name}/{old}: a memory cannot supersede itself")
@@ -52,9 +53,20 @@ def supersede(
             f"{store.name}/{old}: already superseded by {was.note.meta['superseded_by']}; "
             "supersede that one instead"
         )
-    _edit(store, now.slug, actor, supersedes=_added(now.note.meta.get("supersedes"), was.slug))
-    _edit(store, was.slug, actor, superseded_by=now.slug, valid_until=today.isoformat())
-    store.edit_index(lambda index: ix.remove(index, was.slug), actor=actor)
+    named = store.update(now.slug, lambda memory: naming(memory.note, was.slug), actor=actor).changed
+    marked = was.note.meta.get("superseded_by") != now.slug  # a second run keeps the first valid_until
+    if marked:
+        _edit(store, was.slug, actor, superseded_by=now.slug, valid_until=today.isoformat())
+    removed = store.edit_index(lambda index: ix.remove(index, was.slug), actor=actor)
+    return named or marked or removed
+
+
+def naming(note: nt.Note, old: str) -> nt.Note:
+    """The note with ``old`` in its ``supersedes`` list (the same note when it already is)."""
+    have = note.meta.get("supersedes")
+    if isinstance(have, list) and old in [str(v) for v in have]:
+        return note
+    return note.with_meta(supersedes=_added(have, old))
 
 
 def archive(

@@ -88,7 +88,10 @@ def stores_text(rows: list[dict[str, Any]], current: str) -> str:
 
 def remember_text(done: dict[str, Any]) -> str:
     verb = "created" if done.get("created") else "updated" if done.get("changed") else "unchanged (same text)"
-    return f"{verb} {done['slug']} in store '{done['store']}' ({done.get('path')})"
+    lines = [f"{verb} {done['slug']} in store '{done['store']}' ({done.get('path')})"]
+    if done.get("superseded"):
+        lines.append(f"it supersedes {done['superseded']}: kept as history, out of the index")
+    return "\n".join([*lines, *(str(note) for note in done.get("notes") or [])])
 
 
 def context_text(told: dict[str, Any]) -> str:

@@ -173,8 +173,10 @@ REMEMBER = Spec(
     "kura_remember", "Remember one fact",
     "Write one memory: one fact, decision or preference per memory, worth knowing in a later "
     "session. The description is the one line that decides when it is recalled, so say when "
-    "it matters, not just what it is. Writing an existing slug replaces its description and "
-    "body: read it first and keep what still holds, and prefer updating over a near-duplicate. "
+    "it matters, not just what it is. Writing an existing slug replaces its description, and "
+    "its body when you send one: read it first and keep what still holds, and prefer updating "
+    "over a near-duplicate. A fact that replaces one stored under another slug names it in "
+    "supersedes. "
     "What you write is a proposal, not yet a fact: it is recalled marked 'on record' until the "
     "person or other evidence confirms it. Never store secrets.",
     (
@@ -186,6 +188,8 @@ REMEMBER = Spec(
               ("text", "content", "details", "memory", "note")),
         TYPE,
         Param("title", "Short title for the index (40 characters at most).", ("heading", "label")),
+        Param("supersedes", "The slug of a memory this one corrects (same subject, new value): it is "
+              "kept as history and leaves the map.", ("replaces", "supersede", "corrects")),
         STORE,
     ),
     read_only=False, destructive=True,

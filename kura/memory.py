@@ -60,6 +60,7 @@ class WriteResult:
     changed: bool
     index_changed: bool
     restored: tuple[str, ...] = ()  # memories whose index lines an editor's stale save dropped, put back
+    body_kept: bool = False  # a body someone wrote, kept under a description that changed
 
     @property
     def did_work(self) -> bool:
@@ -88,6 +89,8 @@ def remembered(
         note = old.with_meta(description=description)
         note = note.with_meta(name=title) if title else note
         note = note.with_type(type) if type else note
+        if body is None and derived(old):
+            body = old.body.replace(old.body.strip(), description, 1)  # its blank lines kept
         note = note.with_body(body) if body is not None else note
     note = amend(note) if amend is not None else note
     if old is None:
@@ -118,3 +121,20 @@ def not_superseded(old: nt.Note, where: str, file: str) -> None:
             f"{where}: superseded by {newer}; write to {newer} instead, or take `superseded_by` "
             f"out of {file} to make it current again — nothing was written"
         )
+
+
+def derived(note: nt.Note) -> bool:
+    """Whether the note's body is the one kura made from its description (``remember`` with
+    no body writes the description as the body): the body follows a new description then.
+    Recognised by its text alone — the description, surrounding whitespace aside — so no
+    marker is written into a person's file, and a body anyone changed by a single character
+    is theirs and is kept."""
+    return bool(note.description) and note.body.strip() == note.description.strip()
+
+
+def body_kept(old: nt.Note | None, description: str, body: str | None) -> bool:
+    """Whether ``remember`` keeps a body someone wrote under a description it changes: worth
+    saying, since the body may still say what the old description said."""
+    if old is None or body is not None or not old.body.strip() or derived(old):
+        return False
+    return " ".join(old.description.split()) != description

@@ -50,6 +50,10 @@ class RememberIn(_In):
     body: str | None = Field(None, description="The memory's text (new memories default to the description).")
     type: MemoryType | None = Field(None, description="New memories default to project.")
     title: str | None = Field(None, description="Short title for the index line.")
+    supersedes: str | None = Field(
+        None, min_length=1, max_length=200,
+        description="The slug of the memory this one replaces: kept as history, out of the index.",
+    )  # fmt: skip
 
 
 class Health(_Out):
@@ -172,6 +176,14 @@ class Remembered(_Out):
     created: bool
     changed: bool
     index_changed: bool
+    body_kept: bool = Field(
+        False, description="A body someone wrote was kept under a new description (send body to change it)."
+    )
+    superseded: str | None = Field(None, description="The memory this write replaced (with supersedes).")
+    revises: str | None = Field(
+        None, description="A live memory this write appears to revise, left current (see notes)."
+    )
+    notes: list[str] = Field([], description="What the writer should know, in words.")
 
 
 class ErrorDetail(_Out):

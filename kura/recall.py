@@ -15,6 +15,11 @@
 4. Say how sure: a memory whose evidence no longer carries it (``kura.witness``: thin or
    aged witnesses, superseded, contradicted) is marked ``asserted: false`` and headed "on
    record, may be stale"; archived memories are left out unless ``everything`` is asked.
+   A superseded memory is history, never the only answer: when one is picked, the memory
+   that replaced it (the current end of its ``superseded_by`` chain, unless that one was
+   archived — forgotten stays forgotten) is picked too, just before it. Shown *too*, not
+   *instead*: the old fact, marked superseded, says what changed and since when, and a
+   question worded like the old fact still finds the new one.
 5. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
    ``lexical`` (the dense half unavailable); ``degraded`` with the reason whenever a
    better method was configured or expected and did not answer.
@@ -48,6 +53,7 @@ DEFAULT_CHARS = 6000
 class Pick:
     slug: str
     score: float | None  # None when a model picked it (a judgement, not a score)
+    replaces: str = ""  # picked because it replaced this picked memory (its score is that one's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +79,8 @@ class Recall:
             "store": self.store, "question": self.question, "how": self.how,
             "degraded": self.degraded, "reason": self.reason,
             "picked": [{"slug": p.slug, "score": None if p.score is None else round(p.score, 4),
-                        **self._standing(p.slug)} for p in self.picked],
+                        **self._standing(p.slug), **({"replaces": p.replaces} if p.replaces else {})}
+                       for p in self.picked],
             "walked": list(self.walked),
             "walked_standing": [{"slug": s, **self._standing(s)} for s in self.walked],
             "context": self.context, "chars": len(self.context),
@@ -152,6 +159,7 @@ def recall(
     finally:
         if own:
             searching.close()
+    picked = _with_successors(picked, standings)
     walked = [
         s for s in _walk(store, [p.slug for p in picked], hops) if everything or not standings.archived(s)
     ]
@@ -183,6 +191,21 @@ class _Standings:
         found = self.get(slug)
         return found is not None and found.archived is not None
 
+    def successor(self, slug: str) -> str:
+        """The current memory at the end of ``slug``'s ``superseded_by`` chain ("" when it is
+        not superseded, or the chain breaks, loops or ends in an archived memory)."""
+        seen = {slug}
+        found = self.get(slug)
+        while found is not None and found.superseded_by:
+            after = found.superseded_by
+            if after in seen or not _exists(self.store, after):
+                return ""
+            seen.add(after)
+            found = self.get(after)
+            if found is None or (found.archived is None and not found.superseded_by):
+                return after
+        return ""
+
     def _read(self, slug: str) -> Standing | None:
         try:
             data, memory = self.store.read(slug)
@@ -192,6 +215,19 @@ class _Standings:
             return None
         meta = memory.note.meta
         return standing(slug, meta, self.today, live=lambda other: _exists(self.store, other))
+
+
+def _with_successors(picked: tuple[Pick, ...], standings: _Standings) -> tuple[Pick, ...]:
+    """The picks, each superseded one preceded by its current successor (moved up if it was
+    picked further down)."""
+    out: list[Pick] = []
+    for pick in picked:
+        after = standings.successor(pick.slug)
+        if after and all(p.slug != after for p in out):
+            out.append(Pick(after, pick.score, pick.slug))
+        if all(p.slug != pick.slug for p in out):
+            out.append(pick)
+    return tuple(out)
 
 
 class _Search:

@@ -249,9 +249,8 @@ def _routes(service: Service) -> "APIRouter":
         name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
         _check_writable(service, name)
         try:
-            return service.remember(
-                body.slug, body.description, body.body, type=body.type, title=body.title, selector=name
-            )
+            return service.remember(body.slug, body.description, body.body, type=body.type, title=body.title,
+                                    selector=name, supersedes=body.supersedes)  # fmt: skip
         except PolicyRefused as err:  # writable was checked above: this is the secret check
             raise InvalidRequest(str(err)) from None
         except StoreError as err:

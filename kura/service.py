@@ -32,6 +32,7 @@ from kura.store import Store
 
 if TYPE_CHECKING:
     from kura.config import Config, StoreConfig
+    from kura.corrections import Remembered
     from kura.prefill import Block
     from kura.search import SearchIndex
 
@@ -263,30 +264,32 @@ class Service:
         title: str | None = None,
         selector: str | None = None,
         session: str = "",
+        supersedes: str | None = None,
     ) -> dict[str, Any]:
         """Write a memory for an agent over a tool: its witness is MANUAL (kura.witness), so
-        on its own it is on record, not asserted, until other evidence joins it."""
+        on its own it is on record, not asserted, until other evidence joins it. ``supersedes``:
+        the memory it replaces (``kura.corrections``)."""
         served = self.served(selector)
         if self.readonly:
             raise PolicyRefused(f"this service is read-only; store '{served.store.name}' is not written here")
+        from kura.corrections import remember
         from kura.lifecycle import witnessed
         from kura.witness import Witness
 
         seen = Witness("MANUAL", _dt.date.today(), " ".join(session.split())[:120])
-        result = served.store.remember(  # the witness goes in with the write, under its lock
-            slug,
-            description,
-            body,
-            type=type,
-            title=title,
+        done = remember(  # the witness goes in with the write, under its lock
+            served.store, slug, description, body, type=type, title=title, supersedes=supersedes,
             amend=functools.partial(witnessed, witness=seen, slug=slug),
-        )
+        )  # fmt: skip
+        result = done.result
         with served.lock:
             if served.index is not None:
-                served.index.refresh([result.slug])
+                served.index.refresh([result.slug, *([done.superseded] if done.superseded else [])])
         return {
             "store": served.store.name, "slug": result.slug, "path": _rel(served.store, result.path),
             "created": result.created, "changed": result.changed, "index_changed": result.index_changed,
+            "body_kept": result.body_kept, "superseded": done.superseded or None,
+            "revises": done.revises or None, "notes": _notes(done),
         }  # fmt: skip
 
     def changed(self, rels: set[str], selector: str | None = None) -> None:
@@ -317,6 +320,19 @@ class Service:
             served.index.update()
             served.checked = time.monotonic()
         return served.index
+
+
+def _notes(done: Remembered) -> list[str]:
+    """What the writer should know, said for a client (``kura.cli`` says it for a shell)."""
+    notes = []
+    if done.result.body_kept:
+        notes.append("the body was not changed: it is not the old description, so it was written on purpose "
+                     "and may still say what the old one said — send body as well to change it")  # fmt: skip
+    if done.revises:
+        notes.append(f'{done.result.slug} appears to revise {done.revises} ("{done.revised_claim}"), which '
+                     f'stays current beside it; if it replaces that one, write it again with supersedes: '
+                     f'"{done.revises}"')  # fmt: skip
+    return notes
 
 
 def _rel(store: Store, path: Path) -> str:

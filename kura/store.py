@@ -30,7 +30,7 @@ from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.memory import Memory as Memory
 from kura.memory import WriteResult as WriteResult
-from kura.memory import current, not_superseded, remembered
+from kura.memory import body_kept, current, not_superseded, remembered
 from kura.plain import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
@@ -266,7 +266,7 @@ class Store:
     ) -> WriteResult:
         path = self._target(slug)
         self._check_index(adding=slug)  # refuse before the memory is written, not after
-        made: list[nt.Note] = []
+        made: list[tuple[nt.Note, bool]] = []
 
         def make(old_bytes: bytes | None) -> bytes | None:
             old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
@@ -274,11 +274,11 @@ class Store:
                 limits.check_rewritable(path, old)
                 not_superseded(old, f"{self.name}/{slug}", path.name)
             note = remembered(old, slug, description, body, type=type, title=title, amend=current(amend))
-            made.append(note)
+            made.append((note, body_kept(old, description, body)))
             return None if note is old else nt.render(note).encode("utf-8")
 
         first, changed = self._rewrite(path, make, slug=slug)
-        note = made[-1]
+        note, kept = made[-1]
         try:
             index_changed, restored = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
         except StoreError as err:
@@ -288,7 +288,7 @@ class Store:
             raise StoreError(
                 f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
             ) from err
-        return WriteResult(slug, path, first is None, changed, index_changed, restored)
+        return WriteResult(slug, path, first is None, changed, index_changed, restored, kept)
 
     def _current(self, slug: str) -> bool:  # a memory file, neither archived nor superseded: it has a line
         return self.contains(f"{slug}.md") and not retired(

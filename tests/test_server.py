@@ -173,7 +173,8 @@ def test_every_route_answers(served: Served) -> None:
         "/remember", json={"slug": "tea", "description": "green tea in the kitchen", "type": "user"}
     )
     assert made.json() == {
-        "store": "team", "slug": "tea", "path": "tea.md", "created": True, "changed": True, "index_changed": True
+        "store": "team", "slug": "tea", "path": "tea.md", "created": True, "changed": True, "index_changed": True,
+        "body_kept": False, "superseded": None, "revises": None, "notes": [],
     }  # fmt: skip
     assert "- [green tea in the kitchen](tea.md)" in (served.root() / "MEMORY.md").read_text()
     assert http.get("/memory/tea").json()["description"] == "green tea in the kitchen"

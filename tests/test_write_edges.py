@@ -46,7 +46,7 @@ def test_a_save_begun_during_a_write_that_never_finishes_is_not_taken_for_the_fi
         assert (memory.name, memory.type, memory.note.body.strip()) == (
             "note",
             "project",
-            "the first description",
+            "a fact kura wrote",  # the body was the description, so it followed the new one
         )
     else:
         assert entries(path) == ["note", "other"]
