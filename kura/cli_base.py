@@ -79,12 +79,19 @@ def store_or_new(ctx: typer.Context) -> Any:
 
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
-    try:
-        return config.open(g.store)
-    except NoStore:
-        target = config.creatable(g.store)
-        if target is None:
-            return store_from(ctx)  # says why, exit 1
+
+    def opened() -> Any:
+        try:
+            return config.open(g.store)
+        except NoStore:
+            return None  # any other refusal (an unknown name, say) is said by core
+
+    store = core(opened)
+    if store is not None:
+        return store
+    target = config.creatable(g.store)
+    if target is None:
+        return store_from(ctx)  # says why, exit 1
     from kura.store import init_store
 
     store, _ = core(lambda: init_store(target.path, name=target.name))

@@ -224,10 +224,12 @@ _COUNTED = {  # a graph note's message → how many of them read on one line
 
 
 def check_graph(snap: Snapshot) -> Iterator[Finding]:
-    for slug in snap.graph.islands:
-        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, ISLAND, "note")
-    for slug in snap.graph.dead_ends:
-        yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, DEAD_END, "note")
+    """Islands and dead ends among current memories: an archived or superseded one is
+    history, not a gap in the links to fix."""
+    for slugs, message in ((snap.graph.islands, ISLAND), (snap.graph.dead_ends, DEAD_END)):
+        for slug in slugs:
+            if not snap.entries[slug].retired:
+                yield Finding(f"{snap.store.name}/{snap.entries[slug].rel}", 1, message, "note")
 
 
 def in_proportion(

@@ -87,6 +87,8 @@ def remembered(
         note = nt.new_note(meta, body if body is not None else description)
     else:
         note = old.with_meta(description=description)
+        if not title and str(old.meta.get("name") or "") == ix.title_for("", old.description, slug):
+            title = ix.title_for("", description, slug)  # kura made it from the description: it follows
         note = note.with_meta(name=title) if title else note
         note = note.with_type(type) if type else note
         if body is None and derived(old):
@@ -138,3 +140,17 @@ def body_kept(old: nt.Note | None, description: str, body: str | None) -> bool:
     if old is None or body is not None or not old.body.strip() or derived(old):
         return False
     return " ".join(old.description.split()) != description
+
+
+def own_line(
+    index: ix.Index, *, slug: str, note: nt.Note, title: str | None, was: str | None = None
+) -> ix.Index:
+    """The index with the memory's own line set from ``note``. ``was``: its name before this
+    write — when the line still shows it and the name followed a new description, the line's
+    title follows too (a title a person gave the line stays)."""
+    line = index.line_for(slug)
+    if not title and was is not None and line is not None and line.title == was != note.name:
+        title = note.name
+    return ix.upsert(
+        index, slug, ix.own_line(index, slug, name=note.name, description=note.description, title=title)
+    )

@@ -30,7 +30,7 @@ from kura.atomic import identity, locked, settled_bytes, write_atomic
 from kura.errors import NotFound, StoreError
 from kura.memory import Memory as Memory
 from kura.memory import WriteResult as WriteResult
-from kura.memory import body_kept, current, not_superseded, remembered
+from kura.memory import body_kept, current, not_superseded, own_line, remembered
 from kura.plain import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.secrets import refuse_secrets
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
@@ -266,7 +266,7 @@ class Store:
     ) -> WriteResult:
         path = self._target(slug)
         self._check_index(adding=slug)  # refuse before the memory is written, not after
-        made: list[tuple[nt.Note, bool]] = []
+        made: list[tuple[nt.Note, bool, str | None]] = []
 
         def make(old_bytes: bytes | None) -> bytes | None:
             old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
@@ -274,13 +274,15 @@ class Store:
                 limits.check_rewritable(path, old)
                 not_superseded(old, f"{self.name}/{slug}", path.name)
             note = remembered(old, slug, description, body, type=type, title=title, amend=current(amend))
-            made.append((note, body_kept(old, description, body)))
+            made.append((note, body_kept(old, description, body), old.name if old else None))
             return None if note is old else nt.render(note).encode("utf-8")
 
         first, changed = self._rewrite(path, make, slug=slug)
-        note, kept = made[-1]
+        note, kept, was = made[-1]
         try:
-            index_changed, restored = self._update_index(partial(_upsert, slug=slug, note=note, title=title))
+            index_changed, restored = self._update_index(
+                partial(own_line, slug=slug, note=note, title=title, was=was)
+            )
         except StoreError as err:
             if not changed:
                 raise
@@ -469,12 +471,6 @@ class Store:
 _OUTSIDE = "symlink points outside the store (or at something that is not a memory)"
 _UNREADABLE = "folder cannot be read; its memories are missing — fix its permissions"
 _SPECIAL = f"not read — {SPECIAL_TODO}"
-
-
-def _upsert(index: ix.Index, *, slug: str, note: nt.Note, title: str | None) -> ix.Index:
-    return ix.upsert(
-        index, slug, ix.own_line(index, slug, name=note.name, description=note.description, title=title)
-    )
 
 
 def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, bool]:

@@ -83,6 +83,22 @@ def test_the_readme_example_corrected_shows_the_new_day_only(cli: Cli, store: St
     assert told.code == 0 and WEDNESDAY in told.out and "Tuesday" not in told.out
 
 
+def test_a_title_kura_made_from_a_short_description_follows_it_too(cli: Cli, store: Store) -> None:
+    """A short description is also the memory's title (its ``name``, the index line's label,
+    context's heading): a title kura made follows the correction like the body, or the old
+    fact stays in the index and in context ("[ships Tuesday 10:00] — ships Wednesday 09:00")."""
+    assert cli(*at(store, "remember", "ship", "ships Tuesday 10:00")).code == 0
+    assert cli(*at(store, "remember", "ship", "ships Wednesday 09:00")).code == 0
+    note = store.show("ship").note
+    assert (note.meta["name"], note.body.strip()) == ("ships Wednesday 09:00", "ships Wednesday 09:00")
+    assert "- [ships Wednesday 09:00](ship.md) — ships Wednesday 09:00" in store.index_path.read_text()
+    told = cli(*at(store, "context", "when do we ship"))
+    assert told.code == 0 and "Tuesday" not in told.out
+    cli(*at(store, "remember", "ship", "ships Wednesday 09:00", "--title", "Ship day"))
+    cli(*at(store, "remember", "ship", "ships Thursday 08:00"))  # a title someone gave is theirs
+    assert store.show("ship").note.meta["name"] == "Ship day"
+
+
 def test_a_derived_body_with_blank_lines_around_it_follows_too(cli: Cli, store: Store) -> None:
     write_memory(store.root, "deploy-day", "project", TUESDAY, body=f"\n\n  {TUESDAY}  \n")
     assert cli(*at(store, "remember", "deploy-day", WEDNESDAY)).err == ""

@@ -54,6 +54,20 @@ RETIRE: dict[str, Callable[[Path], None]] = {"archived": forget, "superseded": s
 
 
 @pytest.mark.parametrize("how", RETIRE)
+def test_a_retired_memory_is_no_island_and_no_dead_end(how: str, cli: Cli, tmp_path: Path) -> None:
+    """History is not a graph problem: a forgotten or replaced memory nothing links to is
+    not "an island" to fix with links (it was counted among a new store's islands)."""
+    root = fresh(tmp_path, cli, "ship", "port", "dock")
+    (root / "dock.md").write_text((root / "dock.md").read_text() + "\nsee [[ship]]\n")
+    RETIRE[how](root)
+    got = cli("-s", str(root), "doctor", "--islands", "--json")
+    findings = [f for f in json.loads(got.out)["findings"] if f["check"] == "graph"]
+    assert [(f["path"].rsplit("/", 1)[1], f["message"].split(":")[0]) for f in findings] == [
+        ("port.md", "an island")
+    ]
+
+
+@pytest.mark.parametrize("how", RETIRE)
 def test_doctor_fix_does_not_undo_a_forget(how: str, cli: Cli, tmp_path: Path) -> None:
     root = fresh(tmp_path, cli, "ship", "port")
     RETIRE[how](root)

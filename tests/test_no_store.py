@@ -340,3 +340,15 @@ def test_a_folder_that_is_not_a_store_is_not_made_one_by_a_read(
     got = cli("-s", str(folder), *args)
     assert got.code == 1 and "is not a kura store (it has no MEMORY.md)" in got.err
     assert sorted(p.name for p in folder.iterdir()) == ["todo.txt"]
+
+
+@pytest.mark.parametrize("args", [["remember", "a", "b"], ["list"]], ids=" ".join)
+def test_an_unknown_store_name_is_one_clear_line_for_writes_as_for_reads(
+    cli: Cli, deleted: Path, args: list[str]
+) -> None:
+    """A name that is neither a configured store nor a folder: the same one line and exit 1
+    from ``remember`` as from a read (it was an "unexpected error" with a class name)."""
+    got = cli("-s", "nope", *args)
+    assert got.code == 1
+    assert got.err.startswith("kura: error: no store or mode named 'nope' (stores: maker; modes: none)")
+    assert "unexpected" not in got.err and "UnknownStore" not in got.err
