@@ -116,6 +116,8 @@ def recall_command(
     out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
     if found.reason and not found.degraded:
         sys.stderr.write(f"kura: {redact(found.reason)[0]}\n")
+    for unread in found.unread:
+        sys.stderr.write(f"kura: not searched: {redact(unread)[0]}\n")
     for row in found.explain:
         mark = "*" if row["picked"] else " "
         if row.get("by") == "thinker":

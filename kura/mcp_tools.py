@@ -48,6 +48,7 @@ log = logging.getLogger("kura.mcp")
 
 MAX_SESSIONS = 4096  # sessions whose kura_use choice is remembered (streamable HTTP)
 # CLI advice inside core messages, said the way a model can act on it
+STDIO_UNLOCK = "restart `kura mcp` with --writable (or KURA_READONLY=0)"
 _HINTS = (("`kura list` shows what there is", "kura_list shows the slugs, kura_recall finds by meaning"),)
 
 
@@ -202,9 +203,12 @@ class Tools:
     """What the tools do, apart from the SDK: check arguments, call the back end, write
     text for the model. Thread-safe: calls arrive on worker threads."""
 
-    def __init__(self, backend: Backend, *, readonly: bool) -> None:
+    def __init__(self, backend: Backend, *, readonly: bool, unlock: str = STDIO_UNLOCK) -> None:
+        """``unlock``: how the person lets this server write, in the words of the command that
+        started it (a refusal names a flag that command has)."""
         self.backend = backend
         self.readonly = readonly
+        self.unlock = unlock
         self.bound = backend.bound
         self._current: OrderedDict[str, str] = OrderedDict()  # session -> store chosen by kura_use
         self._lock = threading.Lock()
@@ -298,7 +302,7 @@ class Tools:
         if spec is REMEMBER and self.readonly:
             raise PolicyRefused(
                 "kura_remember is off: this MCP server is read-only; tell the user what you would save "
-                "(they can restart it with --writable or KURA_READONLY=0 to let you write)"
+                f"(to let you write, they can {self.unlock})"
             )
         args = self.arguments(spec, given)
         if spec is USE:

@@ -148,6 +148,9 @@ class RecallOut(_Out):
     context: str
     chars: int
     elapsed: float
+    unread: list[str] = Field(
+        default_factory=list, description="Memories that could not be read, so not searched."
+    )
 
 
 class ContextItem(_Out):
@@ -167,6 +170,9 @@ class ContextOut(_Out):
     items: list[ContextItem]
     left_out: list[ContextItem]
     text: str
+    degraded: list[str] = Field(
+        default_factory=list, description="What went wrong and what was told instead."
+    )
 
 
 class Remembered(_Out):

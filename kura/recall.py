@@ -69,6 +69,7 @@ class Recall:
     degraded: bool = False
     explain: list[dict[str, Any]] = field(default_factory=list)
     standing: dict[str, Standing] = field(default_factory=dict)
+    unread: tuple[str, ...] = ()  # memories the search could not read, so cannot find: one finding each
 
     def asserted(self, slug: str) -> bool:
         found = self.standing.get(slug)
@@ -85,6 +86,7 @@ class Recall:
             "walked_standing": [{"slug": s, **self._standing(s)} for s in self.walked],
             "context": self.context, "chars": len(self.context),
             "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
+            "unread": list(self.unread),
         }  # fmt: skip
 
     def _standing(self, slug: str) -> dict[str, Any]:
@@ -156,6 +158,7 @@ def recall(
                  "picked": h.slug in chosen}
                 for h in results.hits
             ]  # fmt: skip
+        unread = searching.unread()
     finally:
         if own:
             searching.close()
@@ -169,7 +172,7 @@ def recall(
     degraded = how == "lexical" or (thinker is not None and how != "meaning")
     return Recall(store.name, question, how, picked, tuple(walked), context,
                   time.perf_counter() - started, reason, degraded, details if explain else [],
-                  {s: v for s, v in marks.items() if v is not None})  # fmt: skip
+                  {s: v for s, v in marks.items() if v is not None}, unread)  # fmt: skip
 
 
 class _Standings:
@@ -255,6 +258,13 @@ class _Search:
                 self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
                 self._index.update(progress=self._progress)
             return self._index.search(question, k=k)
+
+    def unread(self) -> tuple[str, ...]:
+        """What the index holds without having read it ("" when it was never opened)."""
+        if self._index is None:
+            return ()
+        with self.guard:
+            return self._index.unread()
 
     def close(self) -> None:
         if self._index is not None:

@@ -44,6 +44,7 @@ AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 LEXICAL_WEIGHT = 0.2
+_EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -215,6 +216,18 @@ class SearchIndex:
             (self.embedder.model_id,),
         ).fetchone()[0]
         return {"memories": memories, "vectors": vectors, "how": "embedded", "reason": ""}
+
+    def unread(self) -> tuple[str, ...]:
+        """Why each memory indexed without a byte of it read cannot be found (a file over
+        the size cap, a link out of the store): one finding each, as ``kura doctor`` says it."""
+        said: list[str] = []
+        for (slug,) in self.db.execute("SELECT slug FROM docs WHERE sha = ? ORDER BY slug", (_EMPTY,)):
+            try:
+                data, memory = self.store.read(slug)
+            except KuraError:  # gone since the update: the next one drops it
+                continue
+            said += [str(finding) for finding in memory.findings if not data]
+        return tuple(said)
 
     def search(self, question: str, *, k: int = 10) -> Results:
         """The ``k`` best memories for ``question``, best first."""
