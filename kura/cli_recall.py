@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any
 
+from kura.request import RECALL
+
 
 class ProgressLine:
     """``stage [####  ] done/total`` redrawn in place on stderr, only when stderr is a
@@ -44,9 +46,9 @@ def recall_command(
     chosen: dict[str, str],
     question: str,
     *,
-    top: int = 3,
-    hops: int = 1,
-    chars: int = 6000,
+    top: int = RECALL.top,
+    hops: int = RECALL.hops,
+    chars: int = RECALL.chars,
     explain: bool = False,
     no_model: bool = False,
     as_json: bool = False,

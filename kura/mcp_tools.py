@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kura import request as rq
 from kura.errors import KuraError, PolicyRefused
 from kura.mcp_text import (
     MAX_ECHO,
@@ -42,7 +43,9 @@ from kura.mcp_text import (
 )
 from kura.note import TYPES
 from kura.secrets import find_secret
-from kura.service import MAX_BUDGET, MAX_CHARS, MAX_HOPS, MAX_TOP, MIN_BUDGET, InvalidRequest
+from kura.service import MAX_BUDGET, MIN_BUDGET, InvalidRequest
+
+_ASKED, _RANGES = rq.RECALL, rq.RecallRequest.RANGES  # the recall defaults and ranges
 
 log = logging.getLogger("kura.mcp")
 
@@ -105,12 +108,12 @@ RECALL = Spec(
     (
         Param("question", "What you want to know, in your own words.",
               ("query", "q", "text", "prompt", "topic", "search", "about"), required=True),
-        Param("top", "At most this many memories picked (default 3).",
-              ("k", "limit", "n", "count", "top_k", "max_results"), range=(1, MAX_TOP), default=3),
-        Param("hops", "Follow [[links]] this many steps from each pick (default 1, 0 for none).",
-              ("depth", "links"), range=(0, MAX_HOPS), default=1),
-        Param("chars", "Character budget for the memories' text (default 6000).",
-              ("max_chars", "budget", "length"), range=(200, MAX_CHARS), default=6000),
+        Param("top", f"At most this many memories picked (default {_ASKED.top}).",
+              ("k", "limit", "n", "count", "top_k", "max_results"), range=_RANGES["top"], default=_ASKED.top),
+        Param("hops", f"Follow [[links]] this many steps from each pick (default {_ASKED.hops}, 0 for none).",
+              ("depth", "links"), range=_RANGES["hops"], default=_ASKED.hops),
+        Param("chars", f"Character budget for the memories' text (default {_ASKED.chars}).",
+              ("max_chars", "budget", "length"), range=_RANGES["chars"], default=_ASKED.chars),
         STORE,
     ),
 )  # fmt: skip

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura.errors import KuraError
+from kura.request import RECALL
 from kura.search import AnyEmbedder, Progress, Results, SearchIndex, query_words
 from kura.standing import Standing, standing
 from kura.store import Store
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 FLOOR = 0.25  # fused score below which a memory does not bear on the question
 RELATIVE = 0.6  # and picks must be within this share of the best one
-DEFAULT_CHARS = 6000
+DEFAULT_CHARS = RECALL.chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +105,9 @@ def recall(
     store: Store,
     question: str,
     *,
-    top: int = 3,
-    hops: int = 1,
-    chars: int = DEFAULT_CHARS,
+    top: int = RECALL.top,
+    hops: int = RECALL.hops,
+    chars: int = RECALL.chars,
     explain: bool = False,
     index: SearchIndex | None = None,
     thinker: ModelConfig | None = None,

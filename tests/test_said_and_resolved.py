@@ -208,3 +208,36 @@ def test_a_readonly_server_refuses_a_write_naming_its_own_flag(store: Store) -> 
         said
     )
     assert not (store.root / "tea.md").exists()
+
+
+# -- the recall request, defined once ------------------------------------------------------
+
+
+def test_every_surface_takes_its_recall_defaults_and_ranges_from_one_request() -> None:
+    import inspect
+    import re
+
+    from kura import cli_recall, recall
+    from kura.mcp_tools import RECALL as MCP_RECALL  # the tool's spec
+    from kura.mcp_tools import Tools
+    from kura.payloads import RecallIn
+    from kura.request import RECALL, RecallRequest
+    from kura.service import Service
+
+    asked = {"top": RECALL.top, "hops": RECALL.hops, "chars": RECALL.chars}
+    for function in (recall.recall, cli_recall.recall_command, Service.recall):
+        defaults = inspect.signature(function).parameters
+        assert {name: defaults[name].default for name in asked} == asked, function
+    fields = RecallIn.model_fields
+    assert {name: fields[name].default for name in asked} == asked
+    from types import SimpleNamespace
+
+    schema = Tools(SimpleNamespace(bound=None), readonly=True).schema(MCP_RECALL)["properties"]  # type: ignore[arg-type]
+    for name, (low, high) in RecallRequest.RANGES.items():
+        assert (schema[name]["default"], schema[name]["minimum"], schema[name]["maximum"]) == (
+            asked[name], low, high,
+        )  # fmt: skip
+    assert RecallRequest("q", top=51).out_of_range() == "top must be between 1 and 50, got 51"
+    package = Path(recall.__file__).parent
+    written = sorted(p.name for p in package.rglob("*.py") if re.search(r"\b6000\b", p.read_text()))
+    assert written == ["request.py"]
