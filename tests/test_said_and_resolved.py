@@ -241,3 +241,25 @@ def test_every_surface_takes_its_recall_defaults_and_ranges_from_one_request() -
     package = Path(recall.__file__).parent
     written = sorted(p.name for p in package.rglob("*.py") if re.search(r"\b6000\b", p.read_text()))
     assert written == ["request.py"]
+
+
+def test_a_warm_index_says_a_memory_that_became_unreadable(store: Store) -> None:
+    from kura.embed import Unavailable
+    from kura.search import SearchIndex
+
+    write_memory(store.root, "deploy", "project", "deploys go out on Fridays")
+    write_memory(store.root, "runbook", "project", "the deploy runbook")
+    index = SearchIndex(store, embedder=Unavailable("words only, for this test"))
+    try:
+        index.update()
+        assert index.unread() == ()
+        _too_big(store.root, "runbook")
+        assert index.unread() == ()  # nothing re-read yet: the index still holds the old text
+        index.update()  # what a server's next check (or its watcher) does
+        said = index.unread()
+    finally:
+        index.close()
+    assert said == (
+        f"test/runbook.md:1: {MEMORY_CAP + 1} bytes, over the 4 MiB kura reads in a memory; not read — "
+        "split it into smaller memories or move it out of the store",
+    )
