@@ -58,6 +58,8 @@ def context(
         )
     )
     bar.close()
+    for said in [] if as_json else told.degraded:
+        warn(f"context degraded — {said}")
     if as_json:
         print_json(told.to_dict())
     else:

@@ -108,7 +108,7 @@ def check(
         typer.Option(
             "--store",
             help="Store whose text marks echoes and whose slugs [[links]] may name "
-            "(else the global -s; with neither, an empty store).",
+            "(else the global -s, else the default store as for every command; with none, an empty store).",
         ),
     ] = None,
     text_file: Annotated[
@@ -165,11 +165,25 @@ def _read_text(path: Path) -> str:
 
 
 def _store_material(ctx: typer.Context, name: str | None) -> tuple[str, tuple[str, ...]]:
+    """The store's text and slugs: the store every command resolves (--store, -s, kura.toml,
+    $KURA_DIR, ./memory); with none named and none there, an empty store."""
+    from kura.errors import NoStore
+
     g: Globals = ctx.obj
     chosen = name or g.store
-    if chosen is None:
+    config = core(lambda: cfg.load_config(g.config))
+
+    def opened_or_none() -> Any:
+        try:
+            return config.open(chosen)
+        except NoStore:
+            if chosen is not None:
+                raise
+            return None  # nothing named, nothing there: judged against no store at all
+
+    opened = core(opened_or_none)
+    if opened is None:
         return "", ()
-    opened = core(lambda: cfg.load_config(g.config).open(chosen))
     from kura.distill.run import store_text
 
     memories = core(opened.list)

@@ -10,15 +10,16 @@ import typer
 
 from kura import config as cfg
 from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.request import RECALL
 
 
 @app.command()
 def recall(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="What you want to know, in your own words.")],
-    top: Annotated[int, typer.Option(help="At most this many memories picked.")] = 3,
-    hops: Annotated[int, typer.Option(help="Follow [[links]] this many steps from each pick.")] = 1,
-    chars: Annotated[int, typer.Option(help="Character budget for the memories' text.")] = 6000,
+    top: Annotated[int, typer.Option(help="At most this many memories picked.")] = RECALL.top,
+    hops: Annotated[int, typer.Option(help="Follow [[links]] this many steps from each pick.")] = RECALL.hops,
+    chars: Annotated[int, typer.Option(help="Character budget for the memories' text.")] = RECALL.chars,
     explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores.")] = False,
     no_model: Annotated[
         bool, typer.Option("--no-model", help="Do not ask the thinker model; use the offline index.")

@@ -26,20 +26,23 @@ def mcp_(
         typer.Option(
             "--store",
             help="Bind to this store or mode: the tools lose their store argument and kura_use "
-            "(else $KURA_STORE, or the global -s; unset: free to switch).",
+            "(else the global -s, else $KURA_STORE; unset: free to switch).",
         ),
     ] = None,
     writable: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--writable", help="Offer kura_remember where the store's policy allows (else $KURA_READONLY=0)."
+            "--writable/--readonly",
+            help="--writable offers kura_remember where the store's policy allows; --readonly never "
+            "(the default; unset, $KURA_READONLY=0 means --writable). Same switch as `kura serve`.",
         ),
-    ] = False,
+    ] = None,
 ) -> None:
     """Serve the memory to an MCP host over stdio (Claude Code, VS Code, Goose, …).
 
-    Read-only unless --writable or KURA_READONLY=0. With KURA_URL set it calls that running
-    `kura serve` (KURA_TOKEN as its bearer token) instead of opening the stores itself."""
+    Read-only unless --writable or KURA_READONLY=0 (--readonly wins over the variable).
+    With KURA_URL set it calls that running `kura serve` (KURA_TOKEN as its bearer token)
+    instead of opening the stores itself."""
     from kura.mcp_server import open_backend, readonly_from, serve_stdio
     from kura.mcp_tools import Tools
 
@@ -47,7 +50,7 @@ def mcp_(
     logging.basicConfig(level=logging.WARNING, format="kura mcp: %(levelname)s %(name)s: %(message)s")
     env = os.environ
     bound = store or g.store or env.get("KURA_STORE") or None
-    readonly = not writable and readonly_from(env)
+    readonly = readonly_from(env, writable)
     backend = core(lambda: open_backend(g.config, bound, readonly=readonly, env=env))
     with contextlib.suppress(KeyboardInterrupt):
         serve_stdio(Tools(backend, readonly=readonly))

@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any
 
+from kura.request import RECALL
+
 
 class ProgressLine:
     """``stage [####  ] done/total`` redrawn in place on stderr, only when stderr is a
@@ -44,9 +46,9 @@ def recall_command(
     chosen: dict[str, str],
     question: str,
     *,
-    top: int = 3,
-    hops: int = 1,
-    chars: int = 6000,
+    top: int = RECALL.top,
+    hops: int = RECALL.hops,
+    chars: int = RECALL.chars,
     explain: bool = False,
     no_model: bool = False,
     as_json: bool = False,
@@ -116,6 +118,8 @@ def recall_command(
     out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
     if found.reason and not found.degraded:
         sys.stderr.write(f"kura: {redact(found.reason)[0]}\n")
+    for unread in found.unread:
+        sys.stderr.write(f"kura: not searched: {redact(unread)[0]}\n")
     for row in found.explain:
         mark = "*" if row["picked"] else " "
         if row.get("by") == "thinker":

@@ -43,9 +43,15 @@ def serve(
         str,
         typer.Option("--token-env", metavar="NAME", help="Variable with the token (else [server] token)."),
     ] = "KURA_TOKEN",
-    readonly: Annotated[
-        bool, typer.Option("--readonly", help="Refuse every write, whatever the stores' write policies.")
-    ] = False,
+    writable: Annotated[
+        bool | None,
+        typer.Option(
+            "--writable/--readonly",
+            help="--readonly refuses every write (HTTP and /mcp), whatever the stores' write policies; "
+            "--writable lets /mcp clients write too, as `kura mcp --writable` does. Unset: HTTP writes "
+            "follow the policies, /mcp is read-only unless KURA_READONLY=0.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the configured stores over HTTP (and MCP at /mcp), warm between requests.
 
@@ -64,7 +70,8 @@ def serve(
     chosen_port = port if port is not None else int(config.server.get("port") or 8085)
 
     def run() -> None:
-        serve(config, host=chosen_host, port=chosen_port, token=token, readonly=readonly, bound=bound)
+        serve(config, host=chosen_host, port=chosen_port, token=token, readonly=writable is False,
+              mcp_readonly=None if writable is None else not writable, bound=bound)  # fmt: skip
 
     core(run)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ from kura.weave import ON_RECORD
 if TYPE_CHECKING:
     from kura.config import ModelConfig
     from kura.search import AnyEmbedder, Progress, SearchIndex
+    from kura.slugs import Stats
 
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 50
@@ -89,11 +90,12 @@ class Context:
     reason: str = ""
     shares: dict[str, int] = field(default_factory=dict)  # what the weights gave each section
     used: dict[str, int] = field(default_factory=dict)  # what each took, heading included
+    degraded: tuple[str, ...] = ()  # what went wrong and what was told instead ("section: why")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "store": self.store, "task": self.task, "budget": self.budget, "tokens": self.tokens,
-            "recall": self.how, "reason": self.reason,
+            "recall": self.how, "reason": self.reason, "degraded": list(self.degraded),
             "sections": [{"name": n, "heading": HEADINGS[n], "share": s,
                           "items": sum(i.section == n for i in self.items),
                           "tokens": self.used.get(n, 0)}
@@ -129,7 +131,7 @@ def context(
         )
     settings = settings or MapSettings()
     today = today or dt.date.today()
-    rules, mapped = _map_items(store, settings, today)
+    rules, mapped, said = _map_items(store, settings, today)
     found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker, quick=quick,
                    embedder=embedder, guard=guard, today=today, progress=progress)  # fmt: skip
     memory, record, withheld = _recalled(store, found, task, budget)
@@ -139,7 +141,7 @@ def context(
     candidates = {"rules": rules, "map": mapped, "memory": memory, "record": record, "spans": spans,
                   "observations": noted}  # fmt: skip
     dropped += unread
-    told = _assemble(store.name, task, budget, candidates, dropped, found)
+    told = replace(_assemble(store.name, task, budget, candidates, dropped, found), degraded=said)
     shown = {(i.section, i.source) for i in told.items}
     revived = [(span, gone) for span, gone, memory in restating if memory not in shown]
     if not revived:
@@ -147,7 +149,8 @@ def context(
     # a span restates a memory the budget then left out: it is not a restatement after all
     back = {id(gone) for _, gone in revived}
     candidates["spans"] = [*spans, *(span for span, _ in revived)]
-    return _assemble(store.name, task, budget, candidates, [d for d in dropped if id(d) not in back], found)
+    kept = [d for d in dropped if id(d) not in back]
+    return replace(_assemble(store.name, task, budget, candidates, kept, found), degraded=said)
 
 
 def _assemble(
@@ -184,34 +187,27 @@ def _item(section: str, text: str, source: str, why: str) -> Item:
 # -- the map: rules and the rest ----------------------------------------------------------
 
 
-_MAPS: dict[tuple[str, str], tuple[list[Item], list[Item]]] = {}  # (store, weave stamp) -> items
+_Map = tuple[list[Item], list[Item], tuple[str, ...]]  # rules, map, what went wrong
+_MAPS: dict[tuple[str, str], _Map] = {}  # (store, weave stamp) -> items
 _MAPS_KEPT = 8
 _MAPS_LOCK = threading.Lock()
 
 
-def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[list[Item], list[Item]]:
-    """The woven map's entry lines: pinned and asserted ones as rules, the others as map.
-    Kept per process under the weave's own fingerprint (every file's identity, the
-    settings, the day), so a server answering many tasks splits the map once per change."""
+def _map_items(store: Store, settings: MapSettings, today: dt.date) -> _Map:
+    """The woven map's entry lines: pinned and asserted ones as rules, the others as map;
+    and what went wrong (a map that could not be woven is MEMORY.md as it is, said). Kept
+    per process under the weave's own fingerprint (every file's identity, the settings, the
+    day), so a server answering many tasks splits the map once per change."""
     from kura import catalog
     from kura.prefill import fingerprint
     from kura.slugs import file_stats
-    from kura.weave import weave
 
     stats = file_stats(store.root)
     key = (str(store.root), fingerprint(store.root, settings, today=today, stats=stats))
     with _MAPS_LOCK:
         if key in _MAPS:
             return _MAPS[key]
-    cloth = ""
-    try:
-        woven = weave(store, settings, today=today, stats=stats)
-        cloth = woven.text if woven is not None else ""
-    except KuraError:
-        pass
-    if not cloth:
-        with suppress(KuraError):  # an index that must not be read: no map, the rest stays
-            cloth = store.index_bytes().decode("utf-8", errors="replace")
+    cloth, said = _cloth(store, settings, today, stats)
     db = catalog.connect(store)
     try:
         scanned = catalog.scan(store, db, stats=stats)
@@ -233,8 +229,26 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> tuple[lis
     with _MAPS_LOCK:  # a server answers from several threads
         while len(_MAPS) >= _MAPS_KEPT:
             _MAPS.pop(next(iter(_MAPS)))
-        _MAPS[key] = (rules, mapped)
-    return rules, mapped
+        _MAPS[key] = (rules, mapped, said)
+    return rules, mapped, said
+
+
+def _cloth(store: Store, settings: MapSettings, today: dt.date, stats: Stats) -> tuple[str, tuple[str, ...]]:
+    """The woven map's text; else MEMORY.md as it is, and why (a weave that failed)."""
+    from kura.weave import weave
+
+    try:
+        woven = weave(store, settings, today=today, stats=stats)
+        if woven is not None and woven.text:
+            return woven.text, ()
+        failed = ""
+    except KuraError as err:
+        failed = f"map: the map could not be woven ({err})"
+    try:
+        raw = store.index_bytes().decode("utf-8", errors="replace")
+    except KuraError as err:  # an index that must not be read: no map, the rest stays
+        return "", ((failed + "; " if failed else "map: ") + f"no map is shown ({err})",)
+    return raw, ((f"{failed}; MEMORY.md is shown as it is instead",) if failed else ())
 
 
 # -- recalled memories --------------------------------------------------------------------

@@ -17,7 +17,6 @@ lines, byte for byte. Anything else is rebuilt, and said on stderr.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import sqlite3
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from kura import catalog, trim
 from kura import state as st
 from kura.atomic import write_atomic
+from kura.errors import KuraError
 from kura.index import Index, IndexLine, normalize, parse_index
 from kura.prefill import MapSettings, sector_map
 from kura.tokens import estimate_tokens
@@ -62,6 +62,7 @@ class Layering(NamedTuple):
     sectors: str
     calls: int
     capped: bool
+    unsaved: str = ""  # why the cache could not be written ("" when it was, or was not tried)
 
 
 def layering(
@@ -88,7 +89,7 @@ def layering(
     lines = [_layer(line, entries, triggers, settings) for line in index.lines]
     fresh = Layering(lines, sector_map(index), calls, capped)
     if state is not None:
-        _save(state / CACHE, key, fresh)
+        fresh = fresh._replace(unsaved=_save(state / CACHE, key, fresh))
     return fresh
 
 
@@ -165,15 +166,23 @@ def _lines(
     return list(map(Layered._make, rows))
 
 
-def _save(path: Path, key: str, layering: Layering) -> None:
+def _save(path: Path, key: str, layering: Layering) -> str:
+    """Write the cache; "" or why it could not be (a cache that is not written is only slower)."""
     lines = layering.lines
     columns: dict[str, list[Any]] = {name: [line[i] for line in lines] for i, name in enumerate(_STRINGS)}
     columns["slugs"] = [list(line.slugs) for line in lines]
     columns.update((name, [line.cost[i] for line in lines]) for i, name in enumerate(_COUNTS))
     blob = {"version": VERSION, "key": key, "columns": columns, "sectors": layering.sectors,
             "capped": layering.capped}  # fmt: skip
-    with contextlib.suppress(Exception):  # a cache that cannot be written is only slower
+    try:
         write_atomic(path, json.dumps(blob, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    except (OSError, KuraError) as err:
+        cause = err.__cause__ if isinstance(err.__cause__, OSError) else err
+        why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(err)
+        return (
+            f"the layer cache {path} could not be saved ({why}); every weave re-layers the index until it can"
+        )
+    return ""
 
 
 def _layer(

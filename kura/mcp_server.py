@@ -78,8 +78,11 @@ class Local:
         return self.service.remember(selector=selector, **fields)
 
 
-def readonly_from(env: Mapping[str, str]) -> bool:
-    """``KURA_READONLY``: on unless it says 0, false, no or off."""
+def readonly_from(env: Mapping[str, str], switch: bool | None = None) -> bool:
+    """Read-only or not: the ``--writable``/``--readonly`` switch when given (``switch`` is
+    True for ``--writable``), else ``KURA_READONLY``: on unless it says 0, false, no or off."""
+    if switch is not None:
+        return not switch
     return env.get("KURA_READONLY", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
@@ -184,6 +187,21 @@ def serve_stdio(tools: Tools) -> None:
     anyio.run(main)
 
 
+SERVE_UNLOCK = "restart `kura serve` with --writable (or KURA_READONLY=0)"
+SERVE_LOCKED = "restart `kura serve` with --writable instead of --readonly"
+
+
+def http_tools(service: Service, *, readonly: bool | None) -> Tools:
+    """The tools ``/mcp`` offers: read-only when ``kura serve --readonly`` made the whole
+    service so; else as ``readonly`` says (``kura serve --writable``/``--readonly``), or
+    ``KURA_READONLY`` when the switch was not given (on unless turned off), as for ``kura mcp``."""
+    if service.readonly:
+        return Tools(Local(service), readonly=True, unlock=SERVE_LOCKED)
+    if readonly is None:
+        readonly = readonly_from(os.environ)
+    return Tools(Local(service), readonly=readonly, unlock=SERVE_UNLOCK)
+
+
 def streamable_http(
     service: Service, *, readonly: bool | None = None, host: str | None = None
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
@@ -198,9 +216,7 @@ def streamable_http(
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if readonly is None:
-        readonly = service.readonly or readonly_from(os.environ)
-    server = build_server(Tools(Local(service), readonly=readonly))
+    server = build_server(http_tools(service, readonly=readonly))
     security = None
     if host in _LOOPBACK:
         security = TransportSecuritySettings(

@@ -26,7 +26,8 @@ def recall_text(found: dict[str, Any]) -> str:
     how = f"{found['how']} — degraded: {found['reason']}" if found.get("degraded") else found.get("how")
     picks = ", ".join(p["slug"] for p in found["picked"])
     walked = f"; linked: {', '.join(found['walked'])}" if found.get("walked") else ""
-    return f"recalled from store '{store}' ({how}): {picks}{walked}\n\n{found.get('context', '')}"
+    unread = "".join(f"\n(kura: not searched: {said})" for said in found.get("unread") or ())
+    return f"recalled from store '{store}' ({how}): {picks}{walked}{unread}\n\n{found.get('context', '')}"
 
 
 def read_text(memory: dict[str, Any]) -> str:
@@ -99,6 +100,7 @@ def context_text(told: dict[str, Any]) -> str:
     foot = (
         f"\n(kura: {told.get('tokens')}/{told.get('budget')} tokens from store '{told.get('store')}'"
         + (f"; {len(left)} item(s) left out for budget or as unsafe to show" if left else "")
+        + "".join(f"; degraded — {said}" for said in told.get("degraded") or ())
         + ")"
     )
     body = str(told.get("text") or "").rstrip("\n")

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kura import request as rq
 from kura.errors import KuraError, PolicyRefused
 from kura.mcp_text import (
     MAX_ECHO,
@@ -42,12 +43,15 @@ from kura.mcp_text import (
 )
 from kura.note import TYPES
 from kura.secrets import find_secret
-from kura.service import MAX_BUDGET, MAX_CHARS, MAX_HOPS, MAX_TOP, MIN_BUDGET, InvalidRequest
+from kura.service import MAX_BUDGET, MIN_BUDGET, InvalidRequest
+
+_ASKED, _RANGES = rq.RECALL, rq.RecallRequest.RANGES  # the recall defaults and ranges
 
 log = logging.getLogger("kura.mcp")
 
 MAX_SESSIONS = 4096  # sessions whose kura_use choice is remembered (streamable HTTP)
 # CLI advice inside core messages, said the way a model can act on it
+STDIO_UNLOCK = "restart `kura mcp` with --writable (or KURA_READONLY=0)"
 _HINTS = (("`kura list` shows what there is", "kura_list shows the slugs, kura_recall finds by meaning"),)
 
 
@@ -104,12 +108,12 @@ RECALL = Spec(
     (
         Param("question", "What you want to know, in your own words.",
               ("query", "q", "text", "prompt", "topic", "search", "about"), required=True),
-        Param("top", "At most this many memories picked (default 3).",
-              ("k", "limit", "n", "count", "top_k", "max_results"), range=(1, MAX_TOP), default=3),
-        Param("hops", "Follow [[links]] this many steps from each pick (default 1, 0 for none).",
-              ("depth", "links"), range=(0, MAX_HOPS), default=1),
-        Param("chars", "Character budget for the memories' text (default 6000).",
-              ("max_chars", "budget", "length"), range=(200, MAX_CHARS), default=6000),
+        Param("top", f"At most this many memories picked (default {_ASKED.top}).",
+              ("k", "limit", "n", "count", "top_k", "max_results"), range=_RANGES["top"], default=_ASKED.top),
+        Param("hops", f"Follow [[links]] this many steps from each pick (default {_ASKED.hops}, 0 for none).",
+              ("depth", "links"), range=_RANGES["hops"], default=_ASKED.hops),
+        Param("chars", f"Character budget for the memories' text (default {_ASKED.chars}).",
+              ("max_chars", "budget", "length"), range=_RANGES["chars"], default=_ASKED.chars),
         STORE,
     ),
 )  # fmt: skip
@@ -202,9 +206,12 @@ class Tools:
     """What the tools do, apart from the SDK: check arguments, call the back end, write
     text for the model. Thread-safe: calls arrive on worker threads."""
 
-    def __init__(self, backend: Backend, *, readonly: bool) -> None:
+    def __init__(self, backend: Backend, *, readonly: bool, unlock: str = STDIO_UNLOCK) -> None:
+        """``unlock``: how the person lets this server write, in the words of the command that
+        started it (a refusal names a flag that command has)."""
         self.backend = backend
         self.readonly = readonly
+        self.unlock = unlock
         self.bound = backend.bound
         self._current: OrderedDict[str, str] = OrderedDict()  # session -> store chosen by kura_use
         self._lock = threading.Lock()
@@ -298,7 +305,7 @@ class Tools:
         if spec is REMEMBER and self.readonly:
             raise PolicyRefused(
                 "kura_remember is off: this MCP server is read-only; tell the user what you would save "
-                "(they can restart it with --writable or KURA_READONLY=0 to let you write)"
+                f"(to let you write, they can {self.unlock})"
             )
         args = self.arguments(spec, given)
         if spec is USE:

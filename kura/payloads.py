@@ -14,7 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kura.service import MAX_BUDGET, MAX_CHARS, MAX_HOPS, MAX_TOP, MIN_BUDGET
+from kura.request import RECALL, RecallRequest
+from kura.service import MAX_BUDGET, MIN_BUDGET
+
+_TOP, _HOPS, _CHARS = (RecallRequest.RANGES[name] for name in ("top", "hops", "chars"))
 
 MemoryType = Literal[
     "user", "feedback", "project", "reference"
@@ -34,9 +37,11 @@ class _In(BaseModel):
 
 class RecallIn(_In):
     question: str = Field(min_length=1, description="What you want to know, in your own words.")
-    hops: int = Field(1, ge=0, le=MAX_HOPS, description="Follow [[links]] this many steps.")
-    top: int = Field(3, ge=1, le=MAX_TOP, description="At most this many memories picked.")
-    chars: int = Field(6000, ge=200, le=MAX_CHARS, description="Character budget for the context.")
+    hops: int = Field(RECALL.hops, ge=_HOPS[0], le=_HOPS[1], description="Follow [[links]] this many steps.")
+    top: int = Field(RECALL.top, ge=_TOP[0], le=_TOP[1], description="At most this many memories picked.")
+    chars: int = Field(
+        RECALL.chars, ge=_CHARS[0], le=_CHARS[1], description="Character budget for the context."
+    )
 
 
 class ContextIn(_In):
@@ -148,6 +153,9 @@ class RecallOut(_Out):
     context: str
     chars: int
     elapsed: float
+    unread: list[str] = Field(
+        default_factory=list, description="Memories that could not be read, so not searched."
+    )
 
 
 class ContextItem(_Out):
@@ -167,6 +175,9 @@ class ContextOut(_Out):
     items: list[ContextItem]
     left_out: list[ContextItem]
     text: str
+    degraded: list[str] = Field(
+        default_factory=list, description="What went wrong and what was told instead."
+    )
 
 
 class Remembered(_Out):

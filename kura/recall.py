@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura import catalog
 from kura.errors import KuraError
+from kura.request import RECALL
 from kura.search import AnyEmbedder, Progress, Results, SearchIndex, query_words
 from kura.standing import Standing, standing
 from kura.store import Store
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 FLOOR = 0.25  # fused score below which a memory does not bear on the question
 RELATIVE = 0.6  # and picks must be within this share of the best one
-DEFAULT_CHARS = 6000
+DEFAULT_CHARS = RECALL.chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,7 @@ class Recall:
     degraded: bool = False
     explain: list[dict[str, Any]] = field(default_factory=list)
     standing: dict[str, Standing] = field(default_factory=dict)
+    unread: tuple[str, ...] = ()  # memories the search could not read, so cannot find: one finding each
 
     def asserted(self, slug: str) -> bool:
         found = self.standing.get(slug)
@@ -85,6 +87,7 @@ class Recall:
             "walked_standing": [{"slug": s, **self._standing(s)} for s in self.walked],
             "context": self.context, "chars": len(self.context),
             "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
+            "unread": list(self.unread),
         }  # fmt: skip
 
     def _standing(self, slug: str) -> dict[str, Any]:
@@ -102,9 +105,9 @@ def recall(
     store: Store,
     question: str,
     *,
-    top: int = 3,
-    hops: int = 1,
-    chars: int = DEFAULT_CHARS,
+    top: int = RECALL.top,
+    hops: int = RECALL.hops,
+    chars: int = RECALL.chars,
     explain: bool = False,
     index: SearchIndex | None = None,
     thinker: ModelConfig | None = None,
@@ -156,6 +159,7 @@ def recall(
                  "picked": h.slug in chosen}
                 for h in results.hits
             ]  # fmt: skip
+        unread = searching.unread()
     finally:
         if own:
             searching.close()
@@ -169,7 +173,7 @@ def recall(
     degraded = how == "lexical" or (thinker is not None and how != "meaning")
     return Recall(store.name, question, how, picked, tuple(walked), context,
                   time.perf_counter() - started, reason, degraded, details if explain else [],
-                  {s: v for s, v in marks.items() if v is not None})  # fmt: skip
+                  {s: v for s, v in marks.items() if v is not None}, unread)  # fmt: skip
 
 
 class _Standings:
@@ -255,6 +259,13 @@ class _Search:
                 self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
                 self._index.update(progress=self._progress)
             return self._index.search(question, k=k)
+
+    def unread(self) -> tuple[str, ...]:
+        """What the index holds without having read it ("" when it was never opened)."""
+        if self._index is None:
+            return ()
+        with self.guard:
+            return self._index.unread()
 
     def close(self) -> None:
         if self._index is not None:

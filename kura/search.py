@@ -44,6 +44,7 @@ AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 LEXICAL_WEIGHT = 0.2
+_EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -112,6 +113,7 @@ class SearchIndex:
             _setup(self.db)
         self._matrix: vectors.Matrix | None = None
         self._failed: str | None = None  # why the embedding endpoint failed in this process
+        self._unread: tuple[str, ...] | None = None  # kept until the index changes
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -216,6 +218,22 @@ class SearchIndex:
         ).fetchone()[0]
         return {"memories": memories, "vectors": vectors, "how": "embedded", "reason": ""}
 
+    def unread(self) -> tuple[str, ...]:
+        """Why each memory indexed without a byte of it read cannot be found (a file over
+        the size cap, a link out of the store): one finding each, as ``kura doctor`` says it.
+        Kept until the index changes, so a warm server's recall does not scan for it each time."""
+        if self._unread is not None:
+            return self._unread
+        said: list[str] = []
+        for (slug,) in self.db.execute("SELECT slug FROM docs WHERE sha = ? ORDER BY slug", (_EMPTY,)):
+            try:
+                data, memory = self.store.read(slug)
+            except KuraError:  # gone since the update: the next one drops it
+                continue
+            said += [str(finding) for finding in memory.findings if not data]
+        self._unread = tuple(said)
+        return self._unread
+
     def search(self, question: str, *, k: int = 10) -> Results:
         """The ``k`` best memories for ``question``, best first."""
         import numpy as np
@@ -318,6 +336,7 @@ class SearchIndex:
 
     def _forget_matrix(self) -> None:
         self._matrix = None
+        self._unread = None  # what the index holds changed with it
         vectors.changed(self.db)
 
     def _model_id(self) -> str:

@@ -273,7 +273,8 @@ def _choose(service: Service, given: Given) -> str:
 def _check_writable(service: Service, name: str) -> None:
     if service.readonly:
         raise PolicyRefused(
-            f"this server is read-only (kura serve --readonly); store '{name}' is not written"
+            f"this server is read-only (kura serve --readonly); store '{name}' is not written — "
+            "restart it without --readonly to write"
         )
     service.served(name).store.check_write()
 
@@ -404,13 +405,14 @@ def _nothing() -> None:
     """The watcher's re-weave step: /prefill re-weaves on demand, so there is none here."""
 
 
-def mcp_mount(service: Service) -> Mcp:
+def mcp_mount(service: Service, *, readonly: bool | None = None) -> Mcp:
     """MCP over streamable HTTP at ``/mcp``, read-only by default as ``kura mcp`` is:
-    ``KURA_READONLY=0`` lets MCP clients write (never past ``kura serve --readonly``, and a
-    store's write policy still applies). ``POST /remember`` follows the policy alone."""
+    ``kura serve --writable`` (or ``KURA_READONLY=0``) lets MCP clients write (never past
+    ``kura serve --readonly``, and a store's write policy still applies). ``POST /remember``
+    follows the policy alone."""
     from kura.mcp_server import streamable_http
 
-    mounted: Mcp = streamable_http(service)
+    mounted: Mcp = streamable_http(service, readonly=readonly)
     log.info("kura serve: MCP over streamable HTTP at /mcp")
     return mounted
 
@@ -422,6 +424,7 @@ def serve(
     port: int = 8085,
     token: str | None = None,
     readonly: bool = False,
+    mcp_readonly: bool | None = None,
     bound: str | None = None,
     deadlines: Deadlines = Deadlines(),
 ) -> None:
@@ -439,7 +442,7 @@ def serve(
     service: Service | None = None
     try:
         service = Service(config, readonly=readonly, bound=bound)
-        app = create_app(service, token=token, mcp=mcp_mount(service))
+        app = create_app(service, token=token, mcp=mcp_mount(service, readonly=mcp_readonly))
         served = ", ".join(f"{s['name']}{'' if s['writable'] else ' (read-only)'}" for s in service.stores())
         log.info("kura serve: stores %s%s", served, "; token required" if token else "")
         log.info("kura serve: listening on %s (Ctrl-C to stop)", ", ".join(map(address_of, sockets)))

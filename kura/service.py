@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from kura.errors import KuraError, PolicyRefused, UnknownStore
+from kura.request import RECALL, RecallRequest
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -40,9 +41,9 @@ _ABSOLUTE = re.compile(r"(?<![\w.<'/\"])/[\w.-]+(?:/[\w.-]+)+")  # a folder path
 P = ParamSpec("P")
 T = TypeVar("T")
 FRESH_SECONDS = 1.0
-MAX_TOP = 50
-MAX_HOPS = 5
-MAX_CHARS = 200_000
+MAX_TOP = RecallRequest.RANGES["top"][1]
+MAX_HOPS = RecallRequest.RANGES["hops"][1]
+MAX_CHARS = RecallRequest.RANGES["chars"][1]
 MIN_BUDGET = 50  # tokens: less than this tells nothing
 MAX_BUDGET = 200_000
 
@@ -218,15 +219,21 @@ class Service:
 
     @_private_paths
     def recall(
-        self, question: str, *, top: int = 3, hops: int = 1, chars: int = 6000, selector: str | None = None
+        self,
+        question: str,
+        *,
+        top: int = RECALL.top,
+        hops: int = RECALL.hops,
+        chars: int = RECALL.chars,
+        selector: str | None = None,
     ) -> dict[str, Any]:
         from kura.recall import recall
 
         if not question.strip():
             raise InvalidRequest("the question is empty; ask about something")
-        _check_range("top", top, 1, MAX_TOP)
-        _check_range("hops", hops, 0, MAX_HOPS)
-        _check_range("chars", chars, 200, MAX_CHARS)
+        problem = RecallRequest(question, top=top, hops=hops, chars=chars).out_of_range()
+        if problem:
+            raise InvalidRequest(problem)
         served = self.served(selector)
         with served.lock:
             index = self._fresh_index(served)

@@ -131,7 +131,8 @@ def weave(
     _postcondition(layered, text)
     weight, layers = _weigh(layered, lines)
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
-    notes += [note for note in (shared_note(age),) if note]  # file dates not believed: say why
+    # file dates not believed, a layer cache that could not be saved: say why
+    notes += [note for note in (shared_note(age), woven_lines.unsaved) if note]
     woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
                   weight, layers, False, scan.parsed, woven_lines.calls, None, notes,
                   folds=_folds(layered, lines, age, today))  # fmt: skip

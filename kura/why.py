@@ -13,6 +13,7 @@ import subprocess
 from typing import Any
 
 from kura import witness as wt
+from kura.errors import NotFound
 from kura.standing import Standing, retired, standing
 from kura.store import Memory, Store
 
@@ -23,7 +24,8 @@ QUOTE_CHARS = 72
 def explain(store: Store, slug: str, today: dt.date, *, git: bool = True) -> dict[str, Any]:
     """Everything ``why`` says about the memory ``slug``, as data."""
     memory = store.show(slug)
-    found = standing(memory.slug, memory.note.meta, today, live=lambda s: _live(store, s))
+    degraded: list[str] = []
+    found = standing(memory.slug, memory.note.meta, today, live=lambda s: _live(store, s, degraded))
     return {
         "slug": memory.slug,
         "claim": memory.description or memory.name,
@@ -34,6 +36,7 @@ def explain(store: Store, slug: str, today: dt.date, *, git: bool = True) -> dic
         "replaced": list(found.supersedes),
         "git": _git(store, memory) if git else None,
         "today": today,
+        "degraded": degraded,
     }
 
 
@@ -66,6 +69,7 @@ def render(found: dict[str, Any]) -> str:
         lines.extend(_witness_line(w, today) for w in s.witnesses)
     for finding in s.findings:
         lines.append(f"  ! {finding.message}")
+    lines.extend(f"  ! {said}" for said in found["degraded"])
     lines.append("")
     since = s.since.isoformat() if s.since else "unknown"
     until = s.until.isoformat() if s.until else "still current" if s.current else "—"
@@ -93,6 +97,7 @@ def to_json(found: dict[str, Any]) -> dict[str, Any]:
         ],
         "since": s.since.isoformat() if s.since else None, "until": s.until.isoformat() if s.until else None,
         "replaced": found["replaced"], "replaced_by": found["replaced_by"] or None, "git": found["git"],
+        "degraded": found["degraded"],
     }  # fmt: skip
 
 
@@ -129,12 +134,21 @@ def _clip(text: str) -> str:
     return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
 
 
-def _live(store: Store, slug: str) -> bool:
+def _live(store: Store, slug: str, degraded: list[str]) -> bool:
+    """Whether ``slug`` is a current memory (for a contradiction). One that cannot be read
+    counts as live — the contradiction is not dropped unseen — and ``degraded`` says so."""
     try:
-        meta = store.show(slug).note.meta
-    except Exception:  # noqa: BLE001 - not a memory (or unreadable): not a live contradiction
+        data, memory = store.read(slug)
+    except NotFound:  # not a memory of this store: nothing contradicts
         return False
-    return not retired(meta)
+    if not data and memory.findings:
+        why = "; ".join(f.message.split("; not read — ")[0] for f in memory.findings)
+        degraded.append(
+            f"contradicted_by {slug}: {store.name}/{slug}.md could not be read ({why}); "
+            "counted as a live contradiction"
+        )
+        return True
+    return not retired(memory.note.meta)
 
 
 def _git(store: Store, memory: Memory) -> str:

@@ -1,0 +1,40 @@
+"""What a surface asks for, defined once.
+
+The CLI, its fast path (``kura.entry``), HTTP, MCP, the MCP proxy and the Python API are
+adapters over these: each reads its defaults and ranges here and renders them its own way,
+so adding an option is one edit here plus one per surface that shows it. Kept free of any
+import a shell hook would pay for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    """One recall: the question, how many memories to pick, how many [[link]] steps to walk
+    from each, and the character budget for their text."""
+
+    question: str
+    top: int = 3
+    hops: int = 1
+    chars: int = 6000
+
+    RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType(
+        {"top": (1, 50), "hops": (0, 5), "chars": (200, 200_000)}
+    )
+
+    def out_of_range(self) -> str:
+        """The first value outside its range, said for the person who sent it ("" when none)."""
+        for name, (low, high) in self.RANGES.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                return f"{name} must be between {low} and {high}, got {value}"
+        return ""
+
+
+RECALL = RecallRequest("")  # the defaults, for signatures and help texts
