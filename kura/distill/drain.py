@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura.distill import drafts as dr
+from kura.distill.compose import TITLE_CHARS
+from kura.distill.spot import cut
 from kura.distill.surface import violations
 from kura.errors import KuraError
 from kura.models import Usage, clip, complete, last_json_object, with_charter
@@ -184,7 +186,7 @@ def judge(
 
 
 def _fix(store: Store, draft: dr.Draft, verdict: Verdict) -> Outcome:
-    title = verdict.title or draft.title
+    title = cut(verdict.title, TITLE_CHARS) or draft.title  # a title the index can show
     description = verdict.description or draft.description
     text = "\n\n".join(filter(None, (title, "" if draft.extends else description, verdict.body)))
     found = violations(text, draft.evidence, store.slugs())
