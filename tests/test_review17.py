@@ -5,6 +5,8 @@ what it was told, found by trying it as a new user would."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -105,6 +107,7 @@ def test_a_fact_said_in_two_sessions_read_in_one_pass_is_one_memory_of_two_sessi
 # -- corrections × the distiller: a draft revising what a direct write has replaced since ---------
 
 CARGO = "We run the tests with cargo test"
+TODAY = dt.date.today().isoformat()
 
 
 def test_a_pour_revising_a_memory_replaced_since_writes_nothing(cli: Cli, tmp_path: Path) -> None:
@@ -183,3 +186,39 @@ def test_a_memory_remembered_again_is_not_archived_again_by_the_next_decay(cli: 
     assert cli(*at, "remember", "ship", "ships on Tuesday").code == 0  # the person says it again
     assert "archived" not in store.show("ship").note.meta
     assert cli(*at, "decay").code == 2  # nothing to archive: it was just stated
+
+
+# -- corrections × purge: deleting a correction does not make what it replaced current -----------
+
+
+def test_purging_a_correction_does_not_make_the_replaced_fact_current_again(cli: Cli, tmp_path: Path) -> None:
+    store, _ = init_store(tmp_path / "s", name="s")
+    at = ("-s", str(store.root))
+    assert cli(*at, "remember", "cargo-test", CARGO).code == 0
+    done = cli(*at, "remember", "make-test", "We run the tests with make test", "--supersedes", "cargo-test")
+    assert done.code == 0, done
+    assert cli(*at, "forget", "make-test", "--purge", "--yes").code == 0
+    meta = store.show("cargo-test").note.meta
+    assert "superseded_by" not in meta  # the purged slug is named nowhere
+    assert (meta["archived_reason"], str(meta["archived"])) == ("what replaced it was purged", TODAY)
+    assert cli(*at, "list").code == 2  # nothing current
+    assert cli(*at, "recall", "how do we run the tests", "--no-model").code == 2
+    doctor = cli(*at, "doctor")
+    assert doctor.code == 0 and "no line in the index" not in doctor.out, doctor
+
+
+# -- forgetting × doctor's counts ----------------------------------------------------------------
+
+
+def test_doctor_counts_no_forgotten_memory_as_an_island(cli: Cli, tmp_path: Path) -> None:
+    """Retired memories are no islands (fa1979a): the count line and the JSON agree with that."""
+    store, _ = init_store(tmp_path / "s", name="s")
+    at = ("-s", str(store.root))
+    assert cli(*at, "remember", "a", "alpha thing").code == 0
+    assert cli(*at, "remember", "b", "beta thing", "beta links to [[a]]").code == 0
+    assert cli(*at, "remember", "c", "gamma thing").code == 0
+    assert cli(*at, "forget", "c").code == 0
+    shown = cli(*at, "doctor")
+    assert "; islands 0, dead ends 1;" in shown.out, shown
+    report = json.loads(cli(*at, "doctor", "--json").out)
+    assert (report["graph"]["islands"], report["graph"]["dead_ends"]) == ([], ["a"])
