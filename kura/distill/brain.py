@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from kura.distill.compose import DESC_CHARS, TITLE_CHARS, Composed, unique_slug
 from kura.distill.evidence import Segment
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
-from kura.distill.spot import cut
 from kura.distill.surface import violations
 from kura.models import Usage, clip, complete, last_json_object, with_charter
 
@@ -59,7 +58,7 @@ An empty list means nothing here is worth keeping."""
 WRITE_INSTRUCTIONS = """\
 You write one memory for the store from the evidence given, and nothing beyond it.
 
-- title: a short name, at most 40 characters.
+- title: a short name, at most 80 characters.
 - description: the line an agent scans to decide whether to open the memory: the key \
 nouns and the conclusion, at most 150 characters.
 - body: the fact in one or two sentences; then a paragraph "**Why:** ..."; then a \
@@ -236,8 +235,8 @@ def write(
     if not all(isinstance(v, str) and v.strip() for v in (title, description, body)):
         return None
     assert isinstance(title, str) and isinstance(description, str) and isinstance(body, str)
-    title, description = cut(" ".join(title.split()), TITLE_CHARS), " ".join(description.split())
-    if len(description) > DESC_CHARS or "<<<" in body or ">>>" in body:
+    title, description = " ".join(title.split()), " ".join(description.split())
+    if len(title) > TITLE_CHARS or len(description) > DESC_CHARS or "<<<" in body or ">>>" in body:
         return None
     if violations("\n\n".join((title, description, body)), verdict.evidence, store_slugs):
         return None

@@ -34,11 +34,10 @@ from kura.distill.gate import Verdict
 from kura.distill.spot import command_of, cut, request_of
 from kura.distill.surface import quote, stripped, violations
 from kura.errors import StoreError
-from kura.index import TITLE_MAX
 from kura.slugs import new_slug
 
 DESC_CHARS = 150
-TITLE_CHARS = TITLE_MAX  # the index shows no longer title (kura.index.title_for): it would show the slug
+TITLE_CHARS = 80
 SLUG_WORDS = 6
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(

@@ -37,8 +37,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura.distill import drafts as dr
-from kura.distill.compose import TITLE_CHARS
-from kura.distill.spot import cut
 from kura.distill.surface import violations
 from kura.errors import KuraError
 from kura.models import Usage, clip, complete, last_json_object, with_charter
@@ -186,7 +184,7 @@ def judge(
 
 
 def _fix(store: Store, draft: dr.Draft, verdict: Verdict) -> Outcome:
-    title = cut(verdict.title, TITLE_CHARS) or draft.title  # a title the index can show
+    title = verdict.title or draft.title
     description = verdict.description or draft.description
     text = "\n\n".join(filter(None, (title, "" if draft.extends else description, verdict.body)))
     found = violations(text, draft.evidence, store.slugs())
