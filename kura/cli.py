@@ -138,6 +138,7 @@ def remember(
                 "restored": list(result.restored),
                 "store": store.name,
                 "body_kept": result.body_kept,
+                "revived": bool(result.revived),
                 "superseded": done.superseded or None,
                 "revises": done.revises or None,
             }
@@ -158,6 +159,9 @@ def _tell(done: Remembered, slug: str) -> None:
         warn(f"{slug}: the body was not changed — it is not the old description, so it was written on "
              "purpose and may still say what the old one said; to change it too: kura remember "
              f"{slug} DESCRIPTION BODY (or - as BODY to read it from stdin)")  # fmt: skip
+    if done.result.revived:
+        warn(f"{slug}: it was forgotten (archived {done.result.revived}); this write made it current again "
+             f"and put its line back — to forget it again: kura forget {slug}")  # fmt: skip
     if done.revises:
         old = done.revises
         warn(f'{slug} appears to revise {old} ("{done.revised_claim}"), which stays current beside it; '

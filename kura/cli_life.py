@@ -111,7 +111,8 @@ def forget(
         for path in found.drafts:
             say(f"  draft      {path}")
         for other in found.pointers:
-            say(f"  pointer    in {other} (the reference is removed from its frontmatter)")
+            say(f"  pointer    in {other} (the reference is removed from its frontmatter; a memory it "
+                "replaced stays history: archived)")  # fmt: skip
         for path in found.state:
             say(f"  derived    {path} (its rows and caches)")
         if found.spans:

@@ -34,7 +34,7 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -313,6 +313,9 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     """Run every check over one store."""
     entries = catalog.entries(store)
     graph = analyse({slug: entry.links for slug, entry in entries.items()})
+    current = {slug for slug, entry in entries.items() if not entry.retired}  # history is no gap in the links
+    graph = replace(graph, islands=tuple(s for s in graph.islands if s in current),
+                    dead_ends=tuple(s for s in graph.dead_ends if s in current))  # fmt: skip
     index, index_findings, index_read = _read_index(store)
     snap = Snapshot(store, entries, index, graph, settings, index_findings, index_read)
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))

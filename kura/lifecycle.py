@@ -61,6 +61,19 @@ def supersede(
     return named or marked or removed
 
 
+def unreplaced(store: Store, old: str, new: str, where: str) -> None:
+    """Refuse, before anything is written, a revision of ``old`` that another memory has
+    replaced since it was drafted (``kura remember --supersedes``, another pour): which of the
+    two holds is the person's call, and written first, ``new`` would stand beside the other."""
+    newer = " ".join(str(store.show(old).note.meta.get("superseded_by") or "").split())
+    if newer not in ("", new):
+        raise StoreError(
+            f"{where}: it revises {old}, which {newer} has replaced since; nothing was written and the "
+            f"draft stays staged — toss it if {newer} holds, or write it with kura remember "
+            f"{new} DESCRIPTION --supersedes {newer}"
+        )
+
+
 def naming(note: nt.Note, old: str) -> nt.Note:
     """The note with ``old`` in its ``supersedes`` list (the same note when it already is)."""
     have = note.meta.get("supersedes")

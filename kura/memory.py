@@ -61,6 +61,7 @@ class WriteResult:
     index_changed: bool
     restored: tuple[str, ...] = ()  # memories whose index lines an editor's stale save dropped, put back
     body_kept: bool = False  # a body someone wrote, kept under a description that changed
+    revived: str = ""  # it was archived (forgotten) on this day and is current again
 
     @property
     def did_work(self) -> bool:
@@ -143,14 +144,18 @@ def body_kept(old: nt.Note | None, description: str, body: str | None) -> bool:
 
 
 def own_line(
-    index: ix.Index, *, slug: str, note: nt.Note, title: str | None, was: str | None = None
+    index: ix.Index, *, slug: str, note: nt.Note, title: str | None, was: nt.Note | None = None
 ) -> ix.Index:
-    """The index with the memory's own line set from ``note``. ``was``: its name before this
-    write — when the line still shows it and the name followed a new description, the line's
-    title follows too (a title a person gave the line stays)."""
+    """The index with the memory's own line set from ``note``. ``was``: the memory before this
+    write — when the line still shows the title kura chose for it then (its name, or, for a
+    name too long for the index, its old description), the line's title is chosen anew, so
+    it follows a new description (a title a person gave the line stays)."""
     line = index.line_for(slug)
-    if not title and was is not None and line is not None and line.title == was != note.name:
-        title = note.name
+    if not title and was is not None and line is not None:
+        made = ix.title_for(was.name, was.description, slug)
+        now = ix.title_for(note.name, note.description, slug)
+        if line.title in (was.name, made) and now != line.title:
+            title = now
     return ix.upsert(
         index, slug, ix.own_line(index, slug, name=note.name, description=note.description, title=title)
     )

@@ -7,7 +7,8 @@ answered with yes. The closure is computed first and shown before anything is re
 - drafts (staged, poured, tossed, quarantined) for it or quoting its text;
 - memories derived from it (``derived_from`` names it) — purged with it — and pointers
   to it in other memories (``supersedes``, ``superseded_by``, ``contradicted_by``), which
-  are removed from those memories' frontmatter;
+  are removed from those memories' frontmatter — a memory it had replaced is archived
+  (what replaced it is gone, which does not make the replaced fact current again);
 - derived state: its search-index rows and vectors, the catalog row and the trigger
   ledger, the woven map and its backups, its use marks;
 - transcript spans (``kura.spans``) that carry its words — a quote, its claim, a
@@ -24,6 +25,7 @@ the command says so, and how to rewrite history.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import sqlite3
@@ -112,6 +114,13 @@ def _unpointed(memory: Memory, *, gone: set[str]) -> nt.Note:
     """The memory with every pointer to a purged memory taken out (read under the lock)."""
     meta = memory.note.meta
     changes = {k: _without(meta[k], gone) for k in _POINTERS if k in meta and gone & set(_named(meta[k]))}
+    if "superseded_by" in changes and not changes["superseded_by"] and not meta.get("archived"):
+        # what replaced it is gone, not proven wrong: the replaced fact stays history (archived,
+        # found by recall --all), never current again with no line in the index
+        changes |= {
+            "archived": _dt.date.today().isoformat(),
+            "archived_reason": "what replaced it was purged",
+        }
     return memory.note.with_meta(**changes)
 
 

@@ -335,6 +335,10 @@ def _notes(done: Remembered) -> list[str]:
     if done.result.body_kept:
         notes.append("the body was not changed: it is not the old description, so it was written on purpose "
                      "and may still say what the old one said — send body as well to change it")  # fmt: skip
+    if done.result.revived:
+        notes.append(f"{done.result.slug} was forgotten (archived {done.result.revived}); this write "
+                     "made it current again — if it should stay forgotten, the person can forget it "
+                     "again")  # fmt: skip
     if done.revises:
         notes.append(f'{done.result.slug} appears to revise {done.revises} ("{done.revised_claim}"), which '
                      f'stays current beside it; if it replaces that one, write it again with supersedes: '

@@ -266,7 +266,7 @@ class Store:
     ) -> WriteResult:
         path = self._target(slug)
         self._check_index(adding=slug)  # refuse before the memory is written, not after
-        made: list[tuple[nt.Note, bool, str | None]] = []
+        made: list[tuple[nt.Note, bool, nt.Note | None]] = []
 
         def make(old_bytes: bytes | None) -> bytes | None:
             old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
@@ -274,7 +274,7 @@ class Store:
                 limits.check_rewritable(path, old)
                 not_superseded(old, f"{self.name}/{slug}", path.name)
             note = remembered(old, slug, description, body, type=type, title=title, amend=current(amend))
-            made.append((note, body_kept(old, description, body), old.name if old else None))
+            made.append((note, body_kept(old, description, body), old))
             return None if note is old else nt.render(note).encode("utf-8")
 
         first, changed = self._rewrite(path, make, slug=slug)
@@ -290,7 +290,8 @@ class Store:
             raise StoreError(
                 f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
             ) from err
-        return WriteResult(slug, path, first is None, changed, index_changed, restored, kept)
+        revived = str(was.meta.get("archived") or "?") if was is not None and was.meta.get("archived") else ""
+        return WriteResult(slug, path, first is None, changed, index_changed, restored, kept, revived)
 
     def _current(self, slug: str) -> bool:  # a memory file, neither archived nor superseded: it has a line
         return self.contains(f"{slug}.md") and not retired(

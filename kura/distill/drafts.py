@@ -64,7 +64,7 @@ from kura.distill.evidence import CLASSES, Segment, comment_safe, from_comment, 
 from kura.distill.mark import matches, sign
 from kura.distill.surface import violations
 from kura.errors import KuraError, NotFound, StoreError
-from kura.lifecycle import from_flags, supersede
+from kura.lifecycle import from_flags, supersede, unreplaced
 from kura.secrets import redact
 from kura.slugs import new_slug
 from kura.store import Memory, Store
@@ -439,6 +439,8 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
     }
     where = f"{store.name}/{draft.slug}"
     limits.check_text(where, title=meta["name"], description=draft.description, body=draft.body)
+    if replaces in store.slugs():  # refused before anything is written
+        unreplaced(store, replaces, draft.slug, where)
     text = nt.render(nt.new_note(meta, draft.body))
     path = store.write_file(draft.slug, text.encode("utf-8"), actor=actor).path
     if replaces and replaces in store.slugs():  # a revision: the old memory stays, superseded
