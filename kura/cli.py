@@ -24,6 +24,7 @@ from kura.cli_base import (
     core,
     fail,
     import_app,
+    misplaced_global,
     print_json,
     say,
     show_usage_error,
@@ -438,6 +439,9 @@ def run() -> None:
         code = app(standalone_mode=False)
     except click_exception() as err:
         show_usage_error(err)
+        hint = misplaced_global(err, sys.argv[1:])
+        if hint is not None:
+            warn(hint)
         sys.exit(2 if type(err).__name__ == "NoArgsIsHelpError" else 1)
     except typer.Abort:
         typer.echo("kura: aborted", err=True)

@@ -13,22 +13,56 @@ import datetime as dt
 import importlib
 import io
 import json
-import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from kura import config as cfg
-from kura.errors import KuraError, NotFound, UnknownStore
+from kura.entry import error_exit, version_line
+from kura.errors import KuraError
 from kura.secrets import find_secret, redact
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
-app = typer.Typer(
+
+class Command(TyperCommand):
+    """A command whose arguments read as click shows them (``SLUG``, ``[BODY]``), in the usage
+    line, the argument list and error messages, rather than typer's ``{slug}``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar is None and param.name:
+                param.metavar = param.name.upper()
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                shown = str(param.metavar) if param.required else f"[{param.metavar}]"
+                pieces.append(shown + ("..." if param.nargs != 1 else ""))
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+class App(typer.Typer):
+    """``typer.Typer`` whose commands are ``Command``s."""
+
+    def command(
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[F], F]:
+        return super().command(name, cls=cls or Command, **kwargs)
+
+
+app = App(
     name="kura",
     no_args_is_help=True,
     add_completion=False,
@@ -37,10 +71,11 @@ app = typer.Typer(
     "A store is a folder of one-fact markdown files plus a MEMORY.md index. "
     "Global options go before the command: kura --config k.toml -s maker list",
 )
-import_app = typer.Typer(no_args_is_help=True, help="Bring an existing memory folder into a store.")
+import_app = App(no_args_is_help=True, help="Bring an existing memory folder into a store.")
 app.add_typer(import_app, name="import")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+GLOBAL_OPTIONS = ("--config", "-c", "--store", "-s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +98,13 @@ def main(
     store: Annotated[
         str | None, typer.Option("--store", "-s", help="Store or mode name (or a folder path) to work on.")
     ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, help="Print kura's version and exit.")
+    ] = False,
 ) -> None:
+    if version:
+        say(version_line())
+        raise typer.Exit(0)
     ctx.obj = Globals(config, store)
 
 
@@ -104,11 +145,7 @@ def core(call: Callable[[], T]) -> T:
     try:
         return call()
     except KuraError as err:
-        if os.environ.get("KURA_DEBUG") == "1":
-            raise
-        warn(f"error: {err}")
-        code = 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
-        raise typer.Exit(code) from None
+        raise typer.Exit(error_exit(err)) from None
 
 
 def day_from(at: str | None) -> dt.date:
@@ -167,6 +204,33 @@ def show_usage_error(err: Exception) -> None:
     shown = io.StringIO()
     err.show(file=shown)  # type: ignore[attr-defined]
     sys.stderr.write(redact(shown.getvalue())[0])
+
+
+def misplaced_global(err: Exception, argv: list[str]) -> str | None:
+    """For a global option given after the command (``kura list -s main``): the hint that
+    names it and shows the command line with it moved before the command; else None."""
+    name = getattr(err, "option_name", None)
+    ctx = getattr(err, "ctx", None)
+    if (
+        type(err).__name__ != "NoSuchOption"
+        or name not in GLOBAL_OPTIONS
+        or ctx is None
+        or ctx.parent is None
+    ):
+        return None
+    first = 0  # past the global options already before the command
+    while first < len(argv) and argv[first].startswith(
+        ("-c", "-s", "--config=", "--store=", "--config", "--store")
+    ):
+        first += 2 if argv[first] in GLOBAL_OPTIONS else 1  # "-s x", else "--store=x" or "-sx"
+    for i in range(first + 1, len(argv)):
+        if argv[i] == "--":
+            break
+        if argv[i] == name or (name.startswith("--") and argv[i].startswith(name + "=")):
+            taken = argv[i : i + (1 if "=" in argv[i] else 2)]
+            moved = argv[:first] + taken + argv[first:i] + argv[i + len(taken) :]
+            return f"{name} is a global option: it goes before the command: kura {shlex.join(moved)}"
+    return None
 
 
 def stdin_text() -> str:

@@ -29,9 +29,9 @@ from typing import Annotated, Any
 import typer
 
 from kura import config as cfg
-from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.cli_base import App, Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
 
-distill_app = typer.Typer(no_args_is_help=True, help="Read agent transcripts without believing them.")
+distill_app = App(no_args_is_help=True, help="Read agent transcripts without believing them.")
 app.add_typer(distill_app, name="distill")
 
 

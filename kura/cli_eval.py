@@ -45,13 +45,10 @@ def eval_(
 
 
 def _evaluate(sessions: int | None, long: bool, seed: int) -> Report:
-    from kura.errors import KuraError
     from kura.evals import evaluate
 
     try:
         return evaluate(sessions=sessions, long=long, seed=seed, progress=_progress())
-    except ValueError as err:
-        raise KuraError(str(err)) from None
     finally:
         if sys.stderr.isatty():
             typer.echo("\r\033[K", err=True, nl=False)

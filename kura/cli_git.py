@@ -9,11 +9,9 @@ from typing import Annotated
 
 import typer
 
-from kura.cli_base import app, core, fail, say, store_from, warn
+from kura.cli_base import App, app, core, fail, say, store_from, warn
 
-git_app = typer.Typer(
-    no_args_is_help=True, help="Share a store through git: the MEMORY.md merge driver, hooks."
-)
+git_app = App(no_args_is_help=True, help="Share a store through git: the MEMORY.md merge driver, hooks.")
 app.add_typer(git_app, name="git")
 
 _HOOKS_SOURCE = Path(__file__).resolve().parent.parent / "hooks" / "git"

@@ -9,7 +9,6 @@ everything else — one implementation, the same output either way.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
@@ -57,7 +56,8 @@ def recall_command(
 ) -> int:
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
     from kura.config import load_config
-    from kura.errors import KuraError, NotFound, UnknownStore
+    from kura.entry import error_exit
+    from kura.errors import KuraError
     from kura.secrets import redact
 
     bar = ProgressLine()
@@ -92,11 +92,8 @@ def recall_command(
 
             mark_used(folder(store.path, store=store.name), [p.slug for p in found.picked])
     except KuraError as err:
-        if os.environ.get("KURA_DEBUG") == "1":
-            raise
         bar.close()
-        sys.stderr.write(f"kura: error: {redact(str(err))[0]}\n")
-        return 2 if isinstance(err, NotFound) and not isinstance(err, UnknownStore) else 1
+        return error_exit(err)
     bar.close()
     out = sys.stdout.write
     done = 0 if found.picked or said[0] else 2

@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kura.errors import KuraError
     from kura.prefill import Block
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
@@ -33,6 +34,9 @@ _RECALL_FLAGS = {
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv == ["--version"]:
+        sys.stdout.write(version_line() + "\n")
+        sys.exit(0)
     asked = _recall_args(argv)
     if asked is not None:
         from kura.cli_recall import recall_command
@@ -207,8 +211,7 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
                 raise StoreError(woven.error)
             summary, written, notes = woven.to_dict(), woven.written, woven.notes
     except KuraError as err:
-        _warn(f"error: {err}")
-        return 1
+        return error_exit(err)
     if as_json:
         sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     else:
@@ -216,6 +219,22 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
     for note in notes:
         _warn(note)
     return 0 if written else 2
+
+
+def version_line() -> str:
+    from kura import __version__
+
+    return f"kura {__version__}"
+
+
+def error_exit(err: KuraError) -> int:
+    """The one way a ``KuraError`` leaves the command line: one line on stderr (``kura:
+    error: …``, nothing secret repeated) and the exit code its class carries.
+    ``KURA_DEBUG=1`` re-raises it, with the traceback, instead."""
+    if os.environ.get("KURA_DEBUG") == "1":
+        raise err
+    _warn(f"error: {err}")
+    return err.exit_code
 
 
 def _warn(message: str) -> None:

@@ -2,10 +2,12 @@
 
 Every failure a person can act on is a ``KuraError``; the edges (CLI, HTTP, MCP) catch
 exactly this base and turn it into a message and an exit code, so a new subclass never
-needs a new ``except`` anywhere. Expected outcomes (nothing found, nothing changed, a gate
+needs a new ``except`` anywhere. Each class carries its ``exit_code`` (1 failure or
+refusal, 2 nothing found); the command line reads it in one place
+(``kura.entry.error_exit``). Expected outcomes (nothing found, nothing changed, a gate
 verdict) are return values, not exceptions.
 
-    KuraError
+    KuraError               exit 1
     ├── StoreError          a store cannot be opened, read or written
     │   ├── NoteParseError  a memory file cannot be read at all (path, line)
     │   └── NoStore         no store where one was looked for (none configured, or its folder is gone)
@@ -13,7 +15,9 @@ verdict) are return values, not exceptions.
     │   └── UnknownStore    no such store or mode (a setup mistake: exit 1)
     ├── ConfigError         kura.toml is invalid (names the key)
     ├── PolicyRefused       the store's write policy (or a secret check) refuses a write
+    ├── InvalidRequest      a value given that cannot be served (also a ValueError)
     ├── ModelUnavailable    a model endpoint could not answer
+    │   └── EmbedFailed     an /embeddings endpoint gave no usable vectors
     └── GitError            git is missing, the store is in no repository, or git refused or failed
 
 A message says what went wrong, where (path:line, slug, store) and what to do next.
@@ -24,6 +28,8 @@ from __future__ import annotations
 
 class KuraError(Exception):
     """Base of every error kura raises on purpose."""
+
+    exit_code = 1
 
 
 class StoreError(KuraError):
@@ -51,9 +57,13 @@ class NoStore(StoreError):
 class NotFound(KuraError):
     """No such memory, store or mode."""
 
+    exit_code = 2
+
 
 class UnknownStore(NotFound):
-    """No store or mode by that name."""
+    """No store or mode by that name: a setup mistake, not an empty answer."""
+
+    exit_code = 1
 
 
 class ConfigError(KuraError):
@@ -64,8 +74,17 @@ class PolicyRefused(KuraError):
     """A write the store's policy does not allow."""
 
 
+class InvalidRequest(KuraError, ValueError):
+    """A value given that cannot be served (out of range, wrong kind, unknown name). Also a
+    ``ValueError``, so a caller that checks input that way still catches it."""
+
+
 class ModelUnavailable(KuraError):
     """A model endpoint could not answer."""
+
+
+class EmbedFailed(ModelUnavailable):
+    """An embeddings endpoint could not give vectors; the message says why."""
 
 
 class GitError(KuraError):

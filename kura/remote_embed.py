@@ -15,16 +15,14 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kura.errors import EmbedFailed as EmbedFailed  # its home was here; callers still import it from here
+
 if TYPE_CHECKING:
     import numpy as np
 
     from kura.config import ModelConfig
 
 BATCH = 64
-
-
-class EmbedFailed(Exception):
-    """The endpoint could not give vectors; the message says why."""
 
 
 class RemoteEmbedder:

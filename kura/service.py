@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from kura.errors import InvalidRequest as InvalidRequest  # its home was here; callers import it from here
 from kura.errors import KuraError, PolicyRefused, UnknownStore
 from kura.request import RECALL, RecallRequest
 from kura.store import Store
@@ -46,10 +47,6 @@ MAX_HOPS = RecallRequest.RANGES["hops"][1]
 MAX_CHARS = RecallRequest.RANGES["chars"][1]
 MIN_BUDGET = 50  # tokens: less than this tells nothing
 MAX_BUDGET = 200_000
-
-
-class InvalidRequest(KuraError):
-    """A request whose values cannot be served (out of range, wrong kind)."""
 
 
 @dataclass

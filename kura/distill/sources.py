@@ -51,6 +51,7 @@ from typing import Any, BinaryIO
 
 from kura.distill.adapters import ADAPTERS, Piece
 from kura.distill.evidence import CLASSES, Segment
+from kura.errors import InvalidRequest
 from kura.finding import Finding
 
 CAP = 8000  # characters kept of one segment
@@ -267,7 +268,7 @@ def parse_lines(
 ) -> tuple[tuple[Segment, ...], tuple[Finding, ...]]:
     """Segments and findings of complete lines; ``first_line`` numbers the first of them."""
     if fmt not in FORMATS:
-        raise ValueError(f"no adapter named {fmt!r} (known: {', '.join(FORMATS)})")
+        raise InvalidRequest(f"no adapter named {fmt!r} (known: {', '.join(FORMATS)})")
     segments: list[Segment] = []
     found: list[Finding] = []
     lines = data.split(b"\n")[:-1] if data.endswith(b"\n") or not data else data.split(b"\n")

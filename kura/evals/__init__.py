@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kura.errors import InvalidRequest
 from kura.evals import report as rp
 from kura.evals.arms import DEFAULT_BUDGET, Progress, Run, run
 from kura.evals.scenarios import build
@@ -63,7 +64,7 @@ def evaluate(
     too with ``long``)
     with ``sessions`` each (else each scenario's default) and report them."""
     if sessions is not None and not 2 <= sessions <= MAX_SESSIONS:
-        raise ValueError(f"--sessions {sessions}: give between 2 and {MAX_SESSIONS}")
+        raise InvalidRequest(f"--sessions {sessions}: give between 2 and {MAX_SESSIONS}")
     chosen = kinds or ((*DEFAULT_KINDS, "long") if long else DEFAULT_KINDS)
     runs = tuple(
         run(build(kind, sessions or SESSIONS[kind], seed), budget=budget, progress=progress)

@@ -40,6 +40,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kura.errors import InvalidRequest
+
 KINDS = ("one", "rotated", "passing", "long")
 TITLES = {
     "one": "one lesson, repeated",
@@ -181,9 +183,9 @@ BRANCHES = ("main", "feature/parser", "fix/orders")
 def build(kind: str, sessions: int, seed: int) -> Scenario:
     """The scenario ``kind`` (one of ``KINDS``) over ``sessions`` sessions."""
     if kind not in KINDS:
-        raise ValueError(f"no scenario {kind!r} (known: {', '.join(KINDS)})")
+        raise InvalidRequest(f"no scenario {kind!r} (known: {', '.join(KINDS)})")
     if sessions < 2:
-        raise ValueError("a scenario needs at least two sessions: one to learn, one to remember")
+        raise InvalidRequest("a scenario needs at least two sessions: one to learn, one to remember")
     rng = random.Random(f"{kind}:{seed}")
     if kind == "passing":
         plan, told = _passing(sessions, rng)
