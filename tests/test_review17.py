@@ -90,11 +90,6 @@ TAGS = "Remember that release tags are signed with the team key."
 AGAIN = "Please remember that release tags are signed with the team key!"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="novelty is checked against poured memories only: the same fact said in two sessions "
-    "that one pass reads (or before the first draft is poured) is staged twice, one session each",
-)
 def test_a_fact_said_in_two_sessions_read_in_one_pass_is_one_memory_of_two_sessions(
     cli: Cli, tmp_path: Path
 ) -> None:

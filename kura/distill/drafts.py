@@ -28,20 +28,16 @@ Why it looks like this:
 - **Nothing in the comment can close it early.** Quotes are folded to one line, secrets
   are redacted, and ``-->`` (and ``--!>``) are neutralised, so a transcript cannot smuggle
   text out of the comment and into what looks like the draft.
-- **The mark binds the draft to the distiller.** It is an HMAC-SHA256 over every field but
-  itself, keyed per store (``kura.distill.mark``). A draft edited by hand — a number slipped into the body, a
-  quote added to license one — no longer matches, and ``pour`` quarantines it instead of
-  pouring it. Editing is fine; it just makes the text a person's, and a person's text goes
-  in through ``kura remember``, not through the distiller's door.
-- **Pouring re-checks, never trusts.** ``pour`` verifies the mark, then holds the text to
-  the final-surface floor again against the draft's own evidence and the store's current
-  slugs (a linked memory may have gone since), then writes through the store with
-  ``actor="distiller"`` so the store's own policy decides (``distiller-only`` allows it,
-  ``frozen`` refuses it). The memory keeps its evidence in its own frontmatter
-  (``evidence:``, ``distilled:``, ``source:``), because the drafts folder is derived state
-  and may be wiped.
-- Expected outcomes are values: a refusal is a ``PourResult`` with the reason; a broken
-  draft file is listed with its ``file:line`` problem, never a crash.
+- **The mark binds the draft to the distiller**: an HMAC-SHA256 over every field but
+  itself, keyed per store (``kura.distill.mark``). A draft edited by hand (a number slipped
+  into the body, a quote added to license one) no longer matches and is quarantined, never
+  poured: a person's text goes in through ``kura remember``, not the distiller's door.
+- **Pouring re-checks, never trusts**: the mark, then the final-surface floor against the
+  draft's own evidence and the store's current slugs, then a write through the store as
+  ``actor="distiller"`` (the store's policy decides). The memory keeps its evidence in its
+  own frontmatter (``evidence:``, ``distilled:``, ``source:``): drafts are derived state.
+- A refusal is a ``PourResult`` with the reason; a broken draft file is listed with its
+  ``file:line``. A draft saying what a memory poured since says adds a witness to it.
 """
 
 from __future__ import annotations
@@ -62,6 +58,7 @@ from kura.distill import draft_file
 from kura.distill.draft_file import free_name, move, place
 from kura.distill.evidence import CLASSES, Segment, comment_safe, from_comment, normalise
 from kura.distill.mark import matches, sign
+from kura.distill.restated import restatement
 from kura.distill.surface import violations
 from kura.errors import KuraError, NotFound, StoreError
 from kura.lifecycle import from_flags, supersede, unreplaced
@@ -404,11 +401,16 @@ def pour(store: Store, draft_id: str, *, actor: str = "distiller") -> PourResult
         return PourResult(
             draft.id, False, "the final-surface floor refuses it: " + "; ".join(found), draft.slug
         )
-    try:
-        memory = _extend(store, draft, actor) if draft.extends else _create(store, draft, actor)
+    try:  # said again in another session: one more witness of the memory, not a second one
+        again = restatement(store, draft, actor)
+        memory = again or (_extend(store, draft, actor) if draft.extends else _create(store, draft, actor))
     except KuraError as err:
         return PourResult(draft.id, False, str(err), draft.slug)
     move(draft.path, "poured")
+    if again:
+        return PourResult(
+            draft.id, True, f"poured as a witness of {again.stem}: it says the same", again.stem, again
+        )
     return PourResult(draft.id, True, "poured", draft.extends or draft.slug, memory)
 
 
