@@ -113,10 +113,10 @@ def remember(
     if witness is not None and witness.upper() not in WEIGHTS:
         fail(f"--witness {witness!r}: not one of {', '.join(WEIGHTS)}")
     core(lambda: refuse_secrets(f"{store.name}/{slug}, the witness", quote, session))  # before any write
-    amend = None
-    if witness is not None:
-        from kura.lifecycle import witnessed
+    from kura.lifecycle import stated_again, witnessed
 
+    amend = stated_again  # a person bringing back a forgotten memory says it anew (SAID, today)
+    if witness is not None:
         seen = Witness(witness.upper(), dt.date.today(), " ".join(session.split()), "kura remember",
                        " ".join(quote.split()))  # fmt: skip
         amend = partial(witnessed, witness=seen, slug=slug)

@@ -38,6 +38,15 @@ def witnessed(note: nt.Note, witness: wt.Witness, slug: str = "<memory>") -> nt.
     return note.with_meta(witnesses=[*raw, witness.to_meta()])
 
 
+def stated_again(note: nt.Note) -> nt.Note:
+    """A forgotten memory with recorded witnesses that a person writes again at the command
+    line gains their SAID witness, dated today: without new evidence the next decay would
+    archive again, the same day, what they just brought back."""
+    if not note.meta.get("archived") or not note.meta.get("witnesses"):
+        return note
+    return witnessed(note, wt.Witness("SAID", dt.date.today(), "", "kura remember", note.description))
+
+
 def supersede(
     store: Store, old: str, new: str, *, today: dt.date | None = None, actor: str = "direct"
 ) -> bool:

@@ -9,7 +9,6 @@ import datetime as dt
 import json
 from pathlib import Path
 
-import pytest
 from conftest import Cli
 from test_distill_keeps import SESSION_A, SESSION_B, configured, distil, journal, staged, turn
 from test_server import serving
@@ -61,13 +60,6 @@ WEEKEND = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compose and the scribe make titles of up to 80 characters (TITLE_CHARS); the index shows "
-    "a title of at most 40 and puts the slug in its place without a word. Cutting to 40 is not enough: "
-    "a scar's title is a command ('Use alembic -c db/alembic.ini upgrade head'), and a cut one reads as "
-    "whole (test_eval keys on the full name) — the cut must be visible or the title rebuilt",
-)
 def test_a_distilled_title_is_one_the_index_shows(cli: Cli, tmp_path: Path) -> None:
     """``remember --title`` over 40 characters is refused because the index would drop it for
     the slug without a word; the distiller must not write such titles either."""
@@ -174,11 +166,6 @@ SPENT = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="remember clears `archived` but records no new evidence, so the next decay archives the "
-    "memory it brought back, the same day: 'stated anew' holds for the index, not for decay",
-)
 def test_a_memory_remembered_again_is_not_archived_again_by_the_next_decay(cli: Cli, tmp_path: Path) -> None:
     store, _ = init_store(tmp_path / "s", name="s")
     at = ("-s", str(store.root))

@@ -34,10 +34,12 @@ from kura.distill.gate import Verdict
 from kura.distill.spot import command_of, cut, request_of
 from kura.distill.surface import quote, stripped, violations
 from kura.errors import StoreError
+from kura.index import TITLE_MAX
 from kura.slugs import new_slug
 
 DESC_CHARS = 150
 TITLE_CHARS = 80
+_CLAUSE_END = re.compile(r"[,;:]\s| (?:and|but|so|because|which|while|since|when|where) | [—–-] ")
 SLUG_WORDS = 6
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -173,7 +175,18 @@ def _floor(
 def _title(candidate: Mapping[str, Any]) -> str:
     if candidate.get("rule") == "scar":
         return cut(f"Use {_command(candidate.get('fixed'))}", TITLE_CHARS)
-    return cut(str(candidate.get("topic") or "").rstrip("."), TITLE_CHARS)
+    return _clause(str(candidate.get("topic") or "").rstrip("."))
+
+
+def _clause(topic: str) -> str:
+    """A title the index shows whole (40 characters): the topic, or its first clause(s)
+    when the topic is longer — cut where a clause ends, never inside one, the rest kept in
+    the description; a topic with no such place stays as it is (the index then names the slug)."""
+    if len(topic) <= TITLE_MAX:
+        return topic
+    ends = [m.start() for m in _CLAUSE_END.finditer(topic) if len(topic[: m.start()].split()) >= 3]
+    fits = [end for end in ends if end <= TITLE_MAX]
+    return topic[: fits[-1]].rstrip(" ,;") if fits else cut(topic, TITLE_CHARS)
 
 
 def _description(candidate: Mapping[str, Any]) -> str:
