@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.testing
 from typer.testing import CliRunner
 
 from kura.cli import app
@@ -37,10 +39,68 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path
 
 
+@pytest.fixture(scope="session")
+def sample_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A search database holding the vector of every sample memory and no entry, made once
+    per session through kura itself: the sample store indexed (40 memories embedded, the
+    costly part), then the same database updated in an empty store, which drops every entry
+    and keeps the vectors (they are keyed by content hash, like a memory removed and put
+    back). A copy's first update indexes all 40 memories as a fresh index does, and embeds
+    nothing."""
+    from kura.search import SearchIndex
+
+    base = tmp_path_factory.mktemp("sample-vectors")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(os.environ):
+            if key.startswith(("KURA_", "OPENAI_")):
+                mp.delenv(key)
+        full, empty = base / "full", base / "empty"
+        shutil.copytree(SAMPLE, full, ignore=shutil.ignore_patterns(".kura"))
+        index = SearchIndex(Store(full))
+        assert index.update() == 40
+        index.close()
+        (empty / ".kura").mkdir(parents=True)
+        shutil.copy(full / ".kura" / "search.db", empty / ".kura" / "search.db")
+        index = SearchIndex(Store(empty))
+        assert index.update() == 40  # all gone: entries dropped, vectors kept
+        assert index.db.execute("SELECT count(*) FROM vectors").fetchone() == (40,)
+        index.close()
+    return empty / ".kura" / "search.db"
+
+
+@pytest.fixture(scope="session")
+def sample_copy(sample_vectors: Path) -> Callable[[Path], Path]:
+    """``sample_copy(root)``: a private copy of the sample store at ``root`` whose search
+    index needs no embedding (see ``sample_vectors``); returns ``root``."""
+
+    def copy(root: Path) -> Path:
+        shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+        (root / ".kura").mkdir()
+        shutil.copy(sample_vectors, root / ".kura" / "search.db")
+        return root
+
+    return copy
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     made, _ = init_store(tmp_path / "store", name="test")
     return made
+
+
+_built: dict[int, Any] = {}
+_build = typer.testing._get_command
+
+
+def _built_once(typer_app: Any) -> Any:
+    """typer's CliRunner turns the app into its click command on every invoke (~0.05 s, a
+    good share of the suite); the command is the same each time, so build it once."""
+    if id(typer_app) not in _built:
+        _built[id(typer_app)] = (typer_app, _build(typer_app))
+    return _built[id(typer_app)][1]
+
+
+typer.testing._get_command = _built_once  # type: ignore[attr-defined]
 
 
 class Cli:
@@ -141,12 +201,21 @@ class ModelServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for the loop's next look (0.5 s by default, per test)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()
 
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the scripted model server (directly or through a fixture) is
+    marked ``model``: ``pytest -m model`` runs them alone, ``-m "not model"`` leaves them out."""
+    for item in items:
+        if "model_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.model)
 
 
 @pytest.fixture

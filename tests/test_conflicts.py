@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,9 @@ def kura(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def woven(tmp_path: Path) -> Path:
+def woven(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Path:
     """A copy of the sample store with its map woven, then a merge conflict in MEMORY.md."""
-    root = tmp_path / "store"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+    root = sample_copy(tmp_path / "store")
     assert kura("-s", str(root), "weave").returncode == 0
     lines = (root / "MEMORY.md").read_text(encoding="utf-8").splitlines(keepends=True)
     lines.insert(8, HUNK)

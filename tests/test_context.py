@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -382,8 +383,10 @@ def test_purge_reaches_a_reworded_span_and_a_copy_of_the_transcript(tmp_path: Pa
 
 
 @pytest.mark.parametrize("budget", [300, 800, 1500])
-def test_the_pinned_prefix_depends_on_the_budget_never_on_the_task(budget: int) -> None:
-    store = Store(Path(__file__).resolve().parent.parent / "sample-store")
+def test_the_pinned_prefix_depends_on_the_budget_never_on_the_task(
+    budget: int, tmp_path: Path, sample_copy: Callable[[Path], Path]
+) -> None:
+    store = Store(sample_copy(tmp_path / "sample-store"))  # a private copy: no test writes the checkout's
     texts = [context(store, task, budget=budget, today=TODAY).text for task in ("run the tests", "zzz qqq")]
     task_bound = [HEADINGS[n] for n in ("memory", "record", "spans", "observations")]
     prefixes = {t[: min([t.index(h) for h in task_bound if h in t] or [len(t)])].rstrip("\n") for t in texts}

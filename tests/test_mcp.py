@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
-from conftest import SAMPLE, uvicorn_app, write_memory
+from conftest import uvicorn_app, write_memory
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -44,11 +44,11 @@ PAGER = "recalled from store 'team' (embedded): runbooks-location\n\n"
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def root(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]) -> Path:
     """Two stores — team (the sample, writable) and vault (frozen) — with modes, and a
     search index built once so no server spends its first recall building one."""
     base = tmp_path_factory.mktemp("mcp")
-    shutil.copytree(SAMPLE, base / "team", ignore=shutil.ignore_patterns(".kura"))
+    sample_copy(base / "team")
     write_memory(base / "vault", "archive-disk", "project", "the archive lives on the slow disk")
     (base / "vault" / "MEMORY.md").write_text("# Index\n\n- [Archive](archive-disk.md) — slow disk\n")
     (base / "kura.toml").write_text(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, Cli, ModelServer, make_store, write_memory
+from conftest import Cli, ModelServer, make_store, write_memory
 
 from kura import prefill as pf
 from kura.errors import ConfigError
@@ -119,10 +120,11 @@ def test_cli_prefill_text_and_json(cli: Cli, tmp_path: Path) -> None:
     assert gone.code == 1 and "MISSING" in gone.out
 
 
-def test_cli_weave_exit_codes(cli: Cli) -> None:
-    first = cli("-s", str(SAMPLE), "weave", "--no-model")
+def test_cli_weave_exit_codes(cli: Cli, tmp_path: Path, sample_copy: Callable[[Path], Path]) -> None:
+    sample = sample_copy(tmp_path / "sample-store")  # a private copy: no test writes the checkout's
+    first = cli("-s", str(sample), "weave", "--no-model")
     assert first.code in (0, 2) and "sample-store map" in first.out
-    assert cli("-s", str(SAMPLE), "weave", "--no-model").code == 2
+    assert cli("-s", str(sample), "weave", "--no-model").code == 2
 
 
 def test_the_sector_map_comes_from_the_weave_when_current(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, Cli, write_memory
+from conftest import Cli, write_memory
 
 from kura.embed import Unavailable
 from kura.recall import recall, shorten
@@ -16,9 +16,8 @@ from kura.store import Store
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    root = tmp_path_factory.mktemp("recall") / "store"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+def sample(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]) -> Store:
+    root = sample_copy(tmp_path_factory.mktemp("recall") / "store")
     return Store(root)
 
 

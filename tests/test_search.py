@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, write_memory
+from conftest import write_memory
 
 from kura.embed import Unavailable
 from kura.search import SearchIndex, query_words, quote
@@ -15,9 +14,10 @@ from kura.store import Store
 
 
 @pytest.fixture(scope="module")
-def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchIndex]:
-    root = tmp_path_factory.mktemp("search") / "store"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+def sample_index(
+    tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]
+) -> Iterator[SearchIndex]:
+    root = sample_copy(tmp_path_factory.mktemp("search") / "store")
     index = SearchIndex(Store(root))
     assert index.update() == 40
     yield index

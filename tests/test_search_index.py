@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,14 @@ from kura.store import Store
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> Store:
+def sample(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Store:
+    """A private copy of the sample store; its first update embeds nothing (``sample_copy``)."""
+    return Store(sample_copy(tmp_path / "store"))
+
+
+@pytest.fixture
+def bare_sample(tmp_path: Path) -> Store:
+    """A copy of the sample store with no state folder at all."""
     root = tmp_path / "store"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
     return Store(root)
@@ -69,7 +77,8 @@ def test_a_second_process_reads_the_saved_matrix_and_sees_changes(sample: Store)
     assert third.search("honey and hives on the roof", k=1).hits[0].slug == "zz-bees"
 
 
-def test_an_index_from_an_older_kura_is_rebuilt_keeping_vectors(sample: Store) -> None:
+def test_an_index_from_an_older_kura_is_rebuilt_keeping_vectors(bare_sample: Store) -> None:
+    sample = bare_sample
     state = sample.root / ".kura"
     state.mkdir()
     db = sqlite3.connect(state / "search.db")

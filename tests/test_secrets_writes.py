@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
-from conftest import SAMPLE, Cli, ModelServer
+from conftest import Cli, ModelServer
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -175,14 +174,14 @@ class Heard(logging.Handler):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]) -> Iterator[Served]:
     """The service as ``kura serve`` runs it (info level, no access log), on a loopback port."""
     import threading
 
     import uvicorn
 
     base = tmp_path_factory.mktemp("http")
-    shutil.copytree(SAMPLE, base / "team", ignore=shutil.ignore_patterns(".kura"))
+    sample_copy(base / "team")
     (base / "kura.toml").write_text(f'[stores.team]\npath = "{base / "team"}"\n')
     service = Service(load_config(str(base / "kura.toml")))
     config = uvicorn.Config(create_app(service), host="127.0.0.1", port=0, lifespan="on", access_log=False)
@@ -269,9 +268,11 @@ class McpClient:
 
 
 @pytest.fixture(scope="module")
-def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpClient, Path]]:
+def mcp(
+    tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]
+) -> Iterator[tuple[McpClient, Path]]:
     base = tmp_path_factory.mktemp("mcp")
-    shutil.copytree(SAMPLE, base / "team", ignore=shutil.ignore_patterns(".kura"))
+    sample_copy(base / "team")
     (base / "home").mkdir()
     (base / "kura.toml").write_text('[stores.team]\npath = "team"\n')
     started = McpClient(base)

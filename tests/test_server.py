@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SAMPLE, Cli, uvicorn_app, write_memory
+from conftest import Cli, uvicorn_app, write_memory
 
 from kura.config import Config, parse_config
 from kura.errors import ConfigError
@@ -33,10 +33,10 @@ TOKEN = "test-token-0123456789abcdef"
 SECRET = "sk-ant-" + "Q" * 40
 
 
-def make_stores(root: Path) -> Config:
+def make_stores(root: Path, sample_copy: Callable[[Path], Path]) -> Config:
     """team (writable, the sample store), vault (frozen), desk (distiller-only), and a
     memory-shaped file beside them that no route may ever serve."""
-    shutil.copytree(SAMPLE, root / "team", ignore=shutil.ignore_patterns(".kura"))
+    sample_copy(root / "team")
     for name in ("vault", "desk"):
         (root / name).mkdir()
     write_memory(root / "vault", "archive-disk", "project", "the archive lives on the slow disk")
@@ -60,10 +60,10 @@ def config_for(root: Path) -> Config:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]) -> Path:
     """The stores with their search indexes built once, so each copy recalls at once."""
     root = tmp_path_factory.mktemp("template")
-    service = Service(make_stores(root))
+    service = Service(make_stores(root, sample_copy))
     for name in ("team", "vault"):
         service.recall("warm up", hops=0, selector=name)
     service.close()

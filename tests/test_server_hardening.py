@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,20 +40,22 @@ class Server:
         return socket.create_connection(("127.0.0.1", self.port), timeout=WAIT)
 
 
+Copy = Callable[[Path], Path]
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory, sample_copy: Copy) -> Iterator[Server]:
     """The sample store, writable, behind ``kura serve``'s app (MCP mounted) with short deadlines."""
-    yield from _serve(tmp_path_factory.mktemp("hardening"), token=None)
+    yield from _serve(tmp_path_factory.mktemp("hardening"), sample_copy, token=None)
 
 
 @pytest.fixture(scope="module")
-def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    yield from _serve(tmp_path_factory.mktemp("hardening-token"), token=TOKEN)
+def token_server(tmp_path_factory: pytest.TempPathFactory, sample_copy: Copy) -> Iterator[Server]:
+    yield from _serve(tmp_path_factory.mktemp("hardening-token"), sample_copy, token=TOKEN)
 
 
-def _serve(where: Path, *, token: str | None) -> Iterator[Server]:
-    root = where / "team"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+def _serve(where: Path, sample_copy: Copy, *, token: str | None) -> Iterator[Server]:
+    root = sample_copy(where / "team")
     service = Service(parse_config({"stores": {"team": {"path": str(root)}}}))
     try:
         app = create_app(service, token=token, mcp=mcp_mount(service), watch=False)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, write_memory
+from conftest import write_memory
 
 from kura.config import parse_config
 from kura.errors import KuraError, NotFound, PolicyRefused, UnknownStore
@@ -15,8 +14,8 @@ from kura.service import InvalidRequest, Service
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    shutil.copytree(SAMPLE, tmp_path / "team", ignore=shutil.ignore_patterns(".kura"))
+def service(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Iterator[Service]:
+    sample_copy(tmp_path / "team")
     (tmp_path / "vault").mkdir()
     write_memory(tmp_path / "vault", "archive-disk", "project", "the archive lives on the slow disk")
     (tmp_path / "vault" / "MEMORY.md").write_text("# I\n\n- [Archive](archive-disk.md) — slow disk\n")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, Cli, ModelServer
+from conftest import Cli, ModelServer
 
 from kura.config import ModelConfig
 from kura.recall import recall
@@ -19,9 +19,8 @@ from kura.tokens import estimate_tokens
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    root = tmp_path_factory.mktemp("think") / "store"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".kura"))
+def sample(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]) -> Store:
+    root = sample_copy(tmp_path_factory.mktemp("think") / "store")
     return Store(root, charter="You serve the kura team. Be brief.")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -10,48 +11,70 @@ from pathlib import Path
 import pytest
 from conftest import make_store, write_memory
 
+from kura import atomic
 from kura.errors import StoreError
 from kura.store import Store
 
 
-def slow_save(path: Path, text: str, pause: float) -> threading.Thread:
-    """An editor saving in place: truncate, write half, pause, write the rest."""
+def held_save(
+    path: Path, text: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Thread, threading.Event]:
+    """An editor saving in place, held at the critical point: it truncates the file and
+    writes half, then waits until kura has read those half-saved bytes (the event) before it
+    writes the rest. Returns once the half is on disk, so kura always arrives mid-save."""
+    half = text[: len(text) // 2]
+    written, seen = threading.Event(), threading.Event()
+    read_plain = atomic._read_plain
+
+    def watched(where: Path, cap: int) -> tuple[os.stat_result, bytes, os.stat_result]:
+        got = read_plain(where, cap)
+        if Path(where) == path and got[1] == half.encode("utf-8"):
+            seen.set()  # kura holds the half-saved file: now let the editor finish
+        return got
+
+    monkeypatch.setattr(atomic, "_read_plain", watched)
 
     def run() -> None:
         with path.open("w", encoding="utf-8") as handle:
-            handle.write(text[: len(text) // 2])
+            handle.write(half)
             handle.flush()
-            time.sleep(pause)
+            written.set()
+            seen.wait(10)  # a deadline, not a pause: the test fails below if kura never read it
             handle.write(text[len(text) // 2 :])
 
     thread = threading.Thread(target=run)
     thread.start()
-    return thread
+    assert written.wait(10), "the editor did not start its save"
+    return thread, seen
 
 
-def test_a_half_saved_index_is_never_taken_for_the_whole(tmp_path: Path) -> None:
+def test_a_half_saved_index_is_never_taken_for_the_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = make_store(tmp_path / "s", [(f"m{i:02d}", "project", f"fact {i}", None) for i in range(30)])
     full = store.index_path.read_text() + "Prose a person added.\n"
-    editor = slow_save(store.index_path, full, 0.02)
-    time.sleep(0.005)  # kura arrives while the file holds half of it
-    store.remember("new-one", "a fact written meanwhile")
+    editor, seen = held_save(store.index_path, full, monkeypatch)
+    store.remember("new-one", "a fact written meanwhile")  # kura arrives while the file holds half of it
     editor.join()
+    assert seen.is_set(), "kura never read the half-saved index: the race was not run"
     after = store.index_path.read_text()
     assert all(f"(m{i:02d}.md)" in after for i in range(30)) and "(new-one.md)" in after
-    assert "Prose a person added." in after or after == full  # the person's save wins or is merged
+    assert "Prose a person added." in after  # the person's save is merged, never lost
 
 
-def test_a_memory_saved_by_hand_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+def test_a_memory_saved_by_hand_meanwhile_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "s"
     root.mkdir()
     write_memory(root, "note", "project", "the first description", body="Line one.")
     store = Store(root)
     path = root / "note.md"
     edited = path.read_text().replace("Line one.", "Line one.\nA line typed by hand.")
-    editor = slow_save(path, edited, 0.02)
-    time.sleep(0.005)
-    store.remember("note", "a second description")
+    editor, seen = held_save(path, edited, monkeypatch)
+    store.remember("note", "a second description")  # kura arrives while the file holds half of it
     editor.join()
+    assert seen.is_set(), "kura never read the half-saved memory: the race was not run"
     text = path.read_text()
     assert "A line typed by hand." in text and "a second description" in text
 
