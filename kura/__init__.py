@@ -9,7 +9,7 @@ The public Python API. A store is a folder of one-fact markdown files plus ``MEM
     store.show("deploy-day").description
     [m.slug for m in store.list(type="feedback")]
 
-Configured stores and modes: ``kura.load_config().open("maker")``.
+Configured stores and modes: ``kura.load_config().open("main")``.
 """
 
 from __future__ import annotations

@@ -297,7 +297,7 @@ def prefill(
         print_json(block.to_dict())
     else:
         sys.stdout.write(block.text)
-    if block.warning and block.state in ("missing", "stale"):
+    if block.warning and block.state in ("missing", "stale", "conflicted"):
         warn(block.warning)
     raise typer.Exit(block.exit_code)
 

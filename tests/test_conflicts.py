@@ -170,3 +170,12 @@ def test_under_a_ceiling_a_conflicted_index_sends_the_last_maps_outline_never_bo
     assert "merge conflict" in block["text"] and MARKER.search(block["text"]) is None
     assert "Ours" not in block["text"] and "Theirs" not in block["text"]  # neither side's new line
     assert "outline of the last map woven before it" in block["warning"]
+
+
+def test_the_full_cli_warns_of_a_conflict_as_the_fast_path_does(woven: Path, cli: Cli) -> None:
+    """``kura prefill --json`` (and any run the fast path hands on) goes through the typer
+    command: the conflict is said on stderr there too, not only inside the block."""
+    fast = kura("-s", str(woven), "prefill")
+    full = cli("-s", str(woven), "prefill")
+    assert (full.code, full.out) == (fast.returncode, fast.stdout)
+    assert "MEMORY.md:9" in fast.stderr and "MEMORY.md:9" in full.err
