@@ -164,6 +164,11 @@ def sector_text(found: Outline, *, titles: int = SECTOR_TITLES) -> str:
     return "\n".join([_intro(found.total, how), "", *(_section(t, n, titles) for t, n in found.sections)])
 
 
+def sector_map(index: Index | str) -> str:
+    """The index's ``##`` sections with how many memories each names and a few titles."""
+    return sector_text(outline(index))
+
+
 def fitted_sectors(found: Outline, room: int) -> str | None:
     """The fullest sector map within ``room`` characters: as many titles per section as fit
     (every title when the room allows), then none, then the first sections and how many

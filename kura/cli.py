@@ -261,7 +261,7 @@ def weave_(
     """Fold MEMORY.md into the three-layer map (pinned, fresh, trigger) within the budget.
 
     Exit 0 when the map changed, 2 when it was already current, 1 on error."""
-    from kura.entry import weave_command
+    from kura.cli_map import weave_command
 
     g: Globals = ctx.obj
     chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
@@ -289,7 +289,7 @@ def prefill(
 
     Exit 0 current map, 2 stale map served as written, 1 store missing (a block saying so
     is still printed)."""
-    from kura.entry import prefill_block
+    from kura.cli_map import prefill_block
 
     g: Globals = ctx.obj
     block = prefill_block(g.config, g.store, max_chars)

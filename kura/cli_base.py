@@ -24,7 +24,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand
 
 from kura import config as cfg
-from kura.entry import error_exit, version_line
+from kura.cli_exit import error_exit, version_line
 from kura.errors import KuraError
 from kura.secrets import find_secret, redact
 

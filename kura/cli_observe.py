@@ -114,13 +114,14 @@ def _resolve(store: Store, number: int, *, at: str | None, as_json: bool) -> Non
 
 def _consolidate(ctx: typer.Context, *, no_model: bool, at: str | None, as_json: bool) -> None:
     from kura import observe as ob
+    from kura.consolidate import consolidate
 
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     chosen = core(lambda: config.store_config(g.store))
     store = core(chosen.open)
     scribe = None if no_model else config.scribe_for(chosen)
-    report = core(lambda: ob.consolidate(store, scribe=scribe, today=day_from(at)))
+    report = core(lambda: consolidate(store, scribe=scribe, today=day_from(at)))
     if as_json:
         print_json({"store": store.name, "path": str(store.root / ob.LOG_NAME), **report.to_dict()})
     else:

@@ -55,8 +55,8 @@ def recall_command(
     spans: bool = False,
 ) -> int:
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
+    from kura.cli_exit import error_exit
     from kura.config import load_config
-    from kura.entry import error_exit
     from kura.errors import KuraError
     from kura.secrets import redact
 

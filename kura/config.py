@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kura.prefill import MapSettings
     from kura.store import Store
 
 from kura import toml_shape as shape
 from kura.ceiling import checked
 from kura.errors import ConfigError, NoStore, UnknownStore
+from kura.map_settings import MapSettings
 from kura.policy import POLICIES
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 
@@ -242,8 +242,6 @@ class Config:
 
     def map_settings(self, store: StoreConfig) -> MapSettings:
         """[prefill] with the store's own [stores.NAME.prefill] on top."""
-        from kura.prefill import MapSettings
-
         return MapSettings.from_tables(self.prefill, store.prefill)
 
     def scribe_for(self, store: StoreConfig) -> ModelConfig | None:

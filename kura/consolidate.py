@@ -28,7 +28,7 @@ from kura import state as st
 from kura.atomic import write_atomic
 from kura.errors import StoreError
 from kura.models import clip, complete, last_json_object, with_charter
-from kura.observe import _RESOLVED, LOG_NAME, Entry, _parse, _Parsed, _read, _write, _writing
+from kura.observe import LOG_NAME, RESOLVED, Entry, Parsed, parse, read_bytes, write_lines, writing
 from kura.observe_read import MAX_CONSOLIDATE
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def consolidate(
     asking = scribe is not None and store.write_policy != "frozen"  # refused below, before any call
     plan, notes = _ask(store, scribe) if asking and scribe else (None, [])
     method = "mechanical" if plan is None else "scribe"
-    with _writing(store, cap=MAX_CONSOLIDATE) as parsed:
+    with writing(store, cap=MAX_CONSOLIDATE) as parsed:
         wanted = _mechanical(parsed.entries) if plan is None else _planned(parsed, plan)
         held = {e.number: at for e, span in zip(parsed.entries, parsed.spans, strict=True)
                 if e.number in wanted and (at := _open_red(parsed, span))}  # fmt: skip
@@ -101,7 +101,7 @@ def consolidate(
         archive = None
         if dropped:
             archive = _archive(store, parsed, dropped, day, method)
-            _write(store, _without(parsed, set(wanted)))
+            write_lines(store, _without(parsed, set(wanted)))
     reds = [d.entry for d in refused if d.entry.open_high]
     if reds:
         numbers = ", ".join(f"#{e.number}" for e in reds)
@@ -115,12 +115,12 @@ def consolidate(
     return Consolidated(method, kept, dropped, refused, tuple(notes), archive)
 
 
-def _open_red(parsed: _Parsed, span: tuple[int, int]) -> int | None:
+def _open_red(parsed: Parsed, span: tuple[int, int]) -> int | None:
     """The first line of an entry's block (the entry and its indented lines) that holds a 🔴
     with no resolved mark at its end, if one does."""
     for i in range(*span):
         line = parsed.lines[i].strip().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        if "🔴" in line and not _RESOLVED.match(line):
+        if "🔴" in line and not RESOLVED.match(line):
             return i + 1
     return None
 
@@ -158,7 +158,7 @@ def _norm(text: str) -> str:
 def _ask(store: Store, scribe: ModelConfig) -> tuple[dict[_Key, str] | None, list[str]]:
     """The scribe's choice of entries to drop, keyed so it still applies if the file changed
     meanwhile (no plan: it was not asked, gave no answer or answered nonsense; the notes say)."""
-    parsed = _parse(_read(store, cap=MAX_CONSOLIDATE))
+    parsed = parse(read_bytes(store, cap=MAX_CONSOLIDATE))
     if not parsed.entries:
         return None, []
     who = f"the scribe ({scribe.model} at {scribe.url})"
@@ -184,7 +184,7 @@ def _reason(given: Any) -> str:
     return clip(given, 160) if isinstance(given, str) and given.strip() else "the scribe's choice"
 
 
-def _keys(parsed: _Parsed) -> list[_Key]:
+def _keys(parsed: Parsed) -> list[_Key]:
     seen: dict[tuple[date, str], int] = {}
     out: list[_Key] = []
     for entry in parsed.entries:
@@ -194,12 +194,12 @@ def _keys(parsed: _Parsed) -> list[_Key]:
     return out
 
 
-def _planned(parsed: _Parsed, plan: dict[_Key, str]) -> dict[int, str]:
+def _planned(parsed: Parsed, plan: dict[_Key, str]) -> dict[int, str]:
     """The plan applied to the file as it is now: an entry edited meanwhile is not in it."""
     return {e.number: plan[k] for e, k in zip(parsed.entries, _keys(parsed), strict=True) if k in plan}
 
 
-def _without(parsed: _Parsed, numbers: set[int]) -> list[str]:
+def _without(parsed: Parsed, numbers: set[int]) -> list[str]:
     """The lines minus the dropped entries (with their indented lines) and minus the dated
     headings they leave empty; every other line as it was."""
     lines = parsed.lines
@@ -216,7 +216,7 @@ def _without(parsed: _Parsed, numbers: set[int]) -> list[str]:
     return [line for i, line in enumerate(lines) if i not in gone]
 
 
-def _archive(store: Store, parsed: _Parsed, dropped: Sequence[Dropped], day: date, method: str) -> Path:
+def _archive(store: Store, parsed: Parsed, dropped: Sequence[Dropped], day: date, method: str) -> Path:
     """Append what a consolidation drops to the day's archive, before the log loses it."""
     spans = dict(zip((e.number for e in parsed.entries), parsed.spans, strict=True))
     block = [f"\n## {day.isoformat()}, {method} pass: {len(dropped)} dropped\n"]

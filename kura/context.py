@@ -39,7 +39,7 @@ from kura import budget as bd
 from kura import spans as sp
 from kura.errors import KuraError
 from kura.index import classify_line
-from kura.prefill import MapSettings
+from kura.map_settings import MapSettings
 from kura.recall import Recall, recall, shorten, why_not
 from kura.standing import Standing
 from kura.store import Store
@@ -199,7 +199,7 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> _Map:
     per process under the weave's own fingerprint (every file's identity, the settings, the
     day), so a server answering many tasks splits the map once per change."""
     from kura import catalog
-    from kura.prefill import fingerprint
+    from kura.map_record import fingerprint
     from kura.slugs import file_stats
 
     stats = file_stats(store.root)

@@ -56,7 +56,7 @@ from kura.store import Store
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from kura.prefill import MapSettings
+    from kura.map_settings import MapSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ often and agents run ``kura recall`` on every question, so these must cost littl
 than their own work. ``recall`` with plain options goes straight to
 ``kura.cli_recall`` (the same function the typer command calls). The full command
 line (typer, YAML) costs about 0.15 s to import; so when these two are called with plain
-arguments, and the answer needs no weaving, they are answered here. Anything else — any
+arguments, and the answer needs no weaving, they are answered here (by ``kura.cli_map``,
+which the typer commands call too). Anything else — any
 other command, any option this parser does not know, ``--help``, a map that must be
 re-woven — goes to the full CLI unchanged, which gives the same output the slow way.
 """
@@ -13,13 +14,11 @@ re-woven — goes to the full CLI unchanged, which gives the same output the slo
 from __future__ import annotations
 
 import json
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kura.errors import KuraError
-    from kura.prefill import Block
+from kura.cli_exit import version_line, warn
+from kura.cli_map import prefill_block, weave_command
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
 _RECALL_NUMBERS = ("--top", "--hops", "--chars")
@@ -144,23 +143,6 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
         return None
 
 
-def prefill_block(config: str | None, store: str | None, max_chars: int | str | None = None) -> Block:
-    """The block to print, whatever happens: a hook must never get an empty string.
-    ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings."""
-    from kura.ceiling import ENV
-    from kura.prefill import build_for, missing
-
-    host = {"--max-chars": str(max_chars)} if max_chars is not None else {}
-    if os.environ.get(ENV, "").strip():
-        host[f"${ENV}"] = os.environ[ENV]
-    try:
-        return build_for(config, store, host=host)
-    except Exception as err:
-        if os.environ.get("KURA_DEBUG") == "1":
-            raise
-        return missing(store or "default", f"unexpected error: {type(err).__name__}: {err}")
-
-
 def _prefill(chosen: dict[str, str], as_json: bool) -> int:
     block = prefill_block(chosen.get("config"), chosen.get("store"), chosen.get("max_chars"))
     if as_json:
@@ -168,77 +150,5 @@ def _prefill(chosen: dict[str, str], as_json: bool) -> int:
     else:
         sys.stdout.write(block.text)
     if block.warning and block.state in ("missing", "stale", "conflicted"):
-        _warn(block.warning)
+        warn(block.warning)
     return block.exit_code
-
-
-def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool = False) -> int:
-    """``kura weave``: answered from the stored map when nothing changed (exit 2), else
-    woven (exit 0, or 2 when the new map is byte-identical). Errors print one line, exit 1."""
-    import datetime as dt
-
-    from kura.config import load_config
-    from kura.errors import KuraError, StoreError
-    from kura.map_record import cloth_target, stored_map
-    from kura.prefill import fingerprint, header_text, scribe_id, sector_header_text, summary_line
-    from kura.slugs import file_stats
-    from kura.state import folder
-
-    try:
-        config = load_config(chosen.get("config"))
-        store = config.store_config(chosen.get("store"))
-        folder(store.path, store=store.name)  # a .kura that is a link or a file: refused, by name
-        settings = config.map_settings(store)
-        header_text(settings, store.name)
-        sector_header_text(settings, store.name)
-        scribe = None if chosen.get("no_model") else config.scribe_for(store)
-        stats = file_stats(store.path)  # one walk, shared with the weave if one is needed
-        stamp = fingerprint(store.path, settings, today=dt.date.today(), stats=stats)
-        cloth = cloth_target(store.path, settings)
-        found = (
-            None
-            if force or as_json
-            else stored_map(store.path, stamp, scribes=(scribe_id(scribe),), cloth=cloth)
-        )
-        if found is not None:
-            summary, written, notes = found[0], False, list(found[0].get("notes", []))
-        else:
-            from kura.weave import weave
-
-            woven = weave(store.open(), settings, scribe=scribe, force=force, stats=stats)
-            assert woven is not None
-            if woven.error:
-                raise StoreError(woven.error)
-            summary, written, notes = woven.to_dict(), woven.written, woven.notes
-    except KuraError as err:
-        return error_exit(err)
-    if as_json:
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(summary_line(summary, written=written) + "\n")
-    for note in notes:
-        _warn(note)
-    return 0 if written else 2
-
-
-def version_line() -> str:
-    from kura import __version__
-
-    return f"kura {__version__}"
-
-
-def error_exit(err: KuraError) -> int:
-    """The one way a ``KuraError`` leaves the command line: one line on stderr (``kura:
-    error: …``, nothing secret repeated) and the exit code its class carries.
-    ``KURA_DEBUG=1`` re-raises it, with the traceback, instead."""
-    if os.environ.get("KURA_DEBUG") == "1":
-        raise err
-    _warn(f"error: {err}")
-    return err.exit_code
-
-
-def _warn(message: str) -> None:
-    """One line on stderr that never repeats a secret it quotes (a mistyped store name)."""
-    from kura.secrets import redact
-
-    sys.stderr.write(f"kura: {redact(str(message))[0]}\n")

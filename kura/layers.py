@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from kura import catalog, trim
 from kura import state as st
 from kura.atomic import write_atomic
+from kura.ceiling import sector_map
 from kura.errors import KuraError
 from kura.index import Index, IndexLine, normalize, parse_index
-from kura.prefill import MapSettings, sector_map
+from kura.map_settings import MapSettings
 from kura.tokens import estimate_tokens
 from kura.workers import parallel_map
 

@@ -10,17 +10,22 @@ This module is on the shell-hook path: it imports nothing heavy.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura import state as st
 from kura.errors import KuraError
+from kura.map_settings import MapSettings
+from kura.slugs import Stats, identity, stamp_files
+from kura.trim import VERSION
 
 if TYPE_CHECKING:
-    from kura.prefill import MapSettings
+    from kura.config import ModelConfig
 
 REWEAVE = "the map is woven again"
+SECTORS = "sectors.md"  # the sector map the last weave stored beside the cloth, in .kura
 _META: dict[str, type | tuple[type, ...]] = {
     "fingerprint": str, "scribe": str, "cloth": str, "settings": str, "cloth_sha": str,
     "index_stamp": str, "floor": int, "store": str, "tokens": int, "budget": int,
@@ -78,6 +83,29 @@ def map_meta(root: Path) -> dict[str, Any] | None:
         st.damaged(path, f"holds fields of the wrong type ({', '.join(wrong)})", REWEAVE)
         return None
     return meta
+
+
+def fingerprint(root: Path, settings: MapSettings, *, today: dt.date, stats: Stats | None = None) -> str:
+    """Changes whenever the woven map could: a memory file or the index changed (or moved),
+    the settings changed, the day turned (freshness is counted in days), or git's HEAD
+    moved (ages come from commits)."""
+    files = stamp_files(root) if stats is None else identity(stats)
+    parts = [files, settings.key(), today.isoformat(), str(VERSION), git_head(root)]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def scribe_id(scribe: ModelConfig | None) -> str:
+    return f"{scribe.url}|{scribe.model}" if scribe is not None else ""
+
+
+def summary_line(summary: dict[str, Any], *, written: bool) -> str:
+    """``kura weave``'s one line, from a weave's summary (fresh or stored)."""
+    layers = ", ".join(f"{k} {v}" for k, v in sorted(summary["layers"].items()))
+    verb = "wove" if written else "unchanged:"
+    return (
+        f"{verb} {summary['store']} map, ~{summary['tokens']} of {summary['budget']} tokens ({layers}; "
+        f"fresh window {float(summary['fresh_days']):g} days)"
+    )
 
 
 def _typed(value: Any, kind: type | tuple[type, ...]) -> bool:

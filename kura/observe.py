@@ -25,7 +25,9 @@ device or a log over ``MAX_READ`` is read as no entries and a finding, and refus
 every write.
 
 Consolidation (``kura.consolidate``) keeps the file readable as it grows: it never drops
-an unresolved 🔴, and whatever it drops is archived first.
+an unresolved 🔴, and whatever it drops is archived first. It is built on this module's
+parser (``parse``) and its locked read-and-write (``writing``, ``write_lines``); this
+module knows nothing of it.
 
 A ``frozen`` store refuses these writes; ``distiller-only`` does not: it guards memories.
 """
@@ -48,8 +50,6 @@ from kura.observe_read import MAX_READ, Snapshot, settled, snapshot
 from kura.secrets import refuse_secrets
 
 if TYPE_CHECKING:
-    from kura.config import ModelConfig
-    from kura.consolidate import Consolidated
     from kura.store import Store
 
 LOG_NAME = "_observations.md"
@@ -66,7 +66,7 @@ _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\s.*)?$")
 _ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]+(.*?)\s*$")
 _MARKED = re.compile(r"(🔴|🟡|🟢)\ufe0f?\s*(.*)$")
 _ANY_MARKER = re.compile("🔴|🟡|🟢")
-_RESOLVED = re.compile(r"(.*?)\s*(?:\(resolved(?:\s+\d{4}-\d{2}-\d{2})?\)|✅\ufe0f?)$", re.IGNORECASE)
+RESOLVED = re.compile(r"(.*?)\s*(?:\(resolved(?:\s+\d{4}-\d{2}-\d{2})?\)|✅\ufe0f?)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +118,9 @@ class Log:
 
 
 @dataclass(frozen=True, slots=True)
-class _Parsed:
+class Parsed:
+    """The log's lines and what they hold, for a writer that splices lines back in."""
+
     lines: tuple[str, ...]  # each with its own line ending; joined, they are the file
     entries: tuple[Entry, ...]
     spans: tuple[tuple[int, int], ...]  # per entry: its lines [start, end), continuations included
@@ -148,7 +150,7 @@ def read_log(store: Store) -> Log:
     if snap.problem:
         what, todo = snap.problem
         return Log(path, (), (_finding(1, f"{what}; it was not read — {todo}"),), snap.size)
-    parsed = _parse(snap.data)
+    parsed = parse(snap.data)
     return Log(path, parsed.entries, parsed.findings, snap.size)
 
 
@@ -160,7 +162,7 @@ def latest(store: Store, n: int = 10, *, log: Log | None = None) -> list[Entry]:
     return [e for e in live if e.open_high or e.number in recent]
 
 
-def _read(store: Store, *, cap: int = MAX_READ, settle: bool = False) -> bytes:
+def read_bytes(store: Store, *, cap: int = MAX_READ, settle: bool = False) -> bytes:
     """The log's bytes for a write (or for a scribe that is to plan one); StoreError when
     they cannot or must not be read."""
     path = log_path(store)
@@ -171,7 +173,8 @@ def _read(store: Store, *, cap: int = MAX_READ, settle: bool = False) -> bytes:
     return snap.data
 
 
-def _parse(data: bytes) -> _Parsed:
+def parse(data: bytes) -> Parsed:
+    """The log's bytes as lines, entries, their spans and dated sections, and findings."""
     text = data.decode("utf-8", "surrogateescape")
     lines = tuple(_LINES.findall(text))
     entries: list[Entry] = []
@@ -204,8 +207,8 @@ def _parse(data: bytes) -> _Parsed:
             spans[-1] = (spans[-1][0], i + 1)
         else:
             following = False
-    return _Parsed(lines, tuple(entries), tuple(spans),
-                   tuple((d, s, e) for d, s, e in sections), tuple(findings))  # fmt: skip
+    return Parsed(lines, tuple(entries), tuple(spans),
+                  tuple((d, s, e) for d, s, e in sections), tuple(findings))  # fmt: skip
 
 
 def _day_of(title: str, line: int, findings: list[Finding]) -> date | None:
@@ -229,7 +232,7 @@ def _entry(line: str, day: date | None, number: int, at: int, findings: list[Fin
             findings.append(_finding(at, _STRAY.format(m=stray.group())))
         return None
     priority, body = (PRIORITIES[marked.group(1)], marked.group(2)) if marked else ("medium", body)
-    done = _RESOLVED.match(body)
+    done = RESOLVED.match(body)
     text = done.group(1) if done else body
     if day is not None and text.strip():
         if stray and not marked:
@@ -277,14 +280,14 @@ def observe(store: Store, text: str, priority: str = "medium", *, today: date | 
         )
     limits.utf8(where, folded)
     refuse_secrets(where, folded)
-    with _writing(store) as parsed:
+    with writing(store) as parsed:
         lines, at = _appended(parsed, day, line)
-        _write(store, lines)
-    written = _parse("".join(lines).encode("utf-8", "surrogateescape"))
+        write_lines(store, lines)
+    written = parse("".join(lines).encode("utf-8", "surrogateescape"))
     return next(e for e in written.entries if e.line == at + 1)
 
 
-def _appended(parsed: _Parsed, day: date, entry: str) -> tuple[list[str], int]:
+def _appended(parsed: Parsed, day: date, entry: str) -> tuple[list[str], int]:
     """The lines with ``entry`` spliced in, and the index it went to."""
     eol = "\r\n" if parsed.lines and parsed.lines[0].endswith("\r\n") else "\n"
     lines = list(parsed.lines) or [HEADER.replace("\n", eol)]
@@ -307,7 +310,7 @@ def resolve(store: Store, number: int, *, today: date | None = None) -> tuple[En
     """Mark entry ``number`` resolved ("(resolved DATE)" at the end of its line); the entry
     as it now reads, and whether the file changed (False: it was resolved already)."""
     day = today or date.today()
-    with _writing(store) as parsed:
+    with writing(store) as parsed:
         entry = next((e for e in parsed.entries if e.number == number), None)
         if entry is None:
             raise NotFound(
@@ -320,28 +323,20 @@ def resolve(store: Store, number: int, *, today: date | None = None) -> tuple[En
         raw = lines[entry.line - 1]
         content = raw.rstrip("\r\n")
         lines[entry.line - 1] = f"{content.rstrip()} (resolved {day.isoformat()}){raw[len(content) :]}"
-        _write(store, lines)
+        write_lines(store, lines)
     return replace(entry, resolved=True), True
 
 
 @contextmanager
-def _writing(store: Store, *, cap: int = MAX_READ) -> Iterator[_Parsed]:
+def writing(store: Store, *, cap: int = MAX_READ) -> Iterator[Parsed]:
     """The log as it is now, read under its lock, held while the caller writes it."""
     log_path(store)  # no store folder: a StoreError, before the lock would create one
     if store.write_policy == "frozen":
         store.check_write()
     with locked(store.state_dir / "observations.lock"):
-        yield _parse(_read(store, cap=cap, settle=True))
+        yield parse(read_bytes(store, cap=cap, settle=True))
 
 
-def _write(store: Store, lines: Sequence[str]) -> None:
+def write_lines(store: Store, lines: Sequence[str]) -> None:
+    """The log replaced, atomically, by ``lines`` (call it inside ``writing``)."""
     write_atomic(log_path(store), "".join(lines).encode("utf-8", "surrogateescape"))
-
-
-def consolidate(
-    store: Store, *, scribe: ModelConfig | None = None, today: date | None = None
-) -> Consolidated:
-    """Drop what is resolved or superseded, never an unresolved 🔴 (``kura.consolidate``)."""
-    from kura.consolidate import consolidate as run
-
-    return run(store, scribe=scribe, today=today)

@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
-import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,34 +46,31 @@ from kura.ceiling import (
     length,
     narrowed,
     outline,
-    sector_text,
+    sector_map,
     shown_name,
     smallest,
     tightest,
 )
-from kura.errors import ConfigError, KuraError, NoStore
+from kura.errors import KuraError, NoStore
 from kura.file_checks import conflict_message, conflicts
-from kura.index import Index
-from kura.map_record import cloth_target, git_head, index_stamp, last_map, map_meta, stored_map
+from kura.map_record import (
+    SECTORS,
+    cloth_target,
+    fingerprint,
+    index_stamp,
+    last_map,
+    map_meta,
+    scribe_id,
+    stored_map,
+)
+from kura.map_settings import CLOSE, OPEN, MapSettings, header_text, sector_header_text, wrap
 from kura.plain import INDEX_CAP, read_in
-from kura.slugs import INDEX_NAME, Stats, identity, index_file, stamp_files
+from kura.slugs import INDEX_NAME, index_file
 from kura.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
 
-OPEN = "<<<KURA-MAP store={name}>>>"
-CLOSE = "<<<END KURA-MAP>>>"
-DEFAULT_HEADER = (
-    "This is the map of what you remember (kura store '{name}'), one line per memory. "
-    "If a topic is on this list, it is remembered: open that memory (kura show SLUG, or the "
-    "kura_read tool) before you answer about it. If a topic is not on this list, it is not "
-    "remembered: say so instead of guessing."
-)
-SECTOR_HEADER = (
-    "This is an outline of what you remember (kura store '{name}'): the index's sections, not one "
-    "line per memory. A topic missing here may still be remembered: recall it before you say it is not."
-)
 TIGHT = (
     "This is NOT the map of what you remember (kura store '{name}'): not even its outline fits in the "
     "{max_chars} characters this prompt allows. Before answering about anything that might be "
@@ -87,60 +82,6 @@ CONFLICT_NOTE = (
     "something is not remembered, and tell the user the conflict needs resolving."
 )
 MAX_QUICK_PARSE = 2000
-SECTORS = "sectors.md"
-_VOLATILE = (
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "a date"),
-    (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"), "a time of day"),
-    (
-        re.compile(r"(?i)\b(?:today|tonight|yesterday|tomorrow|now|current(?:ly)? time)\b"),
-        "a moving time word",
-    ),
-    (re.compile(r"(?i)\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day\b"), "a weekday"),
-    (re.compile(r"\{\{?\s*\w+\s*\}?\}|%[a-zA-Z]|\$\(|\$\{?[A-Z_]{2,}"), "a placeholder that expands"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-|\b[0-9a-f]{16,}\b", re.I), "an id"),
-    (re.compile(r"(?i)\b(?:session|turn|run|request|build)\s*(?:id|#|no\.?|number)"), "a session or turn id"),
-    (re.compile(r"(?i)\b\d+\s+(?:memories|lines|entries|items|tokens)\b"), "a counter"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class MapSettings:
-    """``[prefill]`` (and ``[stores.NAME.prefill]``): the same keys as distill-kura, and
-    ``max_chars``, a host's character ceiling (0: none)."""
-
-    window_tokens: int = 131072
-    budget_fraction: float = 0.05
-    hard_fraction: float = 0.20
-    fresh_days: float = 14
-    pinned_types: tuple[str, ...] = ("feedback", "user")
-    trigger_tokens: int = 24
-    header: str = ""
-    cloth_path: str = ""
-    sector_header: str = ""  # over the hard limit or a ceiling: the outline's own header
-    max_chars: int = 0
-
-    @classmethod
-    def from_tables(cls, *tables: dict[str, Any]) -> MapSettings:
-        merged: dict[str, Any] = {}
-        for table in tables:
-            merged.update(table)
-        known = {k: merged[k] for k in cls.__dataclass_fields__ if k in merged}
-        if "pinned_types" in known:
-            known["pinned_types"] = tuple(known["pinned_types"])
-        return cls(**known)
-
-    @property
-    def budget(self) -> int:
-        return int(self.window_tokens * self.budget_fraction)
-
-    @property
-    def hard_limit(self) -> int:
-        return int(self.window_tokens * self.hard_fraction)
-
-    def key(self) -> str:
-        """What the woven map depends on: every setting but the ceiling, which prefill
-        applies to the cloth — so hosts with different ceilings share one woven map."""
-        return json.dumps({k: v for k, v in asdict(self).items() if k != "max_chars"}, sort_keys=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,61 +110,6 @@ class Block:
             "budget": self.budget, "hard_limit": self.hard_limit, "max_chars": self.max_chars,
             "chars": length(self.text), "warning": self.warning, "text": self.text, **self.extra,
         }  # fmt: skip
-
-
-def header_text(settings: MapSettings, name: str) -> str:
-    """The block's fixed header; a header of your own is refused if anything in it would
-    change between builds (the default names only the store, which does not change)."""
-    return _steady(settings.header, "header") if settings.header else DEFAULT_HEADER.format(name=name)
-
-
-def sector_header_text(settings: MapSettings, name: str) -> str:
-    """The sector map's header. Never ``header``: a header written for the map may promise
-    that what is not on it is not remembered, which under an outline is false — so the
-    outline comes under ``sector_header``, by default one that says it is an outline."""
-    if not settings.sector_header:
-        return SECTOR_HEADER.format(name=name)
-    return _steady(settings.sector_header, "sector_header")
-
-
-def _steady(header: str, key: str) -> str:
-    for pattern, what in _VOLATILE:
-        found = pattern.search(header)
-        if found is not None:
-            raise ConfigError(
-                f"[prefill] {key} contains {what} ({found.group(0)!r}); the map must not change "
-                f"between turns or every turn pays a cold prompt cache — remove it from the {key}"
-            )
-    return header
-
-
-def wrap(name: str, header: str, body: str) -> str:
-    return f"{OPEN.format(name=name)}\n{header}\n\n{body.rstrip()}\n{CLOSE}\n"
-
-
-def fingerprint(root: Path, settings: MapSettings, *, today: dt.date, stats: Stats | None = None) -> str:
-    """Changes whenever the woven map could: a memory file or the index changed (or moved),
-    the settings changed, the day turned (freshness is counted in days), or git's HEAD
-    moved (ages come from commits)."""
-    from kura.trim import VERSION
-
-    files = stamp_files(root) if stats is None else identity(stats)
-    parts = [files, settings.key(), today.isoformat(), str(VERSION), git_head(root)]
-    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
-
-
-def scribe_id(scribe: ModelConfig | None) -> str:
-    return f"{scribe.url}|{scribe.model}" if scribe is not None else ""
-
-
-def summary_line(summary: dict[str, Any], *, written: bool) -> str:
-    """``kura weave``'s one line, from a weave's summary (fresh or stored)."""
-    layers = ", ".join(f"{k} {v}" for k, v in sorted(summary["layers"].items()))
-    verb = "wove" if written else "unchanged:"
-    return (
-        f"{verb} {summary['store']} map, ~{summary['tokens']} of {summary['budget']} tokens ({layers}; "
-        f"fresh window {float(summary['fresh_days']):g} days)"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,11 +275,6 @@ def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
             break
         keep = max(0, keep - over - (1 if keep == len(reason) else 0))
     return Block(name, text, "missing", estimate_tokens(text), 0, 0, warning=reason, max_chars=max_chars)
-
-
-def sector_map(index: Index | str) -> str:
-    """The index's ``##`` sections with how many memories each names and a few titles."""
-    return sector_text(outline(index))
 
 
 def _sector_block(

@@ -39,8 +39,16 @@ from kura.errors import StoreError
 from kura.file_checks import conflict_message, conflicts
 from kura.index import classify_line, parse_index
 from kura.layers import Layered, Layering, layering, marked
-from kura.map_record import cloth_target, index_stamp, stored_map
-from kura.prefill import SECTORS, MapSettings, fingerprint, header_text, scribe_id, summary_line, wrap
+from kura.map_record import (
+    SECTORS,
+    cloth_target,
+    fingerprint,
+    index_stamp,
+    scribe_id,
+    stored_map,
+    summary_line,
+)
+from kura.map_settings import MapSettings, header_text, wrap
 from kura.slugs import Stats, file_stats, is_memory_name
 from kura.standing import from_summary
 from kura.store import Store

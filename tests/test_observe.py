@@ -13,6 +13,7 @@ from conftest import Cli, ModelServer
 
 from kura import observe as ob
 from kura.config import ModelConfig, load_config
+from kura.consolidate import consolidate
 from kura.errors import NotFound, PolicyRefused, StoreError
 from kura.store import Store
 
@@ -199,7 +200,7 @@ CLUTTERED = (
 
 def test_the_mechanical_pass_keeps_every_red_and_drops_what_is_superseded(store: Store) -> None:
     log_of(store).write_text(CLUTTERED)
-    report = ob.consolidate(store, today=D3)
+    report = consolidate(store, today=D3)
     assert report.method == "mechanical" and report.refused == () and report.notes == ()
     assert [(d.entry.number, d.reason) for d in report.dropped] == [
         (2, 'revised by #8 "staging db runs on port 5433"'),
@@ -230,7 +231,7 @@ def test_the_mechanical_pass_keeps_every_red_and_drops_what_is_superseded(store:
         "\n### 2026-11-21\n- 🟢 the coffee machine is broken (resolved)\n  - why dropped: resolved\n"
         "\n### 2026-11-25\n- 🟡 Marta reviews the release notes\n  - why dropped: repeated by #6\n"
     )
-    again = ob.consolidate(store, today=D3)
+    again = consolidate(store, today=D3)
     assert again.dropped == () and len(again.kept) == 5
     assert report.archive.read_text().count("## 2026-11-30, mechanical pass") == 1
 
@@ -239,7 +240,7 @@ def test_dropping_the_last_days_only_entries_removes_its_heading(store: Store) -
     log_of(store).write_bytes(
         b"# Observations\r\n\r\n## 2026-11-20\r\n- a b c\r\n\r\n## 2026-11-21\r\n- done ok \xe2\x9c\x85"
     )
-    assert [d.reason for d in ob.consolidate(store, today=D3).dropped] == ["resolved"]
+    assert [d.reason for d in consolidate(store, today=D3).dropped] == ["resolved"]
     assert log_of(store).read_bytes() == b"# Observations\r\n\r\n## 2026-11-20\r\n- a b c\r\n"
 
 
@@ -266,9 +267,9 @@ def test_the_scribe_chooses_but_is_refused_an_open_red(
     ]
     frozen = Store(store.root, name="test", write_policy="frozen")
     with pytest.raises(PolicyRefused, match="is frozen"):
-        ob.consolidate(frozen, scribe=scribe, today=D3)
+        consolidate(frozen, scribe=scribe, today=D3)
     assert model_server.requests == [] and log_of(store).read_text() == CLUTTERED
-    report = ob.consolidate(store, scribe=scribe, today=D3)
+    report = consolidate(store, scribe=scribe, today=D3)
     assert report.method == "scribe"
     assert [(d.entry.number, d.reason) for d in report.refused] == [(1, "the VPN is gone")]
     assert [(d.entry.number, d.reason) for d in report.dropped] == [(3, "the scribe's choice"), (6, "repeat")]
@@ -301,7 +302,7 @@ def test_an_edit_made_while_the_scribe_thinks_survives(
         return '{"drop": [2, 4]}'
 
     model_server.respond = respond
-    report = ob.consolidate(store, scribe=scribe, today=D3)
+    report = consolidate(store, scribe=scribe, today=D3)
     assert [d.entry.text for d in report.dropped] == ["the coffee machine is broken"]
     text = log_of(store).read_text()
     assert "- 🟡 staging db runs on port 5432 (still used by the CI)\n  (set in ops/db.toml)\n" in text
@@ -318,7 +319,7 @@ def test_a_scribe_that_is_down_or_talks_nonsense_leaves_it_to_the_mechanical_pas
     log_of(store).write_text(CLUTTERED)
     scribe = config_for(store, tmp_path, model_server.url)
     model_server.status, model_server.replies = status, [reply]
-    report = ob.consolidate(store, scribe=scribe, today=D3)
+    report = consolidate(store, scribe=scribe, today=D3)
     assert report.method == "mechanical"
     assert [d.entry.number for d in report.dropped] == [2, 4, 5]
     assert (
@@ -414,7 +415,7 @@ def test_a_nested_red_is_an_entry_of_its_own_and_outlives_its_resolved_parent(st
         "#2 2026-11-30 🔴 the prod db still needs the same migration",
     ]
     assert [e.line for e in ob.latest(store, 0)] == [3]
-    report = ob.consolidate(store, today=D3)
+    report = consolidate(store, today=D3)
     assert [d.entry.number for d in report.dropped] == [1] and report.refused == ()
     assert log_of(store).read_text() == "## 2026-11-30\n  - 🔴 the prod db still needs the same migration\n"
     assert ob.resolve(store, 1, today=D3)[0].text == "the prod db still needs the same migration"
@@ -430,7 +431,7 @@ def test_a_scribe_that_drops_all_is_refused_a_nested_red(
 ) -> None:
     log_of(store).write_text(NESTED)
     model_server.replies = ['{"drop": [1, 2]}']
-    report = ob.consolidate(store, scribe=config_for(store, tmp_path, model_server.url), today=D3)
+    report = consolidate(store, scribe=config_for(store, tmp_path, model_server.url), today=D3)
     assert [d.entry.number for d in report.refused] == [2] and [d.entry.number for d in report.dropped] == [1]
     assert "  - 🔴 the prod db still needs the same migration\n" in log_of(store).read_text()
 
@@ -441,7 +442,7 @@ def test_consolidation_never_drops_a_block_that_holds_an_unresolved_red_line(sto
         "- 🟢 old note ✅\n    🔴 paged about it ✅\n"
     )
     log_of(store).write_text(hand)
-    report = ob.consolidate(store, today=D3)
+    report = consolidate(store, today=D3)
     assert [(d.entry.number, d.reason) for d in report.refused] == [(1, "resolved")]
     assert [d.entry.number for d in report.dropped] == [2]
     assert report.notes == (
@@ -505,7 +506,7 @@ def test_a_log_that_is_a_link_is_never_read_or_written(store: Store, tmp_path: P
     for write in (
         lambda: ob.observe(store, "note", today=D3),
         lambda: ob.resolve(store, 1, today=D3),
-        lambda: ob.consolidate(store, today=D3),
+        lambda: consolidate(store, today=D3),
     ):
         with pytest.raises(
             StoreError, match=r"_observations.md: the log is a symlink; nothing was written — "
@@ -551,7 +552,7 @@ def test_a_log_over_the_read_cap_is_not_read_but_can_be_consolidated(store: Stor
     ):
         ob.observe(store, "note", today=D3)
     assert log_of(store).read_text() == body
-    report = ob.consolidate(store, today=D3)
+    report = consolidate(store, today=D3)
     assert len(report.dropped) == (1 << 20) // 100
     assert log_of(store).read_text() == "## 2026-11-28\n- 🔴 keep me\n"
     assert [e.text for e in ob.latest(store)] == ["keep me"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Cli, ModelServer, make_store, write_memory
 
+from kura import map_record
 from kura import prefill as pf
 from kura.errors import ConfigError
 from kura.prefill import MapSettings, build, header_text
@@ -147,7 +148,7 @@ def test_far_over_the_limit_only_the_index_is_looked_at(
     assert first.state == "sectors"
     write_memory(root, "m3", "user", "now pinned and long " * 5, date="2026-03-01")
     monkeypatch.setattr(
-        pf, "stamp_files", lambda root: (_ for _ in ()).throw(AssertionError("walked the files"))
+        map_record, "stamp_files", lambda root: (_ for _ in ()).throw(AssertionError("walked the files"))
     )
     second = build(root, "s", settings, today=TODAY)
     assert second.state == "sectors" and second.text == first.text
