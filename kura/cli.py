@@ -106,18 +106,19 @@ def remember(
     from kura.corrections import remember as write
     from kura.secrets import refuse_secrets
     from kura.slugs import taken_as
-    from kura.witness import WEIGHTS, Witness
+    from kura.witness import KINDS, Witness, kind_of
 
     text = stdin_text() if body == "-" else body
     store = store_or_new(ctx)
-    if witness is not None and witness.upper() not in WEIGHTS:
-        fail(f"--witness {witness!r}: not one of {', '.join(WEIGHTS)}")
+    kind = None if witness is None else kind_of(witness)
+    if witness is not None and kind is None:
+        fail(f"--witness {witness!r}: not one of {', '.join(KINDS)}")
     core(lambda: refuse_secrets(f"{store.name}/{slug}, the witness", quote, session))  # before any write
     from kura.lifecycle import stated_again, witnessed
 
     amend = stated_again  # a person bringing back a forgotten memory says it anew (SAID, today)
-    if witness is not None:
-        seen = Witness(witness.upper(), dt.date.today(), " ".join(session.split()), "kura remember",
+    if kind is not None:
+        seen = Witness(kind, dt.date.today(), " ".join(session.split()), "kura remember",
                        " ".join(quote.split()))  # fmt: skip
         amend = partial(witnessed, witness=seen, slug=slug)
     done = core(lambda: write(store, slug, description, text, type=type, title=title, supersedes=supersedes,

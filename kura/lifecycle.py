@@ -120,8 +120,8 @@ def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tu
     ``session:…``, ``when:YYYY-MM-DD`` — the day it was said, else today — ``replaces:slug``);
     the quote is its first USER evidence, else its first."""
     found = {f.split(":", 1)[0]: f.split(":", 1)[1] for f in flags if ":" in f}
-    kind, replaces = found.get("witness", "").upper(), found.get("replaces", "")
-    if kind not in wt.WEIGHTS:
+    kind, replaces = wt.kind_of(found.get("witness", "")), found.get("replaces", "")
+    if kind is None:
         return None, replaces
     when = wt.parse_when(found.get("when")) or dt.date.today()
     return wt.Witness(kind, when, found.get("session", ""), source, wt.lead_quote(evidence)), replaces

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kura import state as st
 from kura.ceiling import (
@@ -84,11 +84,14 @@ CONFLICT_NOTE = (
 MAX_QUICK_PARSE = 2000
 
 
+MapState = Literal["current", "rewoven", "over-budget", "sectors", "stale", "conflicted", "missing"]
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     store: str
     text: str
-    state: str  # current | rewoven | over-budget | sectors | stale | conflicted | missing
+    state: MapState
     tokens: int
     budget: int
     hard_limit: int
@@ -159,6 +162,7 @@ def build(
     scribes = (wanted, f"partial:{wanted}") if wanted else ("",)
     stamp = fingerprint(root, settings, today=today)
     found = stored_map(root, stamp, scribes=scribes, cloth=cloth_target(root, settings))
+    state: MapState
     cloth, state, reason = (_stored(*found), "current", "") if found is not None else (None, "stale", "")
     if found is None and reweave:
         cloth, state, reason = _reweave(root, store_name, settings, today, scribe)
@@ -285,7 +289,7 @@ def _sector_block(
     warning: str,
     *,
     note: str = "",
-    state: str = "sectors",
+    state: MapState = "sectors",
 ) -> Block:
     """The sector map, under its own header (``sector_header_text``) and ``note``; within
     the ceiling, the fullest sector map that fits, or a few lines saying not even that does."""
@@ -311,7 +315,7 @@ def _sized(
     settings: MapSettings,
     sectors: Callable[[str], Block],
     *,
-    state: str,
+    state: MapState,
 ) -> Block:
     text = wrap(name, header, cloth.text)
     tokens = estimate_tokens(text)
@@ -353,7 +357,7 @@ def _folded(block: Block, header: str, cloth: Cloth, sectors: Callable[[str], Bl
 
 def _reweave(
     root: Path, name: str, settings: MapSettings, today: dt.date, scribe: ModelConfig | None
-) -> tuple[Cloth | None, str, str]:
+) -> tuple[Cloth | None, MapState, str]:
     """(cloth, state, why not) from a quick weave that calls no model."""
     from kura.store import Store
     from kura.weave import weave

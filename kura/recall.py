@@ -31,12 +31,12 @@ import datetime as dt
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kura import catalog
 from kura.errors import KuraError
 from kura.request import RECALL
-from kura.search import AnyEmbedder, Progress, Results, SearchIndex, query_words
+from kura.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.standing import Standing, standing
 from kura.store import Store
 from kura.think import SHORTLIST, Picked, Unheard, ask, fits
@@ -57,11 +57,14 @@ class Pick:
     replaces: str = ""  # picked because it replaced this picked memory (its score is that one's)
 
 
+How = Literal["meaning", "embedded", "lexical"]  # the thinker picked, or how the search answered
+
+
 @dataclass(frozen=True, slots=True)
 class Recall:
     store: str
     question: str
-    how: str  # meaning | embedded | lexical
+    how: How
     picked: tuple[Pick, ...]
     walked: tuple[str, ...]
     context: str
@@ -134,7 +137,8 @@ def recall(
     own = index is None
     searching = _Search(store, index, progress, quick, embedder, guard)
     try:
-        how, reason = "", ""
+        how: How | None = None
+        reason = ""
         picked: tuple[Pick, ...] = ()
         details: list[dict[str, Any]] = []
         if thinker is not None:
@@ -148,7 +152,7 @@ def recall(
                     reason = "the thinker also named " + ", ".join(heard.unknown[:5]) + " (not memories here)"
             else:
                 reason = heard.reason
-        if not how:
+        if how is None:
             results = searching.search(question, max(top * 4, 10))
             hits = tuple(h for h in results.hits if everything or not standings.archived(h.slug))
             how, picked = results.how, _pick(hits, results.how, top)
@@ -171,9 +175,20 @@ def recall(
     marks = {s: standings.get(s) for s in shown}
     context = _fit(store, shown, question, chars, {s: v for s, v in marks.items() if v is not None})
     degraded = how == "lexical" or (thinker is not None and how != "meaning")
-    return Recall(store.name, question, how, picked, tuple(walked), context,
-                  time.perf_counter() - started, reason, degraded, details if explain else [],
-                  {s: v for s, v in marks.items() if v is not None}, unread)  # fmt: skip
+    return Recall(
+        store=store.name,
+        question=question,
+        how=how,
+        picked=picked,
+        walked=tuple(walked),
+        context=context,
+        elapsed=time.perf_counter() - started,
+        reason=reason,
+        degraded=degraded,
+        explain=details if explain else [],
+        standing={s: v for s, v in marks.items() if v is not None},
+        unread=unread,
+    )
 
 
 class _Standings:
@@ -309,7 +324,7 @@ def _triggers(store: Store) -> dict[str, str]:
     return triggers
 
 
-def _pick(hits: tuple[Hit, ...], how: str, top: int) -> tuple[Pick, ...]:
+def _pick(hits: tuple[Hit, ...], how: Searched, top: int) -> tuple[Pick, ...]:
     if not hits:
         return ()
     if how == "lexical":  # BM25 scores have no absolute scale; a match is a match

@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kura import catalog, vectors
 from kura import state as st
@@ -80,10 +80,13 @@ class Hit:
     lexical: float
 
 
+Searched = Literal["embedded", "lexical"]  # how a search answered: dense + lexical, or lexical only
+
+
 @dataclass(frozen=True, slots=True)
 class Results:
     hits: tuple[Hit, ...]
-    how: str  # embedded | lexical
+    how: Searched
     reason: str = ""  # why the dense half was not used
 
 

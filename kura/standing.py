@@ -23,7 +23,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kura import witness as wt
 from kura.finding import Finding
@@ -38,6 +38,9 @@ SPENT = 0.1
 class Use:
     last: dt.date | None = None
     count: int = 0
+
+
+Status = Literal["asserted", "on record", "withheld", "superseded", "archived"]  # see ``Standing.status``
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +73,7 @@ class Standing:
         return not self.superseded_by and self.archived is None
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         if self.archived is not None:
             return "archived"
         if self.superseded_by:

@@ -141,9 +141,22 @@ def weave(
     notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
     # file dates not believed, a layer cache that could not be saved: say why
     notes += [note for note in (shared_note(age), woven_lines.unsaved) if note]
-    woven = Woven(store.name, text, tokens, settings.budget, days, tokens > settings.budget,
-                  weight, layers, False, scan.parsed, woven_lines.calls, None, notes,
-                  folds=_folds(layered, lines, age, today))  # fmt: skip
+    woven = Woven(
+        store=store.name,
+        text=text,
+        tokens=tokens,
+        budget=settings.budget,
+        fresh_days=days,
+        over_budget=tokens > settings.budget,
+        weight=weight,
+        layers=layers,
+        written=False,
+        parsed=scan.parsed,
+        model_calls=woven_lines.calls,
+        path=None,
+        notes=notes,
+        folds=_folds(layered, lines, age, today),
+    )
     if not write:
         return woven
     if state is None:
@@ -194,10 +207,21 @@ def _current(store: Store, settings: MapSettings, stamp: str, scribe: str) -> Wo
         return None
     meta, text = found
     return Woven(
-        store.name, text, meta["tokens"], meta["budget"], meta["fresh_days"], meta["over_budget"],
-        meta["weight"], meta["layers"], False, 0, 0, cloth, list(meta["notes"]),
+        store=store.name,
+        text=text,
+        tokens=meta["tokens"],
+        budget=meta["budget"],
+        fresh_days=meta["fresh_days"],
+        over_budget=meta["over_budget"],
+        weight=meta["weight"],
+        layers=meta["layers"],
+        written=False,
+        parsed=0,
+        model_calls=0,
+        path=cloth,
+        notes=list(meta["notes"]),
         folds=[(f.line, f.age, f.text) for f in folds_from(meta["folds"], text.count("\n") + 1)],
-    )  # fmt: skip
+    )
 
 
 def _fit(

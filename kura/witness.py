@@ -49,15 +49,17 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from kura.finding import Finding
 
-WEIGHTS: dict[str, float] = {
+Kind = Literal["SAID", "FIX", "SCAR", "MANUAL", "INFERRED", "TIDE", "CALLUS", "SLEEP"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+WEIGHTS: dict[Kind, float] = {
     "SAID": 1.00, "FIX": 0.80, "SCAR": 0.50, "MANUAL": 0.40,
     "INFERRED": 0.35, "TIDE": 0.30, "CALLUS": 0.25, "SLEEP": 0.20,
 }  # fmt: skip
-MEANING = {
+MEANING: dict[Kind, str] = {
     "SAID": "the person said to remember it",
     "FIX": "the person corrected something",
     "SCAR": "it was expensive to learn",
@@ -77,7 +79,7 @@ _FIELDS = ("kind", "when", "session", "source", "quote", "domain")
 
 @dataclass(frozen=True, slots=True)
 class Witness:
-    kind: str
+    kind: Kind
     when: dt.date | None = None
     session: str = ""
     source: str = ""
@@ -145,14 +147,20 @@ def read(meta: Mapping[str, Any], where: str = "<memory>") -> tuple[list[Witness
 def _one(item: Any) -> tuple[Witness | None, str]:
     if not isinstance(item, Mapping):
         return None, "expected a mapping with kind, when, session, source, quote"
-    kind = str(item.get("kind", "")).strip().upper()
-    if kind not in WEIGHTS:
+    kind = kind_of(str(item.get("kind", "")).strip())
+    if kind is None:
         return None, f"kind {item.get('kind')!r} is not one of {', '.join(WEIGHTS)}"
     when = parse_when(item.get("when"))
     if item.get("when") is not None and when is None:
         return None, f"when {item.get('when')!r} is not a date (YYYY-MM-DD)"
     session, source, quote, domain = (" ".join(str(item.get(k) or "").split()) for k in _FIELDS[2:])
     return Witness(kind, when, session, source, quote, domain), ""
+
+
+def kind_of(name: str) -> Kind | None:
+    """The witness kind ``name`` spells in any case, or None when it names none."""
+    kind = name.upper()
+    return kind if kind in KINDS else None
 
 
 def parse_when(value: Any) -> dt.date | None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from kura.distill import drafts as dr
 from kura.distill.surface import violations
@@ -64,14 +64,17 @@ Reply with only one JSON object, e.g.
 {"verdict": "POUR", "reason": "…"}
 {"verdict": "FIX", "reason": "…", "title": "…", "description": "…", "body": "…"}
 {"verdict": "TOSS", "reason": "…"}"""
-_VERDICTS = ("pour", "fix", "toss")
+Action = Literal["pour", "fix", "toss"]  # what the scribe may say to do with a draft
+Result = Literal["poured", "fixed", "tossed", "staged", "quarantined"]  # what the drain did
+_VERDICTS: tuple[Action, ...] = get_args(Action)
+RESULTS: tuple[Result, ...] = get_args(Result)
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The scribe's verdict as read back; ``title``/``description``/``body`` only for a fix."""
 
-    action: str  # pour | fix | toss
+    action: Action
     reason: str
     title: str = ""
     description: str = ""
@@ -89,7 +92,7 @@ class Outcome:
     ``tossed``, ``staged`` (left as it was, or rewritten but refused) or ``quarantined``."""
 
     id: str
-    result: str
+    result: Result
     reason: str
     slug: str = ""
     memory: Path | None = None
@@ -104,10 +107,10 @@ class DrainMetrics:
     outcomes: tuple[Outcome, ...]
     usage: Usage = field(default_factory=Usage)
 
-    def count(self, result: str) -> int:
+    def count(self, result: Result) -> int:
         return sum(1 for o in self.outcomes if o.result == result)
 
-    def reasons(self, result: str) -> dict[str, int]:
+    def reasons(self, result: Result) -> dict[str, int]:
         return dict(Counter(o.reason for o in self.outcomes if o.result == result))
 
     @property
@@ -115,7 +118,7 @@ class DrainMetrics:
         return any(o.result != "staged" for o in self.outcomes)
 
     def line(self) -> str:
-        def why(result: str) -> str:
+        def why(result: Result) -> str:
             found = self.reasons(result)
             return f" ({'; '.join(f'{n}× {r}' for r, n in found.items())})" if found else ""
 
@@ -127,10 +130,9 @@ class DrainMetrics:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        results = ("poured", "fixed", "tossed", "staged", "quarantined")
         return {
             "drafts": len(self.outcomes),
-            **{r: self.count(r) for r in results},
+            **{r: self.count(r) for r in RESULTS},
             "tossed_reasons": self.reasons("tossed"),
             "staged_reasons": self.reasons("staged"),
             "outcomes": [o.to_dict() for o in self.outcomes],

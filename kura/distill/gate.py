@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from kura.distill.evidence import CLASSES, Segment, normalise
 from kura.distill.surface import credits_human, numbers, violations
@@ -54,11 +54,14 @@ _TAG = re.compile(r"^\s*\[\s*([A-Za-z]+)\s*\]\s*", re.S)
 _REFILE_ORDER = ("TOOL", "ACT", "USER", "SELF")
 
 
+Decision = Literal["kept", "dropped", "idea"]  # the gate's verdict on one candidate
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What the gate decided for one candidate; ``evidence`` is already redacted."""
 
-    verdict: str  # "kept" | "dropped" | "idea"
+    verdict: Decision
     reason: str
     classes: tuple[str, ...] = ()
     judgement: bool = False
@@ -111,19 +114,19 @@ def _judge_one(candidate: Any, material: _Material) -> Verdict:
     verdict, reason = _decide(candidate, kind, classes, judgement=judgement)
     detail = f"{reason}{' (' + '; '.join(notes) + ')' if notes else ''}"
     return Verdict(
-        verdict,
-        detail,
-        classes,
-        judgement and verdict == "kept",
-        unverified,
-        evidence,
-        tuple(notes),
+        verdict=verdict,
+        reason=detail,
+        classes=classes,
+        judgement=judgement and verdict == "kept",
+        unverified_numbers=unverified,
+        evidence=evidence,
+        notes=tuple(notes),
     )
 
 
 def _decide(
     candidate: Mapping[str, Any], kind: str, classes: tuple[str, ...], *, judgement: bool
-) -> tuple[str, str]:
+) -> tuple[Decision, str]:
     if kind == "idea":
         said = " ".join(str(candidate.get(k) or "") for k in ("topic", "why"))
         if credits_human(said):

@@ -28,7 +28,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kura.claims import negated, words
 from kura.distill.evidence import normalise
@@ -64,9 +64,12 @@ class Neighbour:
     share: float  # of the candidate's content words found in this memory
 
 
+Judged = Literal["new", "covered", "extends"]  # a candidate against the memories near it
+
+
 @dataclass(frozen=True, slots=True)
 class Novelty:
-    verdict: str  # "new" | "covered" | "extends"
+    verdict: Judged
     slug: str = ""
     reason: str = ""
 
@@ -143,8 +146,9 @@ def judge(
     if reply is None:
         return None
     found = last_json_object(reply, "novelty")
-    verdict = str(found.get("novelty", "")).strip().lower() if found else ""
+    said = str(found.get("novelty", "")).strip().lower() if found else ""
     slug = str(found.get("slug") or "") if found else ""
-    if verdict in ("covered", "extends") and slug in {n.slug for n in near}:
+    verdict: Judged | None = "covered" if said == "covered" else "extends" if said == "extends" else None
+    if verdict is not None and slug in {n.slug for n in near}:
         return Novelty(verdict, slug, str(found.get("reason") or "")[:200] if found else "")
     return Novelty("new")

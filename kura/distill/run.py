@@ -61,7 +61,7 @@ from kura.lifecycle import reinforce
 from kura.purge import buried, tombstones
 from kura.standing import retired
 from kura.store import Memory, Store
-from kura.witness import Witness, lead_quote, parse_when, said_in
+from kura.witness import Kind, Witness, lead_quote, parse_when, said_in
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 
@@ -322,11 +322,8 @@ def _witness(
     the session and day it was said in: the transcript's timestamp, else the journal file's
     day, never the day it is read."""
     rule = candidate.get("rule") if isinstance(candidate, Mapping) else None
-    kind = (
-        "FIX"
-        if replaces
-        else {"remember": "SAID", "correction": "FIX", "scar": "SCAR"}.get(str(rule), "INFERRED")
-    )
+    by_rule: dict[str, Kind] = {"remember": "SAID", "correction": "FIX", "scar": "SCAR"}
+    kind: Kind = "FIX" if replaces else by_rule.get(str(rule), "INFERRED")
     fallback = parse_when(spans.file_day(source.path)) or dt.date.today()
     session, day = said_in(evidence, fallback)
     return Witness(kind, day, session, source.key, lead_quote(evidence))
