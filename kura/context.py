@@ -40,7 +40,7 @@ from kura import spans as sp
 from kura.errors import KuraError
 from kura.index import classify_line
 from kura.map_settings import MapSettings
-from kura.recall import Recall, recall, shorten, why_not
+from kura.recall import How, Recall, recall, shorten, why_not
 from kura.standing import Standing
 from kura.store import Store
 from kura.tokens import estimate_tokens
@@ -86,7 +86,7 @@ class Context:
     tokens: int
     items: tuple[Item, ...]
     left_out: tuple[Item, ...]
-    how: str  # how recall answered
+    how: How  # how recall answered
     reason: str = ""
     shares: dict[str, int] = field(default_factory=dict)  # what the weights gave each section
     used: dict[str, int] = field(default_factory=dict)  # what each took, heading included
@@ -173,8 +173,19 @@ def _assemble(
     text = "\n\n".join(blocks) + ("\n" if blocks else "")
     shares = {g.name: g.share for g in granted}
     used = {g.name: g.tokens for g in granted}
-    return Context(name, task, budget, text, estimate_tokens(text), tuple(kept), tuple(left), found.how,
-                   found.reason, shares, used)  # fmt: skip
+    return Context(
+        store=name,
+        task=task,
+        budget=budget,
+        text=text,
+        tokens=estimate_tokens(text),
+        items=tuple(kept),
+        left_out=tuple(left),
+        how=found.how,
+        reason=found.reason,
+        shares=shares,
+        used=used,
+    )
 
 
 _SEPARATOR = {name: "\n\n" if name == "memory" else "\n" for name in HEADINGS}  # a memory is a block

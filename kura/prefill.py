@@ -278,7 +278,16 @@ def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
         if over <= 0 or keep == 0:
             break
         keep = max(0, keep - over - (1 if keep == len(reason) else 0))
-    return Block(name, text, "missing", estimate_tokens(text), 0, 0, warning=reason, max_chars=max_chars)
+    return Block(
+        store=name,
+        text=text,
+        state="missing",
+        tokens=estimate_tokens(text),
+        budget=0,
+        hard_limit=0,
+        warning=reason,
+        max_chars=max_chars,
+    )
 
 
 def _sector_block(
@@ -301,7 +310,16 @@ def _sector_block(
         body = fitted_sectors(outline(index), room) if room > 0 else None
         text = wrap(name, header, body) if body is not None else _tight(name, ceiling)
     tokens = estimate_tokens(text)
-    return Block(name, text, state, tokens, settings.budget, settings.hard_limit, warning, max_chars=ceiling)
+    return Block(
+        store=name,
+        text=text,
+        state=state,
+        tokens=tokens,
+        budget=settings.budget,
+        hard_limit=settings.hard_limit,
+        warning=warning,
+        max_chars=ceiling,
+    )
 
 
 def _tight(name: str, max_chars: int) -> str:
@@ -330,7 +348,16 @@ def _sized(
         )
         state = "over-budget" if state in ("current", "rewoven") else state
     ceiling = settings.max_chars
-    block = Block(name, text, state, tokens, settings.budget, settings.hard_limit, warning, max_chars=ceiling)
+    block = Block(
+        store=name,
+        text=text,
+        state=state,
+        tokens=tokens,
+        budget=settings.budget,
+        hard_limit=settings.hard_limit,
+        warning=warning,
+        max_chars=ceiling,
+    )
     return _folded(block, header, cloth, sectors) if ceiling and length(text) > ceiling else block
 
 

@@ -116,11 +116,20 @@ def standing(
     created = wt.parse_when(meta.get("created"))
     since = min(dates + ([created] if created else []), default=None)
     return Standing(
-        slug, kind, tuple(witnesses), confidence, strength(witnesses, kind, today, use or Use()), since,
-        wt.parse_when(meta.get("valid_until")), superseded_by, _slugs(meta.get("supersedes")),
-        contradicted_by, wt.parse_when(meta.get("archived")), _text(meta.get("archived_reason")),
-        tuple(findings),
-    )  # fmt: skip
+        slug=slug,
+        type=kind,
+        witnesses=tuple(witnesses),
+        confidence=confidence,
+        strength=strength(witnesses, kind, today, use or Use()),
+        since=since,
+        until=wt.parse_when(meta.get("valid_until")),
+        superseded_by=superseded_by,
+        supersedes=_slugs(meta.get("supersedes")),
+        contradicted_by=contradicted_by,
+        archived=wt.parse_when(meta.get("archived")),
+        archived_reason=_text(meta.get("archived_reason")),
+        findings=tuple(findings),
+    )
 
 
 def retired(meta: Mapping[str, Any]) -> bool:

@@ -150,8 +150,9 @@ def _sync(run: _Run, message: str | None) -> Synced:
     commit = run.trail.commit
     if commit and pulled:  # the rebase replayed it as a new commit, or found it upstream already
         commit = head if head != _rev(run.repo, "@{upstream}") or pushed else ""
-    return Synced(run.store.name, run.repo.top, run.up, commit, text, committed, pulled,
-                  incoming, pushed, head, run.trail.notes)  # fmt: skip
+    return Synced(store=run.store.name, repo=run.repo.top, upstream=run.up, commit=commit, message=text,
+                  committed=committed, pulled=pulled, incoming=incoming, pushed=pushed, head=head,
+                  notes=run.trail.notes)  # fmt: skip
 
 
 class _Stopped(GitError):

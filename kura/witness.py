@@ -212,8 +212,15 @@ def confidence(
     if not asserted:
         reasons.append(f"confidence {value:.3f} is below the asserted floor {ASSERTED:.2f}")
     sessions = len({w.session for w in witnesses if w.session})
-    return Confidence(round(value, 4), asserted, asserted or value >= FINDABLE, pinned, k, sessions,
-                      tuple(reasons))  # fmt: skip
+    return Confidence(
+        value=round(value, 4),
+        asserted=asserted,
+        findable=asserted or value >= FINDABLE,
+        pinned=pinned,
+        groups=k,
+        sessions=sessions,
+        reasons=tuple(reasons),
+    )
 
 
 def lead(evidence: Sequence[Any]) -> Any:

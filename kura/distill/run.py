@@ -162,9 +162,21 @@ class _Tally:
     reinforced: int = 0
 
     def freeze(self, minds: Minds) -> Metrics:
-        return Metrics(self.sources, dict(self.segments), self.candidates, self.kept, dict(self.dropped),
-                       tuple(self.drafts), self.ideas, tuple(self.findings), self.sources == 0,
-                       self.extends, describe(minds), minds.usage.to_dict(), self.reinforced)  # fmt: skip
+        return Metrics(
+            sources=self.sources,
+            segments=dict(self.segments),
+            candidates=self.candidates,
+            kept=self.kept,
+            dropped=dict(self.dropped),
+            drafts=tuple(self.drafts),
+            ideas=self.ideas,
+            findings=tuple(self.findings),
+            nothing=self.sources == 0,
+            extends=self.extends,
+            models=describe(minds),
+            usage=minds.usage.to_dict(),
+            reinforced=self.reinforced,
+        )
 
 
 def journals_for(distill: Mapping[str, Any], store_distill: Mapping[str, Any], *,
