@@ -321,7 +321,13 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
     counts = dict(sorted(Counter(e.type or "untyped" for e in entries.values()).items()))
     return Report(
-        store.name, len(entries), counts, findings, heartbeat(store.root), graph, _index_tokens(snap.index)
+        store=store.name,
+        memories=len(entries),
+        counts=counts,
+        findings=findings,
+        watcher=heartbeat(store.root),
+        graph=graph,
+        index_tokens=_index_tokens(snap.index),
     )
 
 

@@ -65,4 +65,12 @@ def analyse(links: Mapping[str, tuple[str, ...]], *, hubs: int = 5) -> GraphRepo
     ranked = sorted(
         ((n, graph.in_degree(n)) for n in graph if graph.in_degree(n) > 0), key=lambda p: (-p[1], p[0])
     )
-    return GraphReport(len(links), resolved, tuple(dead), islands, dead_ends, clusters, tuple(ranked[:hubs]))
+    return GraphReport(
+        memories=len(links),
+        resolved=resolved,
+        dead=tuple(dead),
+        islands=islands,
+        dead_ends=dead_ends,
+        clusters=clusters,
+        hubs=tuple(ranked[:hubs]),
+    )

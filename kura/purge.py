@@ -88,9 +88,10 @@ def closure(store: Store, slug: str) -> Closure:
     state = [store.state_dir / name for name in ("search.db", "state.db", "uses.json", *_MAP_FILES, *_ASIDE)]
     state += sorted(store.state_dir.glob("map.md.*"))
     said = carrying(store, [*texts, *(p for m in (memory, *derived) for p in m.note.body.split("\n\n"))])
-    return Closure(memory.slug, (memory.path, *(m.path for m in derived)), tuple(m.slug for m in derived),
-                   tuple(lines), tuple(drafts), tuple(pointers),
-                   tuple(p for p in state if p.exists()), tuple(said), tuple(linked))  # fmt: skip
+    return Closure(slug=memory.slug, files=(memory.path, *(m.path for m in derived)),
+                   derived=tuple(m.slug for m in derived), index_lines=tuple(lines), drafts=tuple(drafts),
+                   pointers=tuple(pointers), state=tuple(p for p in state if p.exists()), spans=tuple(said),
+                   linked_from=tuple(linked))  # fmt: skip
 
 
 def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:
