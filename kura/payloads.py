@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kura.request import RECALL, RecallRequest
-from kura.service import MAX_BUDGET, MIN_BUDGET
+from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
 
 _TOP, _HOPS, _CHARS = (RecallRequest.RANGES[name] for name in ("top", "hops", "chars"))
+_BUDGET = ContextRequest.RANGES["budget"]
 
 MemoryType = Literal[
     "user", "feedback", "project", "reference"
@@ -46,7 +46,9 @@ class RecallIn(_In):
 
 class ContextIn(_In):
     task: str = Field(min_length=1, description="What the model is about to do, in your own words.")
-    budget: int = Field(4000, ge=MIN_BUDGET, le=MAX_BUDGET, description="Tokens the whole context may take.")
+    budget: int = Field(
+        CONTEXT.budget, ge=_BUDGET[0], le=_BUDGET[1], description="Tokens the whole context may take."
+    )
 
 
 class RememberIn(_In):

@@ -14,8 +14,23 @@ from types import MappingProxyType
 from typing import ClassVar
 
 
+class _Ranged:
+    """A request whose numbers each have a range (``RANGES``: field name to low and high)."""
+
+    __slots__ = ()
+    RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType({})
+
+    def out_of_range(self) -> str:
+        """The first value outside its range, said for the person who sent it ("" when none)."""
+        for name, (low, high) in self.RANGES.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                return f"{name} must be between {low} and {high}, got {value}"
+        return ""
+
+
 @dataclass(frozen=True, slots=True)
-class RecallRequest:
+class RecallRequest(_Ranged):
     """One recall: the question, how many memories to pick, how many [[link]] steps to walk
     from each, and the character budget for their text."""
 
@@ -28,13 +43,17 @@ class RecallRequest:
         {"top": (1, 50), "hops": (0, 5), "chars": (200, 200_000)}
     )
 
-    def out_of_range(self) -> str:
-        """The first value outside its range, said for the person who sent it ("" when none)."""
-        for name, (low, high) in self.RANGES.items():
-            value = getattr(self, name)
-            if not low <= value <= high:
-                return f"{name} must be between {low} and {high}, got {value}"
-        return ""
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest(_Ranged):
+    """One context: the task a model is about to do and the tokens the whole answer may take
+    (below the low end it tells nothing)."""
+
+    task: str
+    budget: int = 4000
+
+    RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType({"budget": (50, 200_000)})
 
 
 RECALL = RecallRequest("")  # the defaults, for signatures and help texts
+CONTEXT = ContextRequest("")
