@@ -192,7 +192,8 @@ REMEMBER = Spec(
         Param("body", "The memory's text (markdown; [[slug]] links to other memories).",
               ("text", "content", "details", "memory", "note")),
         TYPE,
-        Param("title", "Short title for the index (40 characters at most).", ("heading", "label")),
+        Param("title", f"Short title for the index ({rq.REMEMBER.TITLE_CHARS} characters at most).",
+              ("heading", "label")),
         Param("supersedes", "The slug of a memory this one corrects (same subject, new value): it is "
               "kept as history and leaves the map.", ("replaces", "supersede", "corrects")),
         STORE,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
+from kura.request import CONTEXT, RECALL, REMEMBER, ContextRequest, RecallRequest
 
 _TOP, _HOPS, _CHARS = (RecallRequest.RANGES[name] for name in ("top", "hops", "chars"))
 _BUDGET = ContextRequest.RANGES["budget"]
@@ -52,13 +52,15 @@ class ContextIn(_In):
 
 
 class RememberIn(_In):
-    slug: str = Field(min_length=1, max_length=200, description="File name without .md, e.g. deploy-day.")
+    slug: str = Field(
+        min_length=1, max_length=REMEMBER.SLUG_CHARS, description="File name without .md, e.g. deploy-day."
+    )
     description: str = Field(min_length=1, description="One line: the recognition trigger.")
     body: str | None = Field(None, description="The memory's text (new memories default to the description).")
-    type: MemoryType | None = Field(None, description="New memories default to project.")
+    type: MemoryType | None = Field(None, description=f"New memories default to {REMEMBER.NEW_TYPE}.")
     title: str | None = Field(None, description="Short title for the index line.")
     supersedes: str | None = Field(
-        None, min_length=1, max_length=200,
+        None, min_length=1, max_length=REMEMBER.SLUG_CHARS,
         description="The slug of the memory this one replaces: kept as history, out of the index.",
     )  # fmt: skip
 

@@ -55,5 +55,23 @@ class ContextRequest(_Ranged):
     RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType({"budget": (50, 200_000)})
 
 
+@dataclass(frozen=True, slots=True)
+class RememberRequest:
+    """One memory to write: its slug and one-line description, and optionally its body, its
+    type, its title in the index and the memory it replaces."""
+
+    slug: str
+    description: str
+    body: str | None = None
+    type: str | None = None
+    title: str | None = None
+    supersedes: str | None = None
+
+    NEW_TYPE: ClassVar[str] = "project"  # a new memory's type when none is given
+    TITLE_CHARS: ClassVar[int] = 40  # a longer title is not the index's: it shows the description
+    SLUG_CHARS: ClassVar[int] = 200  # the longest slug (or supersedes) a request over HTTP may name
+
+
 RECALL = RecallRequest("")  # the defaults, for signatures and help texts
 CONTEXT = ContextRequest("")
+REMEMBER = RememberRequest("", "")
