@@ -34,6 +34,7 @@ from kura.cli_base import (
     warn,
 )  # fmt: skip
 from kura.note import TYPES
+from kura.request import REMEMBER
 
 if TYPE_CHECKING:
     from kura.corrections import Remembered
@@ -81,9 +82,13 @@ def remember(
     body: Annotated[str | None, typer.Argument(help="The memory's text; - reads stdin.")] = None,
     type: Annotated[
         str | None,
-        typer.Option("--type", "-t", help=f"One of {', '.join(TYPES)} (new memories default to project)."),
+        typer.Option(
+            "--type", "-t", help=f"One of {', '.join(TYPES)} (new memories default to {REMEMBER.NEW_TYPE})."
+        ),
     ] = None,
-    title: Annotated[str | None, typer.Option(help="Short title for the index (≤40 chars).")] = None,
+    title: Annotated[
+        str | None, typer.Option(help=f"Short title for the index (≤{REMEMBER.TITLE_CHARS} chars).")
+    ] = None,
     witness: Annotated[
         str | None,
         typer.Option(

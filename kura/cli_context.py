@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from kura.cli_base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.request import CONTEXT
 
 
 @app.command()
 def context(
     ctx: typer.Context,
     task: Annotated[str, typer.Argument(help="What the model is about to do, in your own words.")],
-    budget: Annotated[int, typer.Option(help="Tokens the whole context may take.")] = 4000,
+    budget: Annotated[int, typer.Option(help="Tokens the whole context may take.")] = CONTEXT.budget,
     no_model: Annotated[
         bool, typer.Option("--no-model", help="Do not ask the thinker model; recall with the offline index.")
     ] = False,

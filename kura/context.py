@@ -41,6 +41,7 @@ from kura.errors import KuraError
 from kura.index import classify_line
 from kura.map_settings import MapSettings
 from kura.recall import How, Recall, recall, shorten, why_not
+from kura.request import CONTEXT, ContextRequest
 from kura.standing import Standing
 from kura.store import Store
 from kura.tokens import estimate_tokens
@@ -51,8 +52,8 @@ if TYPE_CHECKING:
     from kura.search import AnyEmbedder, Progress, SearchIndex
     from kura.slugs import Stats
 
-DEFAULT_BUDGET = 4000
-MIN_BUDGET = 50
+DEFAULT_BUDGET = CONTEXT.budget
+MIN_BUDGET = ContextRequest.RANGES["budget"][0]  # tokens: less than this tells nothing
 HEADINGS = {
     "rules": "Pinned — the person's rules, and who they are:",
     "map": "Map of what this store knows:",

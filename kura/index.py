@@ -18,7 +18,9 @@ import re
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
-TITLE_MAX = 40
+from kura.request import RememberRequest
+
+TITLE_MAX = RememberRequest.TITLE_CHARS
 INDEX_FILE = "MEMORY.md"
 HEADER = (
     "# Memory index\n\n"

@@ -43,9 +43,10 @@ from kura.mcp_text import (
 )
 from kura.note import TYPES
 from kura.secrets import find_secret
-from kura.service import MAX_BUDGET, MIN_BUDGET, InvalidRequest
+from kura.service import InvalidRequest
 
 _ASKED, _RANGES = rq.RECALL, rq.RecallRequest.RANGES  # the recall defaults and ranges
+_TOLD, _BUDGET = rq.CONTEXT, rq.ContextRequest.RANGES["budget"]  # the context's
 
 log = logging.getLogger("kura.mcp")
 
@@ -127,8 +128,8 @@ CONTEXT = Spec(
     (
         Param("task", "What you are about to do, in your own words.",
               ("question", "query", "q", "text", "prompt", "topic", "goal"), required=True),
-        Param("budget", "Tokens the whole answer may take (default 4000).",
-              ("tokens", "max_tokens", "limit", "chars"), range=(MIN_BUDGET, MAX_BUDGET), default=4000),
+        Param("budget", f"Tokens the whole answer may take (default {_TOLD.budget}).",
+              ("tokens", "max_tokens", "limit", "chars"), range=_BUDGET, default=_TOLD.budget),
         STORE,
     ),
 )  # fmt: skip
@@ -191,7 +192,8 @@ REMEMBER = Spec(
         Param("body", "The memory's text (markdown; [[slug]] links to other memories).",
               ("text", "content", "details", "memory", "note")),
         TYPE,
-        Param("title", "Short title for the index (40 characters at most).", ("heading", "label")),
+        Param("title", f"Short title for the index ({rq.REMEMBER.TITLE_CHARS} characters at most).",
+              ("heading", "label")),
         Param("supersedes", "The slug of a memory this one corrects (same subject, new value): it is "
               "kept as history and leaves the map.", ("replaces", "supersede", "corrects")),
         STORE,

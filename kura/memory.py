@@ -12,6 +12,7 @@ from typing import Any
 from kura import index as ix
 from kura import note as nt
 from kura.errors import StoreError
+from kura.request import REMEMBER
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,7 @@ def remembered(
     nothing changed, and ``updated`` set when something did."""
     if old is None:
         name = title or ix.title_for("", description, slug)
-        meta: dict[str, Any] = {"name": name, "description": description, "type": type or "project",
+        meta: dict[str, Any] = {"name": name, "description": description, "type": type or REMEMBER.NEW_TYPE,
                                 "created": dt.date.today()}  # fmt: skip
         note = nt.new_note(meta, body if body is not None else description)
     else:

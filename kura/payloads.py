@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kura.request import RECALL, RecallRequest
-from kura.service import MAX_BUDGET, MIN_BUDGET
+from kura.request import CONTEXT, RECALL, REMEMBER, ContextRequest, RecallRequest
 
 _TOP, _HOPS, _CHARS = (RecallRequest.RANGES[name] for name in ("top", "hops", "chars"))
+_BUDGET = ContextRequest.RANGES["budget"]
 
 MemoryType = Literal[
     "user", "feedback", "project", "reference"
@@ -46,17 +46,21 @@ class RecallIn(_In):
 
 class ContextIn(_In):
     task: str = Field(min_length=1, description="What the model is about to do, in your own words.")
-    budget: int = Field(4000, ge=MIN_BUDGET, le=MAX_BUDGET, description="Tokens the whole context may take.")
+    budget: int = Field(
+        CONTEXT.budget, ge=_BUDGET[0], le=_BUDGET[1], description="Tokens the whole context may take."
+    )
 
 
 class RememberIn(_In):
-    slug: str = Field(min_length=1, max_length=200, description="File name without .md, e.g. deploy-day.")
+    slug: str = Field(
+        min_length=1, max_length=REMEMBER.SLUG_CHARS, description="File name without .md, e.g. deploy-day."
+    )
     description: str = Field(min_length=1, description="One line: the recognition trigger.")
     body: str | None = Field(None, description="The memory's text (new memories default to the description).")
-    type: MemoryType | None = Field(None, description="New memories default to project.")
+    type: MemoryType | None = Field(None, description=f"New memories default to {REMEMBER.NEW_TYPE}.")
     title: str | None = Field(None, description="Short title for the index line.")
     supersedes: str | None = Field(
-        None, min_length=1, max_length=200,
+        None, min_length=1, max_length=REMEMBER.SLUG_CHARS,
         description="The slug of the memory this one replaces: kept as history, out of the index.",
     )  # fmt: skip
 

@@ -14,8 +14,23 @@ from types import MappingProxyType
 from typing import ClassVar
 
 
+class _Ranged:
+    """A request whose numbers each have a range (``RANGES``: field name to low and high)."""
+
+    __slots__ = ()
+    RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType({})
+
+    def out_of_range(self) -> str:
+        """The first value outside its range, said for the person who sent it ("" when none)."""
+        for name, (low, high) in self.RANGES.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                return f"{name} must be between {low} and {high}, got {value}"
+        return ""
+
+
 @dataclass(frozen=True, slots=True)
-class RecallRequest:
+class RecallRequest(_Ranged):
     """One recall: the question, how many memories to pick, how many [[link]] steps to walk
     from each, and the character budget for their text."""
 
@@ -28,13 +43,35 @@ class RecallRequest:
         {"top": (1, 50), "hops": (0, 5), "chars": (200, 200_000)}
     )
 
-    def out_of_range(self) -> str:
-        """The first value outside its range, said for the person who sent it ("" when none)."""
-        for name, (low, high) in self.RANGES.items():
-            value = getattr(self, name)
-            if not low <= value <= high:
-                return f"{name} must be between {low} and {high}, got {value}"
-        return ""
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest(_Ranged):
+    """One context: the task a model is about to do and the tokens the whole answer may take
+    (below the low end it tells nothing)."""
+
+    task: str
+    budget: int = 4000
+
+    RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType({"budget": (50, 200_000)})
+
+
+@dataclass(frozen=True, slots=True)
+class RememberRequest:
+    """One memory to write: its slug and one-line description, and optionally its body, its
+    type, its title in the index and the memory it replaces."""
+
+    slug: str
+    description: str
+    body: str | None = None
+    type: str | None = None
+    title: str | None = None
+    supersedes: str | None = None
+
+    NEW_TYPE: ClassVar[str] = "project"  # a new memory's type when none is given
+    TITLE_CHARS: ClassVar[int] = 40  # a longer title is not the index's: it shows the description
+    SLUG_CHARS: ClassVar[int] = 200  # the longest slug (or supersedes) a request over HTTP may name
 
 
 RECALL = RecallRequest("")  # the defaults, for signatures and help texts
+CONTEXT = ContextRequest("")
+REMEMBER = RememberRequest("", "")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from kura.errors import InvalidRequest as InvalidRequest  # its home was here; callers import it from here
 from kura.errors import KuraError, PolicyRefused, UnknownStore
-from kura.request import RECALL, RecallRequest
+from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
 from kura.store import Store
 
 if TYPE_CHECKING:
@@ -45,8 +45,7 @@ FRESH_SECONDS = 1.0
 MAX_TOP = RecallRequest.RANGES["top"][1]
 MAX_HOPS = RecallRequest.RANGES["hops"][1]
 MAX_CHARS = RecallRequest.RANGES["chars"][1]
-MIN_BUDGET = 50  # tokens: less than this tells nothing
-MAX_BUDGET = 200_000
+MIN_BUDGET, MAX_BUDGET = ContextRequest.RANGES["budget"]  # tokens
 
 
 @dataclass
@@ -240,13 +239,17 @@ class Service:
         return found.to_dict()
 
     @_private_paths
-    def context(self, task: str, *, budget: int = 4000, selector: str | None = None) -> dict[str, Any]:
+    def context(
+        self, task: str, *, budget: int = CONTEXT.budget, selector: str | None = None
+    ) -> dict[str, Any]:
         """What a model about to do ``task`` would be told (``kura.context``)."""
         from kura.context import context
 
         if not task.strip():
             raise InvalidRequest("the task is empty; say what the model is about to do")
-        _check_range("budget", budget, MIN_BUDGET, MAX_BUDGET)
+        problem = ContextRequest(task, budget=budget).out_of_range()
+        if problem:
+            raise InvalidRequest(problem)
         served = self.served(selector)
         with served.lock:
             index = self._fresh_index(served)
@@ -349,8 +352,3 @@ def _rel(store: Store, path: Path) -> str:
         return path.relative_to(store.root).as_posix()
     except ValueError:
         return path.name
-
-
-def _check_range(name: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        raise InvalidRequest(f"{name} must be between {low} and {high}, got {value}")
