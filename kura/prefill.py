@@ -309,16 +309,20 @@ def _sector_block(
         room = ceiling - length(wrap(name, header, ""))
         body = fitted_sectors(outline(index), room) if room > 0 else None
         text = wrap(name, header, body) if body is not None else _tight(name, ceiling)
-    tokens = estimate_tokens(text)
+    return _block(name, text, settings, state=state, warning=warning)
+
+
+def _block(name: str, text: str, settings: MapSettings, *, state: MapState, warning: str) -> Block:
+    """The block for ``text``, measured, with the settings it was built under."""
     return Block(
         store=name,
         text=text,
         state=state,
-        tokens=tokens,
+        tokens=estimate_tokens(text),
         budget=settings.budget,
         hard_limit=settings.hard_limit,
         warning=warning,
-        max_chars=ceiling,
+        max_chars=settings.max_chars,
     )
 
 
@@ -347,17 +351,8 @@ def _sized(
             f"the map is ~{tokens} tokens, over the budget of {settings.budget}; run kura weave to see where"
         )
         state = "over-budget" if state in ("current", "rewoven") else state
+    block = _block(name, text, settings, state=state, warning=warning)
     ceiling = settings.max_chars
-    block = Block(
-        store=name,
-        text=text,
-        state=state,
-        tokens=tokens,
-        budget=settings.budget,
-        hard_limit=settings.hard_limit,
-        warning=warning,
-        max_chars=ceiling,
-    )
     return _folded(block, header, cloth, sectors) if ceiling and length(text) > ceiling else block
 
 
