@@ -520,7 +520,9 @@ def test_two_branches_of_remember_and_forget_merge_clean(cli, repo: Path) -> Non
     assert git(repo, "status", "--porcelain").stdout == ""
 
 
-def test_both_branches_changing_one_memory_keep_the_later_dated_line(cli, repo: Path) -> None:  # type: ignore[no-untyped-def]
+def _deploy_changed_on_both(cli, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    """deploy, committed on main; then changed on branch laptop (dated 2030-02-02) and on
+    main (dated 2030-02-01), each committed; main checked out."""
     assert cli("-s", str(repo), "remember", "deploy", "deploys on Tuesday").code == 0
     assert cli("-s", str(repo), "git", "install").code == 0
     git(repo, "add", "-A")
@@ -534,6 +536,10 @@ def test_both_branches_changing_one_memory_keep_the_later_dated_line(cli, repo: 
         memory = repo / "deploy.md"  # a person sets the date, as the two clones' days differ
         memory.write_text(re.sub(r"(?m)^updated: .*$", f"updated: {day}", memory.read_text()))
         git(repo, "commit", "-qam", branch)
+
+
+def test_both_branches_changing_one_memory_keep_the_later_dated_line(cli, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    _deploy_changed_on_both(cli, repo)
     merged = git(repo, "merge", "--no-edit", "laptop", ok=False)
     assert merged.returncode == 1  # deploy.md itself conflicts: the user's words, git's business
     assert "CONFLICT (content): Merge conflict in deploy.md" in merged.stdout
@@ -575,19 +581,7 @@ def test_a_true_prose_conflict_leaves_markers_only_in_prose_and_fails_the_merge(
 
 
 def test_a_rebase_dates_theirs_from_the_commit_being_replayed(cli, repo: Path) -> None:  # type: ignore[no-untyped-def]
-    assert cli("-s", str(repo), "remember", "deploy", "deploys on Tuesday").code == 0
-    assert cli("-s", str(repo), "git", "install").code == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    for branch, said, day in (
-        ("laptop", "deploys on Wednesday", "2030-02-02"),
-        ("main", "deploys on Thursday", "2030-02-01"),
-    ):
-        git(repo, "checkout", "-q", *(["-b", branch] if branch != "main" else [branch]))
-        assert cli("-s", str(repo), "remember", "deploy", said).code == 0
-        memory = repo / "deploy.md"
-        memory.write_text(re.sub(r"(?m)^updated: .*$", f"updated: {day}", memory.read_text()))
-        git(repo, "commit", "-qam", branch)
+    _deploy_changed_on_both(cli, repo)
     git(repo, "checkout", "-q", "laptop")
     rebased = git(repo, "rebase", "main", ok=False)  # ours: main (2030-02-01); theirs: laptop's commit
     assert rebased.returncode == 1
