@@ -28,13 +28,13 @@ from kura.errors import (
     StoreError,
     UnknownStore,
 )
+from kura.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from kura.config import Config, load_config
     from kura.context import Context, context
     from kura.store import Memory, Store, WriteResult, init_store
 
-__version__ = "0.1.0"
 
 # Loaded on first use, so `import kura.<anything>` stays cheap for shell hooks.
 _LAZY = {

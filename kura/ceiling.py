@@ -33,12 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kura.errors import ConfigError
 from kura.index import Index, parse_index
 
 LADDER = (7, 3, 1, 0)
-MIN_CHARS = 1000  # room for the smallest honest block (rung 4) with a store name of 200 characters
-ENV = "KURA_PREFILL_MAX_CHARS"
 SECTOR_TITLES = 3
 NAME_CHARS = 200
 
@@ -61,23 +58,6 @@ class Outline:
 def length(text: str) -> int:
     """``text``'s length as JavaScript counts it."""
     return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
-
-
-def checked(value: Any, where: str) -> int:
-    """A ceiling as configured: 0 (none) or room for at least the smallest honest block."""
-    if type(value) is not int:
-        raise ConfigError(f"{where} must be a whole number of characters, got {value!r}")
-    if value < 0 or 0 < value < MIN_CHARS:
-        raise ConfigError(f"{where} must be 0 (no ceiling) or at least {MIN_CHARS} characters, got {value}")
-    return value
-
-
-def parsed(raw: str, where: str) -> int:
-    """A ceiling given as text (an option or an environment variable)."""
-    text = raw.strip()
-    if not (text.isascii() and text.lstrip("-").isdigit()):
-        raise ConfigError(f"{where} must be a whole number of characters, got {raw!r}")
-    return checked(int(text), where)
 
 
 def tightest(*ceilings: int) -> int:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def version_line() -> str:
-    from kura import __version__
+    from kura.version import __version__
 
     return f"kura {__version__}"
 

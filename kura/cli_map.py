@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def prefill_block(config: str | None, store: str | None, max_chars: int | str | None = None) -> Block:
     """The block to print, whatever happens: a hook must never get an empty string.
     ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings."""
-    from kura.ceiling import ENV
+    from kura.map_settings import CEILING_ENV as ENV
     from kura.prefill import build_for, missing
 
     host = {"--max-chars": str(max_chars)} if max_chars is not None else {}

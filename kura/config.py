@@ -38,9 +38,8 @@ if TYPE_CHECKING:
     from kura.store import Store
 
 from kura import toml_shape as shape
-from kura.ceiling import checked
 from kura.errors import ConfigError, NoStore, UnknownStore
-from kura.map_settings import MapSettings
+from kura.map_settings import MapSettings, checked
 from kura.policy import POLICIES
 from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 
@@ -97,7 +96,7 @@ _PREFILL = {
     "adaptive_apply": bool,
     "trigger_steps": list,
     "resident_mode": str,
-    "max_chars": int,  # and kura.ceiling.checked: 0, or room for the smallest block
+    "max_chars": int,  # and kura.map_settings.checked: 0, or room for the smallest block
 }
 _DISTILL = {
     "language": str,

@@ -16,6 +16,8 @@ from typing import Any
 
 from kura.errors import ConfigError
 
+MIN_CHARS = 1000  # a ceiling must leave room for the smallest honest block (the sector map, rung 4)
+CEILING_ENV = "KURA_PREFILL_MAX_CHARS"
 OPEN = "<<<KURA-MAP store={name}>>>"
 CLOSE = "<<<END KURA-MAP>>>"
 DEFAULT_HEADER = (
@@ -111,3 +113,20 @@ def _steady(header: str, key: str) -> str:
 
 def wrap(name: str, header: str, body: str) -> str:
     return f"{OPEN.format(name=name)}\n{header}\n\n{body.rstrip()}\n{CLOSE}\n"
+
+
+def checked(value: Any, where: str) -> int:
+    """A ceiling as configured: 0 (none) or room for at least the smallest honest block."""
+    if type(value) is not int:
+        raise ConfigError(f"{where} must be a whole number of characters, got {value!r}")
+    if value < 0 or 0 < value < MIN_CHARS:
+        raise ConfigError(f"{where} must be 0 (no ceiling) or at least {MIN_CHARS} characters, got {value}")
+    return value
+
+
+def parsed(raw: str, where: str) -> int:
+    """A ceiling given as text (an option or an environment variable)."""
+    text = raw.strip()
+    if not (text.isascii() and text.lstrip("-").isdigit()):
+        raise ConfigError(f"{where} must be a whole number of characters, got {raw!r}")
+    return checked(int(text), where)

@@ -120,7 +120,7 @@ def build_server(tools: Tools) -> Server[Any]:
     from mcp import types
     from mcp.server.lowlevel import NotificationOptions, Server
 
-    from kura import __version__
+    from kura.version import __version__
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

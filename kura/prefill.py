@@ -241,8 +241,8 @@ def build_for(config_path: str | None, selector: str | None, *, host: dict[str, 
     configured one, the smallest holds. Whatever goes wrong — no such store, a broken
     config, a header that ticks, a ceiling that is not one — the answer is still a block,
     one that says the map is missing and why."""
-    from kura.ceiling import parsed
     from kura.config import load_config
+    from kura.map_settings import parsed
 
     name = selector or "default"
     ceiling = 0

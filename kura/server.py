@@ -30,7 +30,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from kura import __version__
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
 from kura.guard import Guard, check_bind, error_body, shorten
 from kura.listener import Deadlines, address_of, listen, uvicorn_config
@@ -52,6 +51,7 @@ from kura.payloads import (
     errors,
 )
 from kura.service import InvalidRequest, Service
+from kura.version import __version__
 
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
