@@ -8,10 +8,10 @@ indexed with ``kura ingest``; then:
 
     ingest            wall time of ``kura ingest`` for S segments, and segments/s
     spans.db          its size on disk
-    span search       ``kura.spans.search`` in-process: median and p95 over 50 questions
+    span search       ``kura.recall.spans.search`` in-process: median and p95 over 50 questions
     cold context      a fresh ``kura -s ROOT context "Q" --no-model`` process (best of 3), the
                       model load, weave check, recall, spans and budget included
-    warm context      ``kura.context.context`` with the search index open: median and p95
+    warm context      ``kura.recall.context.context`` with the search index open: median and p95
 
 The first weave and the first index build are done before timing (``kura weave``, ``kura
 index``). ``--keep DIR`` keeps each store in DIR/N and reuses it.
@@ -64,10 +64,10 @@ def kura(*args: str) -> float:
 
 
 def measure(root: Path, n: int, spans: int) -> None:
-    from kura import spans as sp
-    from kura.context import context
-    from kura.search import open_index
-    from kura.store import Store
+    from kura.recall import spans as sp
+    from kura.recall.context import context
+    from kura.recall.search import open_index
+    from kura.store.store import Store
 
     if not (root / "MEMORY.md").exists():
         generate(root, n)

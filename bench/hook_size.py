@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_prefill_cap import ENTRY, generate  # noqa: E402
 
-from kura.ceiling import length  # noqa: E402
+from kura.map.ceiling import length  # noqa: E402
 
 
 def run(hook: Path, kura: str, store: Path) -> tuple[str, float]:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from kura.distill import drafts as dr
-from kura.store import Store, init_store
+from kura.store.store import Store, init_store
 
 KURA = [sys.executable, "-m", "kura"]
 WORDS = "amber cobalt crimson olive teal violet ochre sable umber jade ivory russet indigo coral".split()

@@ -15,7 +15,7 @@ memories, a quarter of them hard negatives close to the bakery and the flat, non
 unrelated question's subject); ``--pad-style templated`` gives the old filler ("kayak and
 chess details number 12").
 
-``--floors`` calibrates ``kura.recall.FLOOR``: the distribution of the best hit's fused
+``--floors`` calibrates ``kura.recall.recall.FLOOR``: the distribution of the best hit's fused
 score for unrelated and for answerable questions, then, for absolute floors 0.20 to 0.45
 with recall's relative rule (picks within ``RELATIVE`` of the best), how many unrelated
 questions are refused and how many answerable ones are wrongly refused (nothing picked).
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import distractors
 
-from kura.embed import Unavailable, load_embedder
-from kura.recall import FLOOR, RELATIVE, recall
-from kura.search import Hit, SearchIndex
-from kura.store import Store
+from kura.recall.embed import Unavailable, load_embedder
+from kura.recall.recall import FLOOR, RELATIVE, recall
+from kura.recall.search import Hit, SearchIndex
+from kura.store.store import Store
 
 HERE = Path(__file__).parent / "eval"
 TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
@@ -75,7 +75,7 @@ def summary(found: list[int | None]) -> str:
 
 
 def picks(hits: tuple[Hit, ...], floor: float) -> list[str]:
-    """What recall picks from fused hits with this absolute floor (kura.recall._pick's rule)."""
+    """What recall picks from fused hits with this absolute floor (kura.recall.recall._pick's rule)."""
     if not hits or hits[0].score < floor:
         return []
     bar = max(floor, hits[0].score * RELATIVE)
@@ -105,7 +105,7 @@ def floors(index: SearchIndex, queries: list[dict[str, str]]) -> None:
         wrong = [q for q in answerable if not picks(hits[q["q"]], floor)]
         wrong_para = sum(1 for q in wrong if q["kind"] == "paraphrase")
         found = sum(1 for q in answerable if q["target"] in picks(hits[q["q"]], floor))
-        mark = "  <- kura.recall.FLOOR" if abs(floor - FLOOR) < 1e-9 else ""
+        mark = "  <- kura.recall.recall.FLOOR" if abs(floor - FLOOR) < 1e-9 else ""
         print(f"    {floor:.3f}   {refused:>2}/{len(unrelated)}   |   {len(wrong):>3}/{len(answerable)}"
               f" ({wrong_para:>2}/{len(paraphrase)})   |   {found:>3}/{len(answerable)}{mark}")  # fmt: skip
 

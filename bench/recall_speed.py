@@ -10,7 +10,7 @@ or an agent runs it (bytecode caching on); warm figures are taken inside this pr
     first recall      the first ``kura recall`` after the build (it saves the vector matrix)
     cold recall       ``kura -s ROOT recall "Q" --no-model``, per question best of 3 and
                       median of 5, over a few questions (the model load is included)
-    warm recall       ``kura.recall.recall(store, q, index=index)`` with the index open and the
+    warm recall       ``kura.recall.recall.recall(store, q, index=index)`` with the index open and the
                       embedder loaded: median and p95 over 50 questions; ``search`` alone too
     refresh one       ``index.refresh([slug])`` after one memory's body changed (10 files)
     update one        ``index.update()`` after one edit: the stamp, catalog and re-embed path
@@ -155,9 +155,9 @@ def cold(root: Path) -> dict[str, Any]:
 
 def warm(root: Path, n: int) -> dict[str, Any]:
     """In-process figures: warm recall and search, one-memory refresh and update."""
-    from kura.recall import recall
-    from kura.search import SearchIndex
-    from kura.store import Store
+    from kura.recall.recall import recall
+    from kura.recall.search import SearchIndex
+    from kura.store.store import Store
 
     store = Store(root)
     index = SearchIndex(store)

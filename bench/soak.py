@@ -39,7 +39,7 @@ WRITER = textwrap.dedent(
     """
     import random, sys, time
     from kura.errors import KuraError
-    from kura.store import Store
+    from kura.store.store import Store
 
     root, me, each = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     seconds, go = float(sys.argv[4]), sys.argv[5]
@@ -141,7 +141,7 @@ def report(
     weaves: tuple[int, list[str]],
     asked: int,
 ) -> None:
-    from kura.index import parse_index
+    from kura.files.memory_index import parse_index
 
     text = index.read_text(encoding="utf-8")
     lines = text.splitlines()

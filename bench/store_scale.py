@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kura.doctor import diagnose
-from kura.index import entry_text
-from kura.store import Store, init_store
+from kura.files.memory_index import entry_text
+from kura.health.doctor import diagnose
+from kura.store.store import Store, init_store
 
 MEMORY = (
     "---\nname: Memory {i}\ndescription: fact number {i} about service-{s} on port {p}\n"

@@ -32,20 +32,20 @@ from kura.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from kura.config import Config, load_config
-    from kura.context import Context, context
-    from kura.store import Memory, Store, WriteResult, init_store
+    from kura.recall.context import Context, context
+    from kura.store.store import Memory, Store, WriteResult, init_store
 
 
 # Loaded on first use, so `import kura.<anything>` stays cheap for shell hooks.
 _LAZY = {
     "Config": "kura.config",
-    "Context": "kura.context",
-    "context": "kura.context",
+    "Context": "kura.recall.context",
+    "context": "kura.recall.context",
     "load_config": "kura.config",
-    "Memory": "kura.store",
-    "Store": "kura.store",
-    "WriteResult": "kura.store",
-    "init_store": "kura.store",
+    "Memory": "kura.store.store",
+    "Store": "kura.store.store",
+    "WriteResult": "kura.store.store",
+    "init_store": "kura.store.store",
 }
 
 __all__ = [
@@ -77,6 +77,6 @@ def __getattr__(name: str) -> Any:
 
 def open_store(path: str | Path, *, write_policy: str = "direct-allowed") -> Store:
     """Open the store in ``path`` (a folder holding MEMORY.md and memory files)."""
-    from kura.store import Store
+    from kura.store.store import Store
 
     return Store(path, write_policy=write_policy)

@@ -1,3 +1,3 @@
-from kura.entry import main
+from kura.cli.entry import main
 
 main()

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kura.store import Store
+    from kura.store.store import Store
 
-from kura import toml_shape as shape
 from kura.errors import ConfigError, NoStore, UnknownStore
+from kura.files import toml_shape as shape
+from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 from kura.map_settings import MapSettings, checked
-from kura.policy import POLICIES
-from kura.slugs import INDEX_NAME, STATE_DIR, is_memory_name
+from kura.store.policy import POLICIES
 
 ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
@@ -140,7 +140,7 @@ class StoreConfig:
     distill: dict[str, Any] = field(default_factory=dict)
 
     def open(self) -> Store:
-        from kura.store import Store
+        from kura.store.store import Store
 
         return Store(
             self.path,

@@ -4,7 +4,7 @@ Every failure a person can act on is a ``KuraError``; the edges (CLI, HTTP, MCP)
 exactly this base and turn it into a message and an exit code, so a new subclass never
 needs a new ``except`` anywhere. Each class carries its ``exit_code`` (1 failure or
 refusal, 2 nothing found); the command line reads it in one place
-(``kura.cli_exit.error_exit``). Expected outcomes (nothing found, nothing changed, a gate
+(``kura.cli.exit.error_exit``). Expected outcomes (nothing found, nothing changed, a gate
 verdict) are return values, not exceptions.
 
     KuraError               exit 1

@@ -1,6 +1,6 @@
 """What a surface asks for, defined once.
 
-The CLI, its fast path (``kura.entry``), HTTP, MCP, the MCP proxy and the Python API are
+The CLI, its fast path (``kura.cli.entry``), HTTP, MCP, the MCP proxy and the Python API are
 adapters over these: each reads its defaults and ranges here and renders them its own way,
 so adding an option is one edit here plus one per surface that shows it. Kept free of any
 import a shell hook would pay for.

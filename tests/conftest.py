@@ -17,8 +17,8 @@ import pytest
 import typer.testing
 from typer.testing import CliRunner
 
-from kura.cli import app
-from kura.store import Store, init_store
+from kura.cli.commands import app
+from kura.store.store import Store, init_store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-store"
 
@@ -47,7 +47,7 @@ def sample_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and keeps the vectors (they are keyed by content hash, like a memory removed and put
     back). A copy's first update indexes all 40 memories as a fresh index does, and embeds
     nothing."""
-    from kura.search import SearchIndex
+    from kura.recall.search import SearchIndex
 
     base = tmp_path_factory.mktemp("sample-vectors")
     with pytest.MonkeyPatch.context() as mp:
@@ -228,10 +228,10 @@ def model_server() -> Iterator[ModelServer]:
 @contextmanager
 def uvicorn_app(app: Any, *, timeout: float = 15, deadlines: Any = None) -> Iterator[str]:
     """A real uvicorn server for ``app`` on a free loopback port, in a thread, configured as
-    ``kura serve`` configures it (``deadlines``: a ``kura.listener.Deadlines``); its base URL."""
+    ``kura serve`` configures it (``deadlines``: a ``kura.serve.listener.Deadlines``); its base URL."""
     import uvicorn
 
-    from kura.listener import Deadlines, listen, uvicorn_config
+    from kura.serve.listener import Deadlines, listen, uvicorn_config
 
     sockets = listen("127.0.0.1", 0)
     config = uvicorn_config(app, deadlines=deadlines or Deadlines(), log_level="warning")

@@ -27,8 +27,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from kura.config import load_config
-from kura.server import create_app
-from kura.service import Service
+from kura.serve.http import create_app
+from kura.serve.pool import Service
 
 NFC = "café"
 NFD = unicodedata.normalize("NFD", NFC)
@@ -346,9 +346,9 @@ def test_doctor_counts_islands_in_one_line(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_doctor_over_mcp_counts_islands_too(tmp_path: Path) -> None:
-    from kura.doctor import diagnose
-    from kura.mcp_text import doctor_text
-    from kura.store import init_store
+    from kura.health.doctor import diagnose
+    from kura.serve.mcp_text import doctor_text
+    from kura.store.store import init_store
 
     store, _ = init_store(tmp_path / "s", name="s")
     for i in range(5):
@@ -362,9 +362,9 @@ def test_doctor_over_mcp_counts_islands_too(tmp_path: Path) -> None:
 
 
 def test_spread_mtimes_are_believed_even_in_a_small_store(tmp_path: Path) -> None:
-    from kura import catalog
-    from kura.age import ages
-    from kura.store import Store
+    from kura.map.age import ages
+    from kura.store import catalog
+    from kura.store.store import Store
 
     slugs = undated(tmp_path / "s", 5)
     now = time.time()

@@ -7,30 +7,47 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_cycles import import_graph, module_name
+
 PACKAGE = Path(__file__).resolve().parent.parent / "kura"
-EDGES = {
+
+# kura's layers, lowest first: a module may import only from its own layer or the ones
+# before it. A layer is a package (``kura/map/``) or one module beside the packages
+# (``kura/config.py``). ``kura`` itself, the public API, sits on top and nothing imports it.
+LAYERS = (
+    "errors",
+    "version",
+    "request",
+    "text",
+    "files",
+    "store",
+    "map_settings",
+    "config",
+    "llm",
+    "transcripts",
+    "observe",
+    "git",
+    "map",
+    "recall",
+    "life",
+    "health",
+    "distill",
+    "evals",
+    "serve",
     "cli",
-    "cli_base",
-    "cli_look",
-    "cli_recall",
-    "cli_serve",
-    "cli_mcp",
-    "cli_distill",
-    "cli_life",
-    "cli_observe",
-    "cli_context",
-    "cli_eval",
-    "cli_git",
-    "cli_sync",
-    "mcp_server",
-    "server",
-    "listener",
-    "mcp",
-    "watch",
     "__main__",
-}
+    "kura",
+)
+EDGES = {"serve", "cli", "__main__"}  # the layers that may use the frameworks that face the outside
 EDGE_ONLY = {"typer", "fastapi", "uvicorn", "mcp", "watchdog", "starlette"}
 HEAVY = {"networkx", "onnxruntime", "numpy", "fastapi", "uvicorn", "mcp", "watchdog", "httpx", "markdown_it"}
+MAX_TOP_MODULES = 10
+
+
+def layer_of(module: str) -> str:
+    """``kura.map.weave`` → ``map``; ``kura.config`` → ``config``; ``kura`` → ``kura``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
 def imported_roots(path: Path, *, top_level_only: bool) -> set[str]:
@@ -46,7 +63,49 @@ def imported_roots(path: Path, *, top_level_only: bool) -> set[str]:
 
 
 def core_modules() -> list[Path]:
-    return [p for p in PACKAGE.rglob("*.py") if p.stem not in EDGES]
+    return [p for p in PACKAGE.rglob("*.py") if layer_of(module_name(p, PACKAGE)) not in EDGES]
+
+
+def test_every_module_has_a_layer() -> None:
+    layers = {layer_of(module_name(p, PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    assert sorted(layers - set(LAYERS)) == []
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    graph = import_graph()
+    upward = sorted(
+        f"{a} -> {b}" for a, b in graph.edges if LAYERS.index(layer_of(b)) > LAYERS.index(layer_of(a))
+    )
+    assert upward == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    import networkx as nx
+
+    packages = nx.DiGraph()
+    packages.add_edges_from(
+        (layer_of(a), layer_of(b)) for a, b in import_graph().edges if layer_of(a) != layer_of(b)
+    )
+    assert list(nx.simple_cycles(packages)) == []
+
+
+def test_kura_holds_few_modules_beside_its_packages() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+
+
+def test_the_layer_rule_catches_an_upward_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "kura"
+    for folder in ("map", "store"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "map" / "weave.py").write_text("from kura.store import store\n")
+    (pkg / "store" / "store.py").write_text("def f():\n    from kura.map.weave import x\n")
+    edges = sorted(import_graph(pkg).edges)
+    assert edges == [("kura.map.weave", "kura.store.store"), ("kura.store.store", "kura.map.weave")]
+    upward = [(a, b) for a, b in edges if LAYERS.index(layer_of(b)) > LAYERS.index(layer_of(a))]
+    assert upward == [("kura.store.store", "kura.map.weave")]
 
 
 def test_core_never_imports_an_edge_framework() -> None:
@@ -60,7 +119,7 @@ def test_heavy_imports_only_inside_functions() -> None:
 
 
 def test_importing_the_cli_stays_light() -> None:
-    code = "import sys, kura.cli; print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in %r)))"
+    code = "import sys, kura.cli.commands; print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in %r)))"
     result = subprocess.run([sys.executable, "-c", code % HEAVY], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
 

@@ -16,9 +16,9 @@ from test_distill_run import CORRECTION, ECHOED, REMEMBER, SESSION, SID, cc, jso
 
 from kura.distill import drafts as dr
 from kura.distill import novelty
-from kura.distill.brain import SPOT_INSTRUCTIONS, WRITE_INSTRUCTIONS, Minds, chunks, merge
-from kura.distill.evidence import Segment
-from kura.store import Store, init_store
+from kura.distill.model_steps import SPOT_INSTRUCTIONS, WRITE_INSTRUCTIONS, Minds, chunks, merge
+from kura.store.store import Store, init_store
+from kura.transcripts.segments import Segment
 
 CHARTER = "You keep the memory of the ferry project."
 NOTES = "The release notes go in docs/CHANGES.md and Marta reviews them before a tag."

@@ -8,8 +8,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from kura.index import parse_index
-from kura.store import Store, init_store
+from kura.files.memory_index import parse_index
+from kura.store.store import Store, init_store
 
 WORKERS = 8
 EACH = 50

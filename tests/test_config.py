@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from kura.cli.registration import register_store
 from kura.config import find_config, load_config, parse_config, user_config_path
 from kura.errors import ConfigError, UnknownStore
-from kura.registration import register_store
 
 # A config in distill-kura's shape, using every table it documents.
 DISTILL_KURA_STYLE = """

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from kura.errors import KuraError, NotFound
-from kura.importer import import_folder
-from kura.store import Store, init_store
+from kura.store.importer import import_folder
+from kura.store.store import Store, init_store
 
 SECRET = "FOREIGN-CONTENT-7f3a"
 MEMORY = "---\nname: {n}\ndescription: {d}\ntype: user\n---\n{b}\n"

@@ -20,10 +20,11 @@ from conftest import Cli, write_memory
 from test_mcp import client
 from test_server import Served, serving
 
-from kura import claims, lifecycle
-from kura import note as nt
 from kura.config import parse_config
-from kura.store import Store, init_store
+from kura.files import memory_file as nt
+from kura.life import lifecycle
+from kura.store.store import Store, init_store
+from kura.text import claim_match
 
 TODAY = dt.date.today().isoformat()
 TUESDAY = "deploys go out Tuesday 10:00 CET, never on Fridays"
@@ -230,15 +231,15 @@ def test_doctor_compares_every_pair_it_must_and_skips_a_pattern() -> None:
     vocab = [f"w{i}" for i in range(60)]
     said = {f"c{i:03d}": " ".join(rng.sample(vocab, rng.randint(2, 7))) + rng.choice(["", " never"])
             for i in range(400)}  # fmt: skip
-    read = {key: (claims.words(text), claims.negated(text)) for key, text in said.items()}
+    read = {key: (claim_match.words(text), claim_match.negated(text)) for key, text in said.items()}
     every = [
-        (a, b) for a, b in combinations(sorted(said), 2) if claims.relate(read[a], read[b]) == "revision"
+        (a, b) for a, b in combinations(sorted(said), 2) if claim_match.relate(read[a], read[b]) == "revision"
     ]
-    assert len(every) > 50 and claims.pairs(said, family=len(said)) == every
+    assert len(every) > 50 and claim_match.pairs(said, family=len(said)) == every
     partners = Counter(slug for pair in every for slug in pair)
-    assert claims.pairs(said) == [(a, b) for a, b in every if partners[a] <= 3 and partners[b] <= 3]
+    assert claim_match.pairs(said) == [(a, b) for a, b in every if partners[a] <= 3 and partners[b] <= 3]
     pattern = {f"m{i}": f"fact number {i} about service-{i % 7} on port {8000 + i % 10}" for i in range(200)}
-    assert claims.pairs(pattern) == []
+    assert claim_match.pairs(pattern) == []
 
 
 # -- decay never makes a replaced fact current again -------------------------------------------

@@ -16,9 +16,9 @@ from conftest import Cli, ModelServer
 from test_brain import Script
 
 from kura.distill import drafts as dr
-from kura.distill.evidence import Segment
-from kura.distill.surface import numbers, violations
-from kura.store import Store, init_store
+from kura.distill.final_check import numbers, violations
+from kura.store.store import Store, init_store
+from kura.transcripts.segments import Segment
 
 WINDOW = "Remember that the deploy window is 30 minutes."
 CLUSTER = "Remember that the staging cluster lives in eu-west-3."

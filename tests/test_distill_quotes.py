@@ -12,11 +12,11 @@ import pytest
 
 from kura.distill import drafts as dr
 from kura.distill import novelty
-from kura.distill.evidence import Segment
+from kura.distill.final_check import quote, violations
+from kura.distill.rules import spot, telling_line
 from kura.distill.run import Metrics, journals_for, run_pass
-from kura.distill.spot import spot, telling_line
-from kura.distill.surface import quote, violations
-from kura.store import Store, init_store
+from kura.store.store import Store, init_store
+from kura.transcripts.segments import Segment
 
 
 def call(cid: str, command: str) -> dict[str, Any]:

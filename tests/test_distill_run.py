@@ -14,14 +14,14 @@ import pytest
 from conftest import Cli, write_memory
 
 from kura.distill import drafts as dr
-from kura.distill import journals as jr
-from kura.distill.evidence import Segment, normalise
+from kura.distill.final_check import numbers, violations
 from kura.distill.gate import judge
+from kura.distill.rules import cut, spot
 from kura.distill.run import journals_for, run_pass
-from kura.distill.sources import read_segments
-from kura.distill.spot import cut, spot
-from kura.distill.surface import numbers, violations
-from kura.store import Store, init_store
+from kura.store.store import Store, init_store
+from kura.transcripts import journals as jr
+from kura.transcripts.segments import Segment, normalise
+from kura.transcripts.sources import read_segments
 
 SID = "6f1c2a8e-3b7d-4e52-9a0c-1d2e3f4a5b6c"
 REMEMBER = "Remember that the staging database lives on db-staging.internal, not on the primary host."
@@ -227,7 +227,7 @@ def test_the_cli_runs_a_pass_then_reads_nothing(setup: tuple[Store, Path, Path])
 WORKER = """
 import sys
 from kura.distill.run import journals_for, run_pass
-from kura.store import Store
+from kura.store.store import Store
 store = Store(sys.argv[1], name="test")
 journals = journals_for({}, {"journals": {"claude": [sys.argv[2]]}}, config_source=None, store="test")
 while not run_pass(store, journals, max_bytes=1500).nothing:

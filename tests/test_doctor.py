@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import SAMPLE, Cli
 
-from kura.doctor import diagnose, fix_index
-from kura.store import Store
+from kura.health.doctor import diagnose, fix_index
+from kura.store.store import Store
 
 
 def test_sample_store_is_healthy() -> None:

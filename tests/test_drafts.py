@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from kura.distill import drafts as dr
-from kura.distill.evidence import Segment
 from kura.errors import NotFound
-from kura.store import Store, init_store
+from kura.store.store import Store, init_store
+from kura.transcripts.segments import Segment
 from tests.conftest import Cli, write_memory
 
 USER = Segment("USER", "from now on always run the smoke tests before a deploy")

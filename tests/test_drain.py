@@ -14,12 +14,12 @@ import pytest
 from conftest import Cli, ModelServer, write_memory
 from test_distill_run import CORRECTION, ECHOED, REMEMBER, SESSION, SID, jsonl
 
-from kura import note as nt
 from kura.distill import drafts as dr
 from kura.distill.drain import Unread, Verdict, read_verdict
-from kura.distill.evidence import Segment
-from kura.distill.surface import violations
-from kura.store import Store, init_store
+from kura.distill.final_check import violations
+from kura.files import memory_file as nt
+from kura.store.store import Store, init_store
+from kura.transcripts.segments import Segment
 
 CHARTER = "You keep the memory of the ferry project.\nBe terse; never guess."
 STAGING = "staging-database-lives-db-staging-internal"

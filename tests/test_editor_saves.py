@@ -25,10 +25,10 @@ from conftest import make_store, uvicorn_app, write_memory
 
 from kura.config import parse_config
 from kura.errors import StoreError
-from kura.index import parse_index
-from kura.server import create_app
-from kura.service import Service
-from kura.store import Store
+from kura.files.memory_index import parse_index
+from kura.serve.http import create_app
+from kura.serve.pool import Service
+from kura.store.store import Store
 
 EDITOR = textwrap.dedent(
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kura.embed import DIM, Embedder, Unavailable, load_embedder
+from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 import pytest
 from conftest import Cli
 
-import kura.cli_eval  # noqa: F401  (registers the command on the shared app)
-from kura.context import HEADINGS
+import kura.cli.eval  # noqa: F401  (registers the command on the shared app)
 from kura.distill.contradict import disagreements
-from kura.distill.evidence import Segment
-from kura.distill.spot import spot
+from kura.distill.rules import spot
 from kura.evals import Report, agent, arms, evaluate, report
 from kura.evals import scenarios as sc
-from kura.store import Store
+from kura.recall.context import HEADINGS
+from kura.store.store import Store
+from kura.transcripts.segments import Segment
 
 TESTS, DOCS = sc.LESSONS[0], sc.LESSONS[1]
 

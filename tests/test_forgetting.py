@@ -16,12 +16,12 @@ import pytest
 from conftest import Cli, uvicorn_app, write_memory
 from test_mcp import client
 
-from kura import lifecycle
 from kura.config import parse_config
-from kura.index import parse_index
-from kura.server import create_app
-from kura.service import Service
-from kura.store import Store, init_store
+from kura.files.memory_index import parse_index
+from kura.life import lifecycle
+from kura.serve.http import create_app
+from kura.serve.pool import Service
+from kura.store.store import Store, init_store
 
 TODAY = dt.date.today().isoformat()
 

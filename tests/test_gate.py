@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from conftest import Cli, write_memory
 
-from kura.distill.evidence import CLASSES, Segment, normalise
+from kura.distill.final_check import violations
 from kura.distill.gate import Verdict, check, judge
-from kura.distill.surface import violations
-from kura.store import Store
+from kura.store.store import Store
+from kura.transcripts.segments import CLASSES, Segment, normalise
 
 GH_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

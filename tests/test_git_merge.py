@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from kura.catalog import written_date
-from kura.git import MISSING
-from kura.index import parse_index
-from kura.index_merge import Side, merge
-from kura.store import Store
+from kura.files.memory_index import parse_index
+from kura.git.index_merge import Side, merge
+from kura.git.run import MISSING
+from kura.store.catalog import written_date
+from kura.store.store import Store
 from tests.conftest import write_memory
 
 H = "# Memory index\n\n"
@@ -598,7 +598,7 @@ def test_hooks_missing_from_an_installed_package_set_up_nothing(  # type: ignore
     cli, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A wheel carries no hooks/ folder: --hooks says so before it writes anything."""
-    from kura import cli_git
+    from kura.cli import git as cli_git
 
     monkeypatch.setattr(cli_git, "_HOOKS_SOURCE", repo.parent / "no-hooks-here")
     assert cli("-s", str(repo), "remember", "alpha", "alpha fact").code == 0

@@ -25,15 +25,15 @@ import pytest
 from conftest import Cli, make_store, uvicorn_app, write_memory
 
 from kura.config import parse_config
-from kura.doctor import diagnose
 from kura.errors import NotFound
-from kura.server import create_app
-from kura.service import Service
-from kura.store import Store, init_store
+from kura.health.doctor import diagnose
+from kura.serve.http import create_app
+from kura.serve.pool import Service
+from kura.store.store import Store, init_store
 
 SECRET = "OUTSIDE-SECRET-7f3a9c"
-MEMORY_CAP = 4 << 20  # kura.plain.MEMORY_CAP, as documented
-INDEX_CAP = 16 << 20  # kura.plain.INDEX_CAP
+MEMORY_CAP = 4 << 20  # kura.store.safe_read.MEMORY_CAP, as documented
+INDEX_CAP = 16 << 20  # kura.store.safe_read.INDEX_CAP
 HEALTHY = [
     ("deploy-day", "project", "deploys go out on tuesday after the standup", None),
     ("archive-disk", "project", "the archive lives on the slow disk", None),
@@ -463,14 +463,14 @@ def test_the_reader_refuses_a_link_swapped_in_after_its_check(
 ) -> None:
     """The last line of defence: whatever the checks before it saw, the open itself does not
     follow a link, and the opened file is checked again before a byte is read."""
-    from kura import plain
+    from kura.store import safe_read
 
     root = tmp_path / "store"
     (root / "team").mkdir(parents=True)
     (root / "team" / "a.md").write_text("inside\n")
     (root / "alias.md").symlink_to("team/a.md")
     rel = {"file": "team/a.md", "folder": "team/a.md", "link target": "alias.md"}[where]
-    looked = plain._lstat
+    looked = safe_read._lstat
 
     def look_then_swap(name: str, dir_fd: int | None) -> os.stat_result:
         found = looked(name, dir_fd)
@@ -482,9 +482,9 @@ def test_the_reader_refuses_a_link_swapped_in_after_its_check(
             swap_for_link(root / "team" / "a.md", secret)
         return found
 
-    monkeypatch.setattr(plain, "_lstat", look_then_swap)
-    got = plain.read_in(root, rel, cap=MEMORY_CAP)
-    assert isinstance(got, plain.Refused)
+    monkeypatch.setattr(safe_read, "_lstat", look_then_swap)
+    got = safe_read.read_in(root, rel, cap=MEMORY_CAP)
+    assert isinstance(got, safe_read.Refused)
     assert SECRET.encode() not in repr(got).encode()
     assert got.what == (
         "a folder on its path was replaced by a symlink or a file while kura read it"

@@ -8,8 +8,8 @@ import pytest
 from conftest import Cli
 
 from kura.errors import PolicyRefused, StoreError
-from kura.importer import import_folder
-from kura.store import Store, init_store
+from kura.store.importer import import_folder
+from kura.store.store import Store, init_store
 
 CLAUDE_INDEX = "- [User role](user_role.md) — Mika leads Ferrydesk; backend-first\n- [Tests](feedback_tests.md) — real DB\n"
 CLAUDE_FILES = {

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from kura.index import HEADER, entry_text, parse_index, remove, render_index, title_for, update_entry, upsert
+from kura.files.memory_index import (
+    HEADER,
+    entry_text,
+    parse_index,
+    remove,
+    render_index,
+    title_for,
+    update_entry,
+    upsert,
+)
 
 INDEX = (
     "\ufeff# Memory index\r\n"

@@ -22,7 +22,7 @@ from conftest import Cli
 
 from kura.distill import drafts as dr
 from kura.distill.run import journals_for, run_pass
-from kura.store import Store, init_store
+from kura.store.store import Store, init_store
 
 FILES, PER_FILE = 6, 10  # 60 requests to remember, so 60 drafts
 COLOURS = "amber cobalt crimson olive teal violet ochre sable".split()
@@ -144,7 +144,7 @@ def fsync(fd):
         if len(seen) == int(sys.argv[1]):  # this draft's bytes are on disk, not yet in place
             os.kill(os.getpid(), signal.SIGKILL)
 os.fsync = fsync
-from kura.cli import app
+from kura.cli.commands import app
 app(sys.argv[2:], prog_name="kura")
 """
 
@@ -309,13 +309,13 @@ def test_a_killed_weave_leaves_no_worker_behind(big_store: Path, tmp_path: Path)
 
 ORPHAN = """
 import sys, time
-from kura import workers
+from kura.store import parallel
 if sys.argv[1] == "watch":
-    workers._pdeathsig = lambda: False  # as where prctl is missing: the watching thread alone
+    parallel._pdeathsig = lambda: False  # as where prctl is missing: the watching thread alone
 def slow(items):
     time.sleep(60)
     return items
-workers.parallel_map(slow, list(range(10)), threshold=2)
+parallel.parallel_map(slow, list(range(10)), threshold=2)
 """
 
 

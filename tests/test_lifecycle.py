@@ -12,12 +12,12 @@ import pytest
 from conftest import Cli, write_memory
 from test_distill_run import SID, cc, jsonl
 
-from kura import lifecycle
-from kura import note as nt
-from kura import witness as wt
-from kura.claims import relation
 from kura.distill import drafts as dr
-from kura.store import Store, init_store
+from kura.files import memory_file as nt
+from kura.files import witness as wt
+from kura.life import lifecycle
+from kura.store.store import Store, init_store
+from kura.text.claim_match import relation
 
 TODAY = dt.date(2026, 11, 30)
 W = wt.Witness

@@ -27,7 +27,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from kura.config import load_config
-from kura.service import Service
+from kura.serve.pool import Service
 
 ALL_TOOLS = [
     "kura_recall",
@@ -402,8 +402,8 @@ def test_every_failure_is_an_error_result_that_says_what_to_do(
 
 
 def test_kura_use_needs_a_session_to_remember_the_choice_in(root: Path) -> None:
-    from kura.mcp_server import Local
-    from kura.mcp_tools import Tools
+    from kura.serve.mcp_server import Local
+    from kura.serve.mcp_tools import Tools
 
     tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
     assert tools.call("kura_use", {"store": "vault"}, None) == (
@@ -423,8 +423,8 @@ def test_stdout_carries_only_protocol_and_stderr_stays_quiet(free: Client) -> No
 def test_starting_and_answering_from_the_files_loads_no_model(root: Path) -> None:
     code = (
         "import sys\n"
-        "from kura.mcp_server import build_server, open_backend\n"
-        "from kura.mcp_tools import Tools\n"
+        "from kura.serve.mcp_server import build_server, open_backend\n"
+        "from kura.serve.mcp_tools import Tools\n"
         f"tools = Tools(open_backend({str(root / 'kura.toml')!r}, None, readonly=False, env={{}}), readonly=False)\n"
         "build_server(tools)\n"
         "tools.listed('stdio')\n"
@@ -447,8 +447,8 @@ def serving(app: Any) -> Any:
 @pytest.fixture(scope="module")
 def kura_serve(root: Path) -> Iterator[str]:
     """``kura serve``'s app (with /mcp mounted) on its own copy of the stores."""
-    from kura.mcp_server import streamable_http
-    from kura.server import create_app
+    from kura.serve.http import create_app
+    from kura.serve.mcp_server import streamable_http
 
     served = root / "served"
     if not served.exists():
@@ -513,7 +513,7 @@ def test_streamable_http_mounted_in_an_asgi_app(root: Path) -> None:
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    from kura.mcp_server import streamable_http
+    from kura.serve.mcp_server import streamable_http
 
     service = Service(load_config(str(root / "kura.toml")), readonly=True)
     mcp_app, lifespan = streamable_http(service, host="127.0.0.1")
@@ -542,8 +542,8 @@ def test_streamable_http_inside_kura_serve_keeps_sessions_apart(kura_serve: str)
 
 
 def test_errors_repeat_no_secret_and_no_flood(root: Path) -> None:
-    from kura.mcp_server import Local
-    from kura.mcp_tools import Tools
+    from kura.serve.mcp_server import Local
+    from kura.serve.mcp_tools import Tools
 
     secret = "sk-ant-" + "Q" * 40
     tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
@@ -556,8 +556,8 @@ def test_errors_repeat_no_secret_and_no_flood(root: Path) -> None:
 
 
 def test_numbers_in_strings_are_plain_ascii_digits(root: Path) -> None:
-    from kura.mcp_server import Local
-    from kura.mcp_tools import Tools
+    from kura.serve.mcp_server import Local
+    from kura.serve.mcp_tools import Tools
 
     tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
     for top in ("³", "--3", "٣", "3.0", "+3", "1" * 30):
@@ -573,9 +573,9 @@ def test_numbers_in_strings_are_plain_ascii_digits(root: Path) -> None:
 def test_bound_mode_compares_the_stores_names_resolve_to(
     root: Path, kura_serve: str, bound: str, same: str, other: str
 ) -> None:
-    from kura.mcp_server import Local
-    from kura.mcp_tools import Tools
-    from kura.remote import Remote
+    from kura.serve.mcp_server import Local
+    from kura.serve.mcp_tools import Tools
+    from kura.serve.remote import Remote
 
     local = Local(Service(load_config(str(root / "kura.toml")), bound=bound))
     for backend in (local, Remote(kura_serve, token=TOKEN, bound=bound)):
@@ -591,7 +591,7 @@ def test_bound_mode_compares_the_stores_names_resolve_to(
 def test_mcp_in_kura_serve_is_read_only_unless_kura_readonly_is_off(
     root: Path, kura_serve: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kura.server import create_app, mcp_mount
+    from kura.serve.http import create_app, mcp_mount
 
     service = Service(load_config(str(root / "served" / "kura.toml")))
     auth = {"Authorization": f"Bearer {TOKEN}"}

@@ -13,7 +13,7 @@ from test_distill_run import SESSION, SID, jsonl
 
 from kura.distill.night import Night, Report, Snapshot, Task, snapshot
 from kura.distill.run import journals_for
-from kura.store import init_store
+from kura.store.store import init_store
 
 
 class World:

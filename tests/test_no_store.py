@@ -23,7 +23,7 @@ from conftest import Cli, write_memory
 
 from kura.config import parse_config
 from kura.errors import NoStore
-from kura.service import Service
+from kura.serve.pool import Service
 
 KURA = str(Path(sys.executable).parent / "kura")
 HOOK = Path(__file__).resolve().parent.parent / "hooks" / "kura-prefill"

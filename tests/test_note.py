@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kura.note import compose_body, links, new_note, parse, render
+from kura.files.memory_file import compose_body, links, new_note, parse, render
 
 GOLDEN = Path(__file__).parent / "golden"
 INPUTS = sorted(p.name for p in (GOLDEN / "in").glob("*.md"))

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from conftest import Cli, ModelServer
 
-from kura import observe as ob
 from kura.config import ModelConfig, load_config
-from kura.consolidate import consolidate
 from kura.errors import NotFound, PolicyRefused, StoreError
-from kura.store import Store
+from kura.observe import observations as ob
+from kura.observe.consolidate import consolidate
+from kura.store.store import Store
 
 D1, D2, D3 = dt.date(2026, 11, 28), dt.date(2026, 11, 29), dt.date(2026, 11, 30)
 CHARTER = "This store belongs to the ferrydesk team."

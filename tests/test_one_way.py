@@ -19,8 +19,8 @@ import typer
 
 import kura
 from kura import errors
-from kura.cli_base import core
-from kura.store import init_store
+from kura.cli.base import core
+from kura.store.store import init_store
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-store"
@@ -65,8 +65,8 @@ def test_each_error_class_carries_its_exit_code() -> None:
 
 
 def test_embed_failed_and_invalid_request_join_the_tree_where_they_were() -> None:
-    from kura.remote_embed import EmbedFailed
-    from kura.service import InvalidRequest
+    from kura.recall.remote_embed import EmbedFailed
+    from kura.serve.pool import InvalidRequest
 
     assert EmbedFailed is errors.EmbedFailed and issubclass(EmbedFailed, errors.ModelUnavailable)
     assert InvalidRequest is errors.InvalidRequest
@@ -74,8 +74,8 @@ def test_embed_failed_and_invalid_request_join_the_tree_where_they_were() -> Non
 
 
 def test_value_errors_for_user_input_are_kura_errors_and_still_value_errors() -> None:
-    from kura.distill.sources import parse_lines
     from kura.evals import evaluate
+    from kura.transcripts.sources import parse_lines
 
     with pytest.raises(errors.InvalidRequest, match="no adapter named 'nope'") as bad_format:
         parse_lines(b"x\n", "nope", name="t.jsonl")
@@ -141,7 +141,7 @@ def test_version_is_answered_on_the_fast_path() -> None:
     code = (
         "import sys\n"
         "sys.argv = ['kura', '--version']\n"
-        "from kura.entry import main\n"
+        "from kura.cli.entry import main\n"
         "try:\n    main()\nexcept SystemExit as done:\n"
         "    print(done.code, 'typer' in sys.modules, file=sys.stderr)\n"
     )
@@ -174,7 +174,7 @@ def test_an_unknown_option_gets_no_global_hint() -> None:
 
 
 def all_commands() -> list[list[str]]:
-    from kura.cli import app
+    from kura.cli.commands import app
 
     found: list[list[str]] = []
 

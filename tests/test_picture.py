@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE, Cli, make_store, write_memory
 
-from kura import catalog
-from kura.graph import analyse
-from kura.picture import build, of_store, render, to_dict
-from kura.store import Store
+from kura.health.graph import analyse
+from kura.health.picture import build, of_store, render, to_dict
+from kura.store import catalog
+from kura.store.store import Store
 
 # A description and a link as a hostile person or model would write them: quotes, a
 # backslash, Graphviz's \N, Mermaid's #quot; and markup that would close a script tag. The
 # link's markup is what a browser reads as tags and markdown as text (markdown's own HTML
-# makes a [[link]] no link at all: kura.body).
+# makes a [[link]] no link at all: kura.files.body).
 HOSTILE = 'say "hi" \\N </script><img src=x onerror=alert(1)> & #quot; `x`'
 HOSTILE_LINK = 'x" onerror="alert(1)</script/><img/src=x/onerror=alert(2)>'
 

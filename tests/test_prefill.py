@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import Cli, ModelServer, make_store, write_memory
 
-from kura import map_record
-from kura import prefill as pf
 from kura.errors import ConfigError
-from kura.prefill import MapSettings, build, header_text
+from kura.map import prefill as pf
+from kura.map import record
+from kura.map.prefill import MapSettings, build, header_text
 
 TODAY = dt.date(2026, 11, 30)
 LONG = "the archive lives on the slow disk (hdd0, 8 TB) because the fast NVMe burns write endurance; the fast one stays scratch"
@@ -148,7 +148,7 @@ def test_far_over_the_limit_only_the_index_is_looked_at(
     assert first.state == "sectors"
     write_memory(root, "m3", "user", "now pinned and long " * 5, date="2026-03-01")
     monkeypatch.setattr(
-        map_record, "stamp_files", lambda root: (_ for _ in ()).throw(AssertionError("walked the files"))
+        record, "stamp_files", lambda root: (_ for _ in ()).throw(AssertionError("walked the files"))
     )
     second = build(root, "s", settings, today=TODAY)
     assert second.state == "sectors" and second.text == first.text
@@ -181,8 +181,8 @@ def test_a_partly_model_woven_map_is_current_for_prefill_not_for_weave(
     tmp_path: Path, model_server: ModelServer
 ) -> None:
     from kura.config import ModelConfig
-    from kura.store import Store
-    from kura.weave import weave
+    from kura.map.weave import weave
+    from kura.store.store import Store
 
     root = store_with(tmp_path)
     scribe = ModelConfig(role="scribe", url=model_server.url, model="m")

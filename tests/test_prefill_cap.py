@@ -19,8 +19,8 @@ import pytest
 from conftest import Cli, make_store, write_memory
 
 from kura.errors import ConfigError
-from kura.prefill import CLOSE, MapSettings, build
-from kura.store import init_store
+from kura.map.prefill import CLOSE, MapSettings, build
+from kura.store.store import init_store
 
 HOOKS = Path(__file__).resolve().parent.parent / "hooks"
 SESSION_START = HOOKS / "claude-code" / "session-start"

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from conftest import Cli, make_store, write_memory
 
-from kura import catalog
-from kura import note as nt
-from kura.embed import Unavailable
-from kura.prefill import MapSettings, build
-from kura.recall import recall, shorten
-from kura.search import SearchIndex
-from kura.store import Store
-from kura.trim import mechanical
+from kura.files import memory_file as nt
+from kura.map.prefill import MapSettings, build
+from kura.recall.embed import Unavailable
+from kura.recall.recall import recall, shorten
+from kura.recall.search import SearchIndex
+from kura.store import catalog
+from kura.store.store import Store
+from kura.text.triggers import mechanical
 
 TODAY = dt.date(2026, 11, 30)
 CLAIM = "If a topic is not on this list, it is not remembered"
@@ -114,7 +114,7 @@ def test_recall_walks_links_not_code(tmp_path: Path) -> None:
 
 
 def test_purge_names_the_memories_whose_links_it_leaves_dead(cli: Cli, tmp_path: Path) -> None:
-    from kura import purge as pg
+    from kura.life import purge as pg
 
     store = make_store(tmp_path / "s", [("key", "reference", "the staging key", None)])
     write_memory(store.root, "uses", "project", "the deploy uses it", body="Needs [[key]].")
@@ -142,7 +142,7 @@ def test_rows_an_older_reader_cached_are_read_again(cli: Cli, tmp_path: Path) ->
 def test_the_quick_reading_agrees_with_markdown() -> None:
     """Bodies (and paragraphs) with nothing that could hide a link are read with the link
     pattern alone; whatever the body, that gives what markdown-it-py finds, on the same lines."""
-    from kura import body as bd
+    from kura.files import body as bd
 
     parts = ["[[a]]", "[[b|x]]", "[[c#y]]", "text", " ", "\n", "\n\n", "*", "**", "_", "# ", "> ", "- ",
              "1. ", "`", "```", "~~~", "    ", "\t", "<!-- ", " -->", "<b>", "\\", "&amp;", "[", "]",
@@ -157,7 +157,7 @@ def test_the_quick_reading_agrees_with_markdown() -> None:
 
 
 def test_headings_and_the_why_and_how_sections() -> None:
-    from kura import body as bd
+    from kura.files import body as bd
 
     text = (
         "# Deploys\n\nDeploys go out Tuesday 10:00.\n"
@@ -235,13 +235,13 @@ def _within(token: str, source: str) -> bool:
 
 
 def test_triggers_cached_by_the_old_trimmer_are_made_again(tmp_path: Path) -> None:
-    from kura import layers
-    from kura.weave import weave
+    from kura.map import layers
+    from kura.map.weave import weave
 
     line = "secrets live in the vault and you should never .env files into the repository at all"
     store = make_store(tmp_path / "s", [("secrets", "project", line, "2026-01-01")])
     settings = MapSettings(trigger_tokens=8)
-    key = layers._ledger_key(line, 8, "mechanical").replace(f"|{layers.trim.VERSION}|", "|1|")
+    key = layers._ledger_key(line, 8, "mechanical").replace(f"|{layers.triggers.VERSION}|", "|1|")
     db = catalog.connect(store)
     catalog.ledger_put(db, {key: "secrets live vault never.env"})
     db.close()
@@ -306,7 +306,7 @@ def test_an_outline_header_of_your_own(tmp_path: Path) -> None:
     capped = build(root, "s", MapSettings(sector_header=outline, max_chars=1500), today=TODAY)
     assert capped.text.startswith(f"<<<KURA-MAP store=s>>>\n{outline}\n\nThis is NOT the full map")
     from kura.errors import ConfigError
-    from kura.prefill import sector_header_text
+    from kura.map.prefill import sector_header_text
 
     with pytest.raises(ConfigError, match=r"\[prefill\] sector_header contains a date"):
         sector_header_text(MapSettings(sector_header="Outline as of 2026-01-02"), "s")
@@ -329,7 +329,7 @@ def test_the_outline_of_a_conflicted_index_keeps_its_own_header(tmp_path: Path) 
 def test_the_mcp_map_tool_does_not_promise_a_whole_list() -> None:
     from types import SimpleNamespace
 
-    from kura.mcp_tools import MAP, Tools
+    from kura.serve.mcp_tools import MAP, Tools
 
     for bound in (None, "team"):
         said = Tools(SimpleNamespace(bound=bound), readonly=True).instructions()  # type: ignore[arg-type]
@@ -344,7 +344,7 @@ def test_the_mcp_map_tool_does_not_promise_a_whole_list() -> None:
 
 
 def test_a_link_after_a_code_span_broken_over_lines_keeps_its_line() -> None:
-    from kura import body as bd
+    from kura.files import body as bd
 
     read = bd.read("Intro.\n\nSee `a\n[[gone]]` and [[gone]] here\nand [[x]].\n")
     assert [(link.target, link.line) for link in read.links] == [("gone", 4), ("x", 5)]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import Cli, write_memory
 
-from kura.embed import Unavailable
-from kura.recall import recall, shorten
-from kura.search import SearchIndex
-from kura.store import Store
+from kura.recall.embed import Unavailable
+from kura.recall.recall import recall, shorten
+from kura.recall.search import SearchIndex
+from kura.store.store import Store
 
 
 @pytest.fixture(scope="module")

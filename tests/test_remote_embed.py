@@ -10,10 +10,10 @@ import pytest
 from conftest import Cli, ModelServer, write_memory
 
 from kura.config import ModelConfig, parse_config
-from kura.recall import recall
-from kura.remote_embed import EmbedFailed, RemoteEmbedder
-from kura.search import SearchIndex
-from kura.store import Store
+from kura.recall.recall import recall
+from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
+from kura.recall.search import SearchIndex
+from kura.store.store import Store
 
 TOPICS = (("fern", "plant", "garden"), ("disk", "archive", "storage"), ("pager", "call", "incident"))
 

@@ -1,7 +1,7 @@
 """Issue 18, one way through: what a surface asks for is defined once, in ``kura.request``.
 
-The CLI, HTTP (``kura.payloads``), MCP (``kura.mcp_tools``), the store pool
-(``kura.service``) and the Python API each read a request's defaults and ranges from there;
+The CLI, HTTP (``kura.serve.schemas``), MCP (``kura.serve.mcp_tools``), the store pool
+(``kura.serve.pool``) and the Python API each read a request's defaults and ranges from there;
 none writes a number of its own, so changing one is one edit.
 """
 
@@ -24,12 +24,13 @@ def _written(literal: str) -> list[str]:
 
 
 def test_every_surface_takes_its_context_budget_from_one_request() -> None:
-    from kura import cli_context, context
-    from kura.mcp_tools import CONTEXT as MCP_CONTEXT  # the tool's spec
-    from kura.mcp_tools import Tools
-    from kura.payloads import ContextIn
+    from kura.cli import context as cli_context
+    from kura.recall import context
     from kura.request import CONTEXT, ContextRequest
-    from kura.service import Service
+    from kura.serve.mcp_tools import CONTEXT as MCP_CONTEXT  # the tool's spec
+    from kura.serve.mcp_tools import Tools
+    from kura.serve.pool import Service
+    from kura.serve.schemas import ContextIn
 
     assert (CONTEXT.budget, ContextRequest.RANGES) == (4000, {"budget": (50, 200_000)})
     for function in (context.context, cli_context.context, Service.context):
@@ -58,18 +59,20 @@ def _constants(module: str) -> list[object]:
 def test_every_surface_takes_its_remember_defaults_and_limits_from_one_request() -> None:
     from typer.main import get_command
 
-    from kura import index, mcp_tools
-    from kura.cli_base import app
-    from kura.payloads import RememberIn
+    from kura.cli.base import app
+    from kura.files import memory_index
     from kura.request import REMEMBER, RememberRequest
+    from kura.serve import mcp_tools
+    from kura.serve.schemas import RememberIn
 
     assert (REMEMBER.NEW_TYPE, REMEMBER.TITLE_CHARS, REMEMBER.SLUG_CHARS) == ("project", 40, 200)
     assert (
         RememberRequest("deploy-day", "deploys go out on Tuesdays").type is None
     )  # the store picks NEW_TYPE
-    assert index.TITLE_MAX == REMEMBER.TITLE_CHARS
+    assert memory_index.TITLE_MAX == REMEMBER.TITLE_CHARS
     assert (
-        index.title_for("x" * 41, "deploys go out on Tuesdays", "deploy-day") == "deploys go out on Tuesdays"
+        memory_index.title_for("x" * 41, "deploys go out on Tuesdays", "deploy-day")
+        == "deploys go out on Tuesdays"
     )
     http = RememberIn.model_json_schema()["properties"]
     assert http["slug"]["maxLength"] == REMEMBER.SLUG_CHARS
@@ -82,9 +85,15 @@ def test_every_surface_takes_its_remember_defaults_and_limits_from_one_request()
     helps = {p.name: p.help for p in command.params}
     assert helps["title"] == "Short title for the index (≤40 chars)."
     assert helps["type"] == "One of user, feedback, project, reference (new memories default to project)."
-    for module in ("cli", "payloads", "mcp_tools", "index", "memory"):  # each reads them, none writes them
+    for module in (
+        "cli/commands",
+        "serve/schemas",
+        "serve/mcp_tools",
+        "files/memory_index",
+        "files/memory",
+    ):  # each reads them, none writes them
         written = _constants(module)
         assert [v for v in written if type(v) is int and v in (40, 200)] == [], module
         assert [v for v in written if isinstance(v, str) and re.search(r"to project|≤40|\b40 char", v)
                 and "1–40" not in v] == [], module  # fmt: skip
-    assert "project" not in _constants("memory")
+    assert "project" not in _constants("files/memory")

@@ -14,8 +14,8 @@ from test_distill_keeps import SESSION_A, SESSION_B, configured, distil, journal
 from test_server import serving
 
 from kura.config import parse_config
-from kura.index import TITLE_MAX
-from kura.store import Store, init_store
+from kura.files.memory_index import TITLE_MAX
+from kura.store.store import Store, init_store
 
 # -- names × corrections: the index title ---------------------------------------------------
 

@@ -14,8 +14,8 @@ import pytest
 from conftest import Cli, write_memory
 
 from kura.config import load_config
-from kura.plain import MEMORY_CAP
-from kura.store import Store
+from kura.store.safe_read import MEMORY_CAP
+from kura.store.store import Store
 
 CONFLICTED = (
     "# Memory index\n\n<<<<<<< HEAD\n- [deploy](deploy.md) — deploys go out on Fridays\n"
@@ -152,9 +152,9 @@ def _remember_refusal(tools: object) -> str:
 
 def test_every_refusal_names_a_flag_the_refusing_surface_has(store: Store) -> None:
     from kura.config import StoreConfig, load_config
-    from kura.mcp_server import Local, http_tools
-    from kura.mcp_tools import Tools
-    from kura.service import Service
+    from kura.serve.mcp_server import Local, http_tools
+    from kura.serve.mcp_tools import Tools
+    from kura.serve.pool import Service
 
     config = load_config()
     config = type(config)(source=None, stores={"test": StoreConfig("test", store.root)})
@@ -174,7 +174,7 @@ def test_serve_and_mcp_accept_the_same_switch(cli: Cli) -> None:
 
 
 def test_the_switch_means_the_same_on_both_commands() -> None:
-    from kura.mcp_server import readonly_from
+    from kura.serve.mcp_server import readonly_from
 
     on = {"KURA_READONLY": "0"}
     assert readonly_from({}) is True and readonly_from(on) is False  # unset: the variable decides
@@ -189,8 +189,8 @@ def test_a_readonly_server_refuses_a_write_naming_its_own_flag(store: Store) -> 
     from conftest import uvicorn_app
 
     from kura.config import StoreConfig
-    from kura.server import create_app
-    from kura.service import Service
+    from kura.serve.http import create_app
+    from kura.serve.pool import Service
 
     config = type(load_config())(source=None, stores={"test": StoreConfig("test", store.root)})
     service = Service(config, readonly=True)
@@ -217,12 +217,13 @@ def test_every_surface_takes_its_recall_defaults_and_ranges_from_one_request() -
     import inspect
     import re
 
-    from kura import cli_recall, recall
-    from kura.mcp_tools import RECALL as MCP_RECALL  # the tool's spec
-    from kura.mcp_tools import Tools
-    from kura.payloads import RecallIn
+    from kura.cli import recall as cli_recall
+    from kura.recall import recall
     from kura.request import RECALL, RecallRequest
-    from kura.service import Service
+    from kura.serve.mcp_tools import RECALL as MCP_RECALL  # the tool's spec
+    from kura.serve.mcp_tools import Tools
+    from kura.serve.pool import Service
+    from kura.serve.schemas import RecallIn
 
     asked = {"top": RECALL.top, "hops": RECALL.hops, "chars": RECALL.chars}
     for function in (recall.recall, cli_recall.recall_command, Service.recall):
@@ -238,14 +239,14 @@ def test_every_surface_takes_its_recall_defaults_and_ranges_from_one_request() -
             asked[name], low, high,
         )  # fmt: skip
     assert RecallRequest("q", top=51).out_of_range() == "top must be between 1 and 50, got 51"
-    package = Path(recall.__file__).parent
+    package = Path(recall.__file__).parent.parent
     written = sorted(p.name for p in package.rglob("*.py") if re.search(r"\b6000\b", p.read_text()))
     assert written == ["request.py"]
 
 
 def test_a_warm_index_says_a_memory_that_became_unreadable(store: Store) -> None:
-    from kura.embed import Unavailable
-    from kura.search import SearchIndex
+    from kura.recall.embed import Unavailable
+    from kura.recall.search import SearchIndex
 
     write_memory(store.root, "deploy", "project", "deploys go out on Fridays")
     write_memory(store.root, "runbook", "project", "the deploy runbook")

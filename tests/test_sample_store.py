@@ -6,8 +6,8 @@ from collections import Counter
 
 from conftest import SAMPLE
 
-from kura.note import TYPES
-from kura.store import Store
+from kura.files.memory_file import TYPES
+from kura.store.store import Store
 
 
 def test_sample_store_reads_clean() -> None:

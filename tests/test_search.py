@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import write_memory
 
-from kura.embed import Unavailable
-from kura.search import SearchIndex, query_words, quote
-from kura.store import Store
+from kura.recall.embed import Unavailable
+from kura.recall.search import SearchIndex, query_words, quote
+from kura.store.store import Store
 
 
 @pytest.fixture(scope="module")

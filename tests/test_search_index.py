@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from conftest import SAMPLE, Cli, write_memory
 
-from kura import catalog
-from kura.embed import Embedder, load_embedder
-from kura.search import SCHEMA_VERSION, SearchIndex
-from kura.store import Store
+from kura.recall.embed import Embedder, load_embedder
+from kura.recall.search import SCHEMA_VERSION, SearchIndex
+from kura.store import catalog
+from kura.store.store import Store
 
 
 @pytest.fixture
@@ -143,8 +143,8 @@ def test_the_fast_recall_path_answers_like_the_full_cli(sample: Store) -> None:
 
 
 def test_an_update_of_a_few_files_patches_the_saved_matrix(sample: Store) -> None:
-    from kura import vectors
-    from kura.embed import DIM
+    from kura.recall import vectors
+    from kura.recall.embed import DIM
 
     first = SearchIndex(sample)
     first.update()

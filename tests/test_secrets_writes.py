@@ -8,7 +8,7 @@ with the verdict it must get: refused, the kind of secret named, the value nowhe
 was said or logged and nowhere under the store folder afterwards (``.kura/`` included).
 Ordinary prose about secrets must still be accepted on the same paths; no usage error may
 repeat a secret-shaped argument; and the distiller must not carry a secret key into a
-memory's ``evidence:`` beside a redacted key id. All of it is one policy (kura.secrets).
+memory's ``evidence:`` beside a redacted key id. All of it is one policy (kura.text.secrets).
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from test_brain import Script
 
-from kura import entry
+from kura.cli import entry
 from kura.config import load_config
-from kura.secrets import find_secret, redact, redact_widely
-from kura.server import create_app
-from kura.service import Service
-from kura.store import Store
+from kura.serve.http import create_app
+from kura.serve.pool import Service
+from kura.store.store import Store
+from kura.text.secrets import find_secret, redact, redact_widely
 
 # -- the attacks ------------------------------------------------------------------------------
 
@@ -315,7 +315,7 @@ GH = "ghp_" + "a1B2" * 9
 def run_kura(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str]:
-    """The console entry point (kura.entry:main) as a shell would call it: exit code, output."""
+    """The console entry point (kura.cli.entry:main) as a shell would call it: exit code, output."""
     monkeypatch.setattr(sys, "argv", ["kura", *argv])
     with pytest.raises(SystemExit) as done:
         entry.main()

@@ -11,9 +11,9 @@ from test_distill_run import REMEMBER, SESSION, SID, cc, jsonl
 
 from kura.distill import run as run_module
 from kura.distill import seeds
+from kura.distill.rules import spot
 from kura.distill.run import journals_for, run_pass
-from kura.distill.spot import spot
-from kura.store import Store, init_store
+from kura.store.store import Store, init_store
 
 IDEA = {"topic": "Staging database lives on db-staging.internal", "kind": "idea",
         "why": "the agent guessed it from a hostname", "quotes": []}  # fmt: skip

@@ -23,11 +23,11 @@ from conftest import Cli, uvicorn_app, write_memory
 
 from kura.config import Config, parse_config
 from kura.errors import ConfigError
-from kura.guard import MAX_BODY, check_bind, is_loopback, resolve_token
-from kura.index import parse_index
-from kura.server import create_app
-from kura.service import MAX_TOP, Service
-from kura.store import Store
+from kura.files.memory_index import parse_index
+from kura.serve.access import MAX_BODY, check_bind, is_loopback, resolve_token
+from kura.serve.http import create_app
+from kura.serve.pool import MAX_TOP, Service
+from kura.store.store import Store
 
 TOKEN = "test-token-0123456789abcdef"
 SECRET = "sk-ant-" + "Q" * 40
@@ -617,7 +617,7 @@ def _through_guard(scope: dict[str, Any], messages: list[dict[str, Any]]) -> tup
     """Run the Guard alone on ``messages``: what reached the app, and what was sent back."""
     import asyncio
 
-    from kura.guard import Guard
+    from kura.serve.access import Guard
 
     reached: list[str] = []
     sent: list[Any] = []

@@ -22,9 +22,9 @@ import pytest
 from conftest import SAMPLE, uvicorn_app
 
 from kura.config import parse_config
-from kura.listener import Deadlines
-from kura.server import create_app, mcp_mount
-from kura.service import Service
+from kura.serve.http import create_app, mcp_mount
+from kura.serve.listener import Deadlines
+from kura.serve.pool import Service
 
 TOKEN = "test-token-0123456789abcdef"
 SHORT = Deadlines(idle=0.5, head=1.0, body=1.0)

@@ -10,7 +10,7 @@ from conftest import write_memory
 
 from kura.config import parse_config
 from kura.errors import KuraError, NotFound, PolicyRefused, UnknownStore
-from kura.service import InvalidRequest, Service
+from kura.serve.pool import InvalidRequest, Service
 
 
 @pytest.fixture

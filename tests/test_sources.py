@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from kura.distill import journals as jr
-from kura.distill.evidence import Segment
-from kura.distill.sources import CAP, Cursor, detect, read_from, read_segments
 from kura.errors import ConfigError
+from kura.transcripts import journals as jr
+from kura.transcripts.segments import Segment
+from kura.transcripts.sources import CAP, Cursor, detect, read_from, read_segments
 
 SID = "6f1c2a8e-3b7d-4e52-9a0c-1d2e3f4a5b6c"
 
@@ -625,7 +625,7 @@ def test_two_threads_read_nothing_twice_and_skip_nothing(tmp_path: Path) -> None
 WORKER = """
 import json, sys
 from pathlib import Path
-from kura.distill import journals as jr
+from kura.transcripts import journals as jr
 state, path, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 source = jr.Source(path, "evidence")
 seen = []

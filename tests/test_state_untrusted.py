@@ -58,8 +58,8 @@ def build(root: Path) -> Path:
     the catalog, the search and span indexes, drafts and the distiller's key, journal
     cursors, tombstones, seeds, uses, an archived observation, a watcher's beat."""
     from kura.distill import seeds
-    from kura.store import Store
-    from kura.watch import Watcher
+    from kura.serve.watch import Watcher
+    from kura.store.store import Store
 
     store = make_store(root / "store", MEMORIES)
     write_memory(  # dated: the store is copied for each test, and a copy's file dates say nothing
@@ -413,9 +413,9 @@ def test_a_lock_linked_to_a_file_outside_never_truncates_it(
         done = run("remember", "tide", "High tide is at six in the harbour", config=config)
         code, err = done.returncode, done.stderr
     else:
-        import kura.atomic
+        import kura.store.atomic
 
-        monkeypatch.setattr(kura.atomic, "FileLock", _OldFileLock)
+        monkeypatch.setattr(kura.store.atomic, "FileLock", _OldFileLock)
         result = cli(
             "-c", str(config), "-s", "test", "remember", "tide", "High tide is at six in the harbour"
         )

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import kura
-from kura import index as ix
 from kura.errors import NotFound, PolicyRefused, StoreError
-from kura.note import parse
-from kura.store import Store, init_store
+from kura.files import memory_index as ix
+from kura.files.memory_file import parse
+from kura.store.store import Store, init_store
 
 
 def test_init_creates_index_and_gitignore_once(tmp_path: Path) -> None:

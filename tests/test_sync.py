@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import Cli
 
-from kura.store import init_store
+from kura.store.store import init_store
 
 # A union merge of MEMORY.md's lines: what either side added is kept (ours' order first),
 # what either side removed is gone. It logs each call, so a test can see git used it.
@@ -427,7 +427,7 @@ def test_the_first_sync_into_an_empty_remote_makes_its_branch(cli: Cli, tmp_path
 
 
 def test_the_message_names_what_moved_and_its_subject_stays_short() -> None:
-    from kura.store_diff import Changes, message
+    from kura.git.changes import Changes, message
 
     many = Changes(
         added=tuple(f"release-checklist-{n}" for n in range(6)),

@@ -12,10 +12,10 @@ import pytest
 from conftest import Cli, ModelServer
 
 from kura.config import ModelConfig
-from kura.recall import recall
-from kura.store import Store
-from kura.think import SHORTLIST, Picked, Unheard, read_reply
-from kura.tokens import estimate_tokens
+from kura.recall.recall import recall
+from kura.recall.thinker import SHORTLIST, Picked, Unheard, read_reply
+from kura.store.store import Store
+from kura.text.tokens import estimate_tokens
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from conftest import SAMPLE, Cli, ModelServer, write_memory
 
 from kura.config import ModelConfig, load_config
 from kura.distill import tidy as td
-from kura.index import parse_index
-from kura.store import Store, init_store
+from kura.files.memory_index import parse_index
+from kura.store.store import Store, init_store
 
 CHARTER = "You keep the memory of the ferry project."
 LONG = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kura.tokens import estimate_tokens
-from kura.trim import grounded, mechanical
+from kura.text.tokens import estimate_tokens
+from kura.text.triggers import grounded, mechanical
 
 LONG = "⚠️ never force-push to main: branch protection is off for admins since the March migration, and Tomasz lost two days of work to it"
 

@@ -10,15 +10,15 @@ from typing import Any, get_args
 import pytest
 from conftest import Cli, write_memory
 
-from kura import witness as wt
 from kura.config import ModelConfig
 from kura.distill import drain, gate, novelty
-from kura.embed import Unavailable
-from kura.prefill import MapState
-from kura.recall import How, recall
-from kura.search import Searched, SearchIndex
-from kura.standing import Status, standing
-from kura.store import Store
+from kura.files import witness as wt
+from kura.files.belief import Status, standing
+from kura.map.prefill import MapState
+from kura.recall.embed import Unavailable
+from kura.recall.recall import How, recall
+from kura.recall.search import Searched, SearchIndex
+from kura.store.store import Store
 
 
 def test_each_union_is_the_documented_set() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import make_store
 
-from kura.doctor import diagnose
-from kura.watch import Watcher, relevant, stop_watching, watch
+from kura.health.doctor import diagnose
+from kura.serve.watch import Watcher, relevant, stop_watching, watch
 
 DEBOUNCE = 0.2
 QUIET = DEBOUNCE * 4  # after this long with no new rebuild, none is coming
@@ -108,7 +108,7 @@ def test_two_changes_in_a_row_are_two_rebuilds(watched: tuple[Path, Counted, Wat
 def test_heartbeat_tells_doctor_the_watcher_is_alive(watched: tuple[Path, Counted, Watcher]) -> None:
     root, _, watcher = watched
     watcher.beat()
-    from kura.store import Store
+    from kura.store.store import Store
 
     report = diagnose(Store(root))
     assert report.watcher is not None and report.watcher["pid"] == os.getpid()
@@ -157,9 +157,9 @@ def test_a_failing_rebuild_does_not_stop_the_watcher(tmp_path: Path) -> None:
 
 
 def test_after_each_rebuild_the_search_index_is_brought_up_to_date(tmp_path: Path) -> None:
-    from kura.search import SearchIndex
-    from kura.slugs import stamp_files
-    from kura.store import Store
+    from kura.files.slugs import stamp_files
+    from kura.recall.search import SearchIndex
+    from kura.store.store import Store
 
     store = make_store(tmp_path / "s", [("a", "project", "the archive lives on the slow disk", None)])
     SearchIndex(Store(store.root)).update()

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from conftest import ModelServer, make_store, write_memory
 
-from kura import catalog
 from kura.config import ModelConfig
 from kura.errors import StoreError
-from kura.index import parse_index
-from kura.prefill import MapSettings
-from kura.store import Store
-from kura.weave import weave
+from kura.files.memory_index import parse_index
+from kura.map.prefill import MapSettings
+from kura.map.weave import weave
+from kura.store import catalog
+from kura.store.store import Store
 
 TODAY = dt.date(2026, 11, 30)
 LONG = "the archive lives on the slow disk (hdd0, 8 TB) because the fast NVMe burns write endurance; the fast one stays scratch for builds"
@@ -152,7 +152,7 @@ def test_postcondition_refuses_to_write_a_map_that_loses_a_memory(
 ) -> None:
     store = make_store(tmp_path / "s", [("a", "user", "one", OLD), ("b", "user", "two", OLD)])
     monkeypatch.setattr(
-        "kura.weave._cloth", lambda index, lines: "\n".join(t for _, t in lines if "(b.md)" not in t)
+        "kura.map.weave._cloth", lambda index, lines: "\n".join(t for _, t in lines if "(b.md)" not in t)
     )
     with pytest.raises(StoreError, match=r"lost: \['b'\]; invented: none.*nothing was written"):
         weave(store, MapSettings(), today=TODAY)
@@ -261,7 +261,7 @@ def test_edits_in_progress_in_git_are_fresh_even_in_a_burst(tmp_path: Path) -> N
 
 
 def test_a_new_commit_makes_the_stored_map_stale(tmp_path: Path) -> None:
-    from kura.prefill import build
+    from kura.map.prefill import build
 
     store = make_store(tmp_path / "s", [("a", "project", LONG, None)])
     commit_all(store.root)
@@ -276,7 +276,7 @@ def test_a_new_commit_makes_the_stored_map_stale(tmp_path: Path) -> None:
 
 
 def test_moving_a_folder_is_a_change(tmp_path: Path) -> None:
-    from kura.prefill import build
+    from kura.map.prefill import build
 
     store = make_store(tmp_path / "s", [("a", "project", LONG, OLD)])
     (store.root / "sub").mkdir()
@@ -288,7 +288,7 @@ def test_moving_a_folder_is_a_change(tmp_path: Path) -> None:
 
 
 def test_a_shared_cloth_path_never_serves_another_stores_map(tmp_path: Path) -> None:
-    from kura.prefill import build
+    from kura.map.prefill import build
 
     shared = MapSettings(cloth_path=str(tmp_path / "shared-map.md"))
     a = make_store(tmp_path / "a", [("only-in-a", "user", "a's memory", OLD)])
@@ -311,21 +311,21 @@ def test_a_store_whose_state_cannot_be_written_says_so(tmp_path: Path) -> None:
 def test_the_layering_is_reused_until_the_index_or_a_pin_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kura.layers
+    import kura.map.layers
 
     store = make_store(
         tmp_path / "s", [("a", "project", LONG, OLD), ("b", "project", LONG.replace("archive", "b"), OLD)]
     )
     first = weave(store, MapSettings(), today=TODAY)
-    real_parse = kura.layers.parse_index
+    real_parse = kura.map.layers.parse_index
     monkeypatch.setattr(
-        kura.layers, "parse_index", lambda text: (_ for _ in ()).throw(AssertionError("re-parsed"))
+        kura.map.layers, "parse_index", lambda text: (_ for _ in ()).throw(AssertionError("re-parsed"))
     )
     write_memory(store.root, "a", "project", LONG, date="2026-11-29")  # now fresh; same type
     second = weave(store, MapSettings(), today=TODAY)
     assert first is not None and second is not None
     assert lines_of(second.text)["a"] == lines_of((store.root / "MEMORY.md").read_text())["a"]
-    monkeypatch.setattr(kura.layers, "parse_index", real_parse)
+    monkeypatch.setattr(kura.map.layers, "parse_index", real_parse)
     write_memory(store.root, "b", "user", LONG.replace("archive", "b"), date=OLD)  # now pinned
     third = weave(store, MapSettings(), today=TODAY)
     assert third is not None and third.layers.get("pinned") == 1

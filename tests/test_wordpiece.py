@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from kura.wordpiece import MAX_TOKENS, VOCAB, VOCAB_SHA256, basic_split, minilm
+from kura.recall.wordpiece import MAX_TOKENS, VOCAB, VOCAB_SHA256, basic_split, minilm
 
 KNOWN = [
     ("Hello, world!", [101, 7592, 1010, 2088, 999, 102]),

@@ -15,7 +15,7 @@ from conftest import make_store
 from test_editor_saves import editor_saving, entries, seeded
 
 from kura.errors import StoreError
-from kura.store import Store
+from kura.store.store import Store
 
 
 @pytest.mark.parametrize("target", ["MEMORY.md", "note.md"])

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import make_store, write_memory
 
-from kura import atomic
 from kura.errors import StoreError
-from kura.store import Store
+from kura.store import atomic
+from kura.store.store import Store
 
 
 def held_save(

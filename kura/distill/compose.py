@@ -5,7 +5,7 @@ own — but what it fills in can. The human's sentence may hold a number only th
 vouched for (the floor licenses numbers from TOOL and ACT output alone), a tool line may
 carry a secret, a topic cut from a sentence may read as a claim. So every piece is built
 from the candidate's verbatim parts, and each sentence of the body is held to the
-final-surface floor (``kura.distill.surface.violations``) against the gate's evidence on its
+final-surface floor (``kura.distill.final_check.violations``) against the gate's evidence on its
 own: a sentence that fails is dropped, never staged and never repaired by guessing. If no
 sentence carrying the fact survives, there is no draft — an empty memory is worse than none.
 
@@ -29,13 +29,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kura.distill.evidence import Segment
+from kura.distill.final_check import quote, stripped, violations
 from kura.distill.gate import Verdict
-from kura.distill.spot import command_of, cut, request_of
-from kura.distill.surface import quote, stripped, violations
+from kura.distill.rules import command_of, cut, request_of
 from kura.errors import StoreError
-from kura.index import TITLE_MAX
-from kura.slugs import new_slug
+from kura.files.memory_index import TITLE_MAX
+from kura.files.slugs import new_slug
+from kura.transcripts.segments import Segment
 
 DESC_CHARS = 150
 TITLE_CHARS = 80
@@ -153,7 +153,7 @@ def _command(act: Any) -> str:
 
 def _said(lead: str, words: Any, end: str = "") -> str:
     """``lead`` and the verbatim ``words`` as one quotation the floor reads back whole
-    (``kura.distill.surface.quote``); "" — a sentence the floor drops — when no quotation
+    (``kura.distill.final_check.quote``); "" — a sentence the floor drops — when no quotation
     marks can hold them unambiguously."""
     text = str(words or "").strip()
     quoted = quote(text) if text else None

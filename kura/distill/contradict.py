@@ -3,7 +3,7 @@
 The rule-based spotter knows corrections by their opening ("no, …", "actually …"), but a
 person who says "we run the tests with make test now" while the store holds "… cargo test"
 is correcting it too, with no marker any word list would catch. So every USER sentence is
-compared with the live memories' claims (``kura.claims``: content words, not embeddings);
+compared with the live memories' claims (``kura.text.claim_match``: content words, not embeddings);
 a sentence that revises one — same subject, new value — becomes a correction candidate
 that names the memory it replaces. Pouring it supersedes that memory.
 """
@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kura.claims import revised
-from kura.distill.evidence import Segment
-from kura.distill.spot import MIN_CHARS, QUOTE_CHARS, cut
+from kura.distill.rules import MIN_CHARS, QUOTE_CHARS, cut
+from kura.text.claim_match import revised
+from kura.transcripts.segments import Segment
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 

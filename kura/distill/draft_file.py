@@ -26,10 +26,10 @@ import os
 import secrets
 from pathlib import Path
 
-from kura import state as st
-from kura.atomic import fsync_dir
 from kura.errors import StoreError
-from kura.finding import Finding
+from kura.files.finding import Finding
+from kura.store import state as st
+from kura.store.atomic import fsync_dir
 
 HEAD = "<!-- kura draft"
 INCOMPLETE_DIR = "incomplete"

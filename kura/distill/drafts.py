@@ -29,7 +29,7 @@ Why it looks like this:
   are redacted, and ``-->`` (and ``--!>``) are neutralised, so a transcript cannot smuggle
   text out of the comment and into what looks like the draft.
 - **The mark binds the draft to the distiller**: an HMAC-SHA256 over every field but
-  itself, keyed per store (``kura.distill.mark``). A draft edited by hand (a number slipped
+  itself, keyed per store (``kura.distill.signature``). A draft edited by hand (a number slipped
   into the body, a quote added to license one) no longer matches and is quarantined, never
   poured: a person's text goes in through ``kura remember``, not the distiller's door.
 - **Pouring re-checks, never trusts**: the mark, then the final-surface floor against the
@@ -50,21 +50,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from kura import limits
-from kura import note as nt
-from kura import state as st
-from kura.atomic import write_atomic
 from kura.distill import draft_file
 from kura.distill.draft_file import free_name, move, place
-from kura.distill.evidence import CLASSES, Segment, comment_safe, from_comment, normalise
-from kura.distill.mark import matches, sign
+from kura.distill.final_check import violations
 from kura.distill.restated import restatement
-from kura.distill.surface import violations
+from kura.distill.signature import matches, sign
 from kura.errors import KuraError, NotFound, StoreError
-from kura.lifecycle import from_flags, supersede, unreplaced
-from kura.secrets import redact
-from kura.slugs import new_slug
-from kura.store import Memory, Store
+from kura.files import memory_file as nt
+from kura.files.slugs import new_slug
+from kura.life.lifecycle import from_flags, supersede, unreplaced
+from kura.store import state as st
+from kura.store import write_checks
+from kura.store.atomic import write_atomic
+from kura.store.store import Memory, Store
+from kura.text.secrets import redact
+from kura.transcripts.segments import CLASSES, Segment, comment_safe, from_comment, normalise
 
 DRAFTS_DIR = "drafts"
 KINDS = ("user", "feedback", "project", "reference", "idea")
@@ -440,7 +440,7 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
         **({"witnesses": [seen.to_meta()]} if seen else {}),
     }
     where = f"{store.name}/{draft.slug}"
-    limits.check_text(where, title=meta["name"], description=draft.description, body=draft.body)
+    write_checks.check_text(where, title=meta["name"], description=draft.description, body=draft.body)
     if replaces in store.slugs():  # refused before anything is written
         unreplaced(store, replaces, draft.slug, where)
     text = nt.render(nt.new_note(meta, draft.body))

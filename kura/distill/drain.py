@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from kura.distill import drafts as dr
-from kura.distill.surface import violations
+from kura.distill.final_check import violations
 from kura.errors import KuraError
-from kura.models import Usage, clip, complete, last_json_object, with_charter
-from kura.store import Store
+from kura.llm import Usage, clip, complete, last_json_object, with_charter
+from kura.store.store import Store
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig

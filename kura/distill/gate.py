@@ -42,9 +42,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kura.distill.evidence import CLASSES, Segment, normalise
-from kura.distill.surface import credits_human, numbers, violations
-from kura.secrets import redact
+from kura.distill.final_check import credits_human, numbers, violations
+from kura.text.secrets import redact
+from kura.transcripts.segments import CLASSES, Segment, normalise
 
 MAX_QUOTES = 6
 MAX_QUOTE_CHARS = 400

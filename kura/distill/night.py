@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kura.distill import journals as jr
-from kura.store import Store
+from kura.store.store import Store
+from kura.transcripts import journals as jr
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
@@ -72,8 +72,8 @@ def tasks_for(
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one), then one
     drain when a scribe is configured."""
-    from kura.distill.brain import Minds
     from kura.distill.drain import drain
+    from kura.distill.model_steps import Minds
     from kura.distill.run import run_pass
 
     def one_pass() -> Report:

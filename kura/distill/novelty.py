@@ -30,11 +30,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from kura.claims import negated, words
-from kura.distill.evidence import normalise
-from kura.distill.spot import MIN_CHARS, command_of
-from kura.models import Usage, complete, last_json_object, with_charter
-from kura.secrets import redact
+from kura.distill.rules import MIN_CHARS, command_of
+from kura.llm import Usage, complete, last_json_object, with_charter
+from kura.text.claim_match import negated, words
+from kura.text.secrets import redact
+from kura.transcripts.segments import normalise
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig

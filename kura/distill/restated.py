@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kura.distill.novelty import mechanical, neighbours
-from kura.lifecycle import from_flags, reinforce
-from kura.standing import retired
+from kura.files.belief import retired
+from kura.life.lifecycle import from_flags, reinforce
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from kura.distill.drafts import Draft
-    from kura.store import Store
+    from kura.store.store import Store
 
 
 def covering(store: Store, title: str, description: str) -> str:

@@ -10,7 +10,7 @@ The pass is a straight line per source, and its order is what keeps it honest:
 
 With no model every step still runs: the rule-based spotter, a mechanical novelty check
 (``kura.distill.novelty``) and the template composer. Models are optional helpers
-(``kura.distill.brain``) whose every output passes the same gate and floor.
+(``kura.distill.model_steps``) whose every output passes the same gate and floor.
 
 The watermark is committed only after every draft of the stretch is staged, and released
 if anything fails before that, so a crash costs a re-read, never a lost stretch. A re-read
@@ -19,7 +19,7 @@ staged, and the candidate whose draft is already there (same source, same quotes
 ``kura.distill.drafts.key``) is recognised and passed over, so the watermark and the
 drafts never have to move together. Each draft lands whole (``kura.distill.draft_file``),
 and what an older, killed writer left half-made is cleared at the start of a pass. Since a
-reservation is exclusive (``kura.distill.journals``), two passes running at once never
+reservation is exclusive (``kura.transcripts.journals``), two passes running at once never
 read the same stretch, so no candidate is staged twice. The spotter sees one stretch at a
 time: a failure and its fix that straddle two stretches are not paired — a missed scar, not
 a wrong one.
@@ -41,27 +41,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kura import spans
-from kura.claims import revised
 from kura.distill import drafts as dr
-from kura.distill import journals as jr
 from kura.distill import novelty, seeds
-from kura.distill.brain import FIRM, Minds, describe, merge, write
-from kura.distill.brain import spot as brain_spot
 from kura.distill.compose import compose
 from kura.distill.contradict import disagreements
 from kura.distill.draft_file import sweep
-from kura.distill.evidence import CLASSES, Segment
+from kura.distill.final_check import violations
 from kura.distill.gate import judge
-from kura.distill.spot import spot
-from kura.distill.surface import violations
+from kura.distill.model_steps import FIRM, Minds, describe, merge, write
+from kura.distill.model_steps import spot as brain_spot
+from kura.distill.rules import spot
 from kura.errors import KuraError
-from kura.finding import Finding
-from kura.lifecycle import reinforce
-from kura.purge import buried, tombstones
-from kura.standing import retired
-from kura.store import Memory, Store
-from kura.witness import Kind, Witness, lead_quote, parse_when, said_in
+from kura.files.belief import retired
+from kura.files.finding import Finding
+from kura.files.witness import Kind, Witness, lead_quote, parse_when, said_in
+from kura.life.lifecycle import reinforce
+from kura.life.purge import buried, tombstones
+from kura.recall import spans
+from kura.store.store import Memory, Store
+from kura.text.claim_match import revised
+from kura.transcripts import journals as jr
+from kura.transcripts.segments import CLASSES, Segment
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 
@@ -231,7 +231,7 @@ def run_pass(
 
 
 def _keep_spans(store: Store, source: jr.Source, segments: Sequence[Segment], tally: _Tally) -> None:
-    """Index what was read as spans (``kura.spans``): evidence of what was said, kept even
+    """Index what was read as spans (``kura.recall.spans``): evidence of what was said, kept even
     when nothing in it becomes a memory."""
     import sqlite3
 

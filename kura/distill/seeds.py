@@ -35,10 +35,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kura import state as st
-from kura.atomic import locked, write_atomic
-from kura.secrets import redact
-from kura.store import Store
+from kura.store import state as st
+from kura.store.atomic import locked, write_atomic
+from kura.store.store import Store
+from kura.text.secrets import redact
 
 FILE_NAME = "seeds.md"
 MATCH = 0.6  # share of the seed's words the kept topic must cover
@@ -149,7 +149,7 @@ def _parse(lines: Sequence[str]) -> list[Seed]:
 
 
 def _read(path: Path) -> list[str]:
-    """The file's lines (read by ``kura.state``'s rules: no link, FIFO or giant is read)."""
+    """The file's lines (read by ``kura.store.state``'s rules: no link, FIFO or giant is read)."""
     data = st.read_bytes(path, then="no seeds are read from it; the next idea rewrites it", derived=False)
     if data is None:
         return []

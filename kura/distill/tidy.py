@@ -35,14 +35,14 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kura import index as ix
 from kura.errors import KuraError
-from kura.models import complete, last_json_object, with_charter
-from kura.trim import STOP_WORDS, grounded
+from kura.files import memory_index as ix
+from kura.llm import complete, last_json_object, with_charter
+from kura.text.triggers import STOP_WORDS, grounded
 
 if TYPE_CHECKING:
     from kura.config import ModelConfig
-    from kura.store import Store
+    from kura.store.store import Store
 
 TRIGGER_MAX = 160
 MIN_CONTENT = 3

@@ -41,13 +41,13 @@ _TOLD_BEFORE = re.compile(r"\b(?:use|run|using|with)\W*$", re.I)
 def skipped_headings() -> tuple[str, ...]:
     """The headings whose sections are evidence, not current fact (read from kura's own
     context module, so a reworded heading is still recognised)."""
-    from kura.context import HEADINGS
+    from kura.recall.context import HEADINGS
 
     return (HEADINGS["record"], HEADINGS["spans"])
 
 
 def known_headings() -> tuple[str, ...]:
-    from kura.context import HEADINGS
+    from kura.recall.context import HEADINGS
 
     return tuple(HEADINGS.values())
 

@@ -1,6 +1,6 @@
 """The three arms of ``kura eval``, run side by side over one scenario.
 
-- **kura**: before each session the agent is given ``kura.context`` for its task from a
+- **kura**: before each session the agent is given ``kura.recall.context`` for its task from a
   real store in a temporary folder; after it, the session's transcript is written as a
   ``chat`` JSONL journal, one rule-based distiller pass reads it (``run_pass``, no model)
   and every staged draft is poured — the real path from transcript to memory, with no
@@ -29,8 +29,8 @@ from typing import Any
 
 from kura.evals import agent
 from kura.evals.scenarios import Scenario, Session, Step, chat_rows, render, transcript
-from kura.store import Store, init_store
-from kura.tokens import estimate_tokens
+from kura.store.store import Store, init_store
+from kura.text.tokens import estimate_tokens
 
 ARMS = ("kura", "window", "none")
 DEFAULT_BUDGET = 1500  # tokens: kura's context budget and the window's size alike
@@ -136,7 +136,7 @@ class _Memory:
     """The kura arm's store and journals, in a temporary folder."""
 
     def __init__(self, folder: Path, budget: int, today: dt.date) -> None:
-        from kura.distill.journals import Journals, Root
+        from kura.transcripts.journals import Journals, Root
 
         self.store: Store = init_store(folder / "store", name="eval")[0]
         self.journals = folder / "journals"
@@ -146,8 +146,8 @@ class _Memory:
         self.refused = 0
 
     def context(self, task: str) -> str:
-        from kura.context import context
-        from kura.embed import Unavailable
+        from kura.recall.context import context
+        from kura.recall.embed import Unavailable
 
         lexical = Unavailable("kura eval runs recall lexical-only, with no embedder")
         return context(self.store, task, budget=self.budget, today=self.today, embedder=lexical).text

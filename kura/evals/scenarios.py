@@ -9,7 +9,7 @@ same transcripts and, through the real distiller, the same memories.
 A **lesson** is a task whose obvious command fails and another one works — the kind of
 thing a session learns the expensive way ("make test" fails, "make check" passes) and the
 next session should already know. Each pair is built so the rule-based spotter can see it
-(``kura.distill.spot``): the same program or most of the same words, a failure line that
+(``kura.distill.rules``): the same program or most of the same words, a failure line that
 names the failure, output that reads as success. One lesson's working command can be
 **replaced** midway: from that session on the old command fails too, and the user says so
 in words the rule-based distiller reads as a revision of the memory that held the old

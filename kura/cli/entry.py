@@ -1,0 +1,154 @@
+"""The ``kura`` executable's front door.
+
+Shell hooks run ``kura prefill`` before every prompt, schedulers run ``kura weave``
+often and agents run ``kura recall`` on every question, so these must cost little more
+than their own work. ``recall`` with plain options goes straight to
+``kura.cli.recall`` (the same function the typer command calls). The full command
+line (typer, YAML) costs about 0.15 s to import; so when these two are called with plain
+arguments, and the answer needs no weaving, they are answered here (by ``kura.cli.map``,
+which the typer commands call too). Anything else — any
+other command, any option this parser does not know, ``--help``, a map that must be
+re-woven — goes to the full CLI unchanged, which gives the same output the slow way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from kura.cli.exit import version_line, warn
+from kura.cli.map import prefill_block, weave_command
+
+_GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
+_RECALL_NUMBERS = ("--top", "--hops", "--chars")
+_RECALL_FLAGS = {
+    "--explain": "explain",
+    "--no-model": "no_model",
+    "--json": "as_json",
+    "--all": "everything",
+    "--spans": "spans",
+}
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv == ["--version"]:
+        sys.stdout.write(version_line() + "\n")
+        sys.exit(0)
+    asked = _recall_args(argv)
+    if asked is not None:
+        from kura.cli.recall import recall_command
+
+        sys.exit(recall_command(asked[0], asked[1], **asked[2]))
+    hot = _parse(argv)
+    if hot is not None:
+        code = _answer(*hot)
+        if code is not None:
+            sys.exit(code)
+    from kura.cli.commands import run
+
+    run()
+
+
+def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
+    """The global options and what follows them; None for anything unusual."""
+    chosen: dict[str, str] = {}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        flag, _, inline = argv[i].partition("=")
+        if flag not in _GLOBAL or (inline and not flag.startswith("--")):
+            return None  # click reads "-s=x" as the value "=x"; let it say so
+        if inline:
+            chosen[_GLOBAL[flag]] = inline
+            i += 1
+        elif i + 1 < len(argv):
+            chosen[_GLOBAL[flag]] = argv[i + 1]
+            i += 2
+        else:
+            return None
+    return chosen, argv[i:]
+
+
+def _recall_args(argv: list[str]) -> tuple[dict[str, str], str, dict[str, Any]] | None:
+    """``kura [globals] recall QUESTION [options]`` with plain, valid options, else None
+    (typer then parses it and explains any mistake)."""
+    parsed = _globals(argv)
+    if parsed is None or not parsed[1] or parsed[1][0] != "recall":
+        return None
+    chosen, rest = parsed[0], parsed[1][1:]
+    options: dict[str, Any] = {}
+    question: str | None = None
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        flag, eq, inline = word.partition("=")
+        if word == "--":
+            if question is not None or len(rest) != i + 2:
+                return None
+            question, i = rest[i + 1], i + 2
+        elif flag in _RECALL_NUMBERS:
+            value = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
+            if not value.isdigit():
+                return None
+            options[flag[2:]] = int(value)
+            i += 1 if eq else 2
+        elif word in _RECALL_FLAGS:
+            options[_RECALL_FLAGS[word]] = True
+            i += 1
+        elif word.startswith("-") or question is not None:
+            return None
+        else:
+            question, i = word, i + 1
+    return None if question is None else (chosen, question, options)
+
+
+def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
+    """(command, global options, --json) for the two hot map commands, else None."""
+    parsed = _globals(argv)
+    if parsed is None:
+        return None
+    chosen, rest = parsed
+    if rest[:1] == ["prefill"]:
+        options = _prefill_args(rest[1:])
+        return None if options is None else ("prefill", {**chosen, **options}, "json" in options)
+    if rest in (["weave"], ["weave", "--no-model"]):
+        return "weave", {**chosen, "no_model": "1"} if len(rest) == 2 else chosen, False
+    return None
+
+
+def _prefill_args(rest: list[str]) -> dict[str, str] | None:
+    """``--json`` and ``--max-chars N`` (digits only, else typer explains), or None."""
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(rest):
+        flag, eq, inline = rest[i].partition("=")
+        if rest[i] == "--json" and "json" not in options:
+            options["json"], i = "1", i + 1
+        elif flag == "--max-chars" and "max_chars" not in options:
+            value = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
+            if not (value.isascii() and value.isdigit()):
+                return None
+            options["max_chars"], i = value, i + (1 if eq else 2)
+        else:
+            return None
+    return options
+
+
+def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
+    """The exit code after answering, or None to let the full CLI answer."""
+    try:
+        return _prefill(chosen, as_json) if command == "prefill" else weave_command(chosen)
+    except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
+        return None
+
+
+def _prefill(chosen: dict[str, str], as_json: bool) -> int:
+    block = prefill_block(chosen.get("config"), chosen.get("store"), chosen.get("max_chars"))
+    if as_json:
+        sys.stdout.write(json.dumps(block.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(block.text)
+    if block.warning and block.state in ("missing", "stale", "conflicted"):
+        warn(block.warning)
+    return block.exit_code

@@ -1,0 +1,212 @@
+"""``kura recall``, ``kura doctor`` and ``kura graph``: the commands that look at a store."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kura import config as cfg
+from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.request import RECALL
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="What you want to know, in your own words.")],
+    top: Annotated[int, typer.Option(help="At most this many memories picked.")] = RECALL.top,
+    hops: Annotated[int, typer.Option(help="Follow [[links]] this many steps from each pick.")] = RECALL.hops,
+    chars: Annotated[int, typer.Option(help="Character budget for the memories' text.")] = RECALL.chars,
+    explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores.")] = False,
+    no_model: Annotated[
+        bool, typer.Option("--no-model", help="Do not ask the thinker model; use the offline index.")
+    ] = False,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Archived memories too (still marked as not current).")
+    ] = False,
+    spans: Annotated[
+        bool,
+        typer.Option(
+            "--spans", help="Also transcript spans (kura ingest): what was said, as evidence, not fact."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the memories that bear on a question, by meaning, and walk their links.
+
+    With [models.thinker] configured the thinker picks (how: meaning); without one, or when
+    it does not answer, a small embedded model does (how: embedded), offline. Exit 2 when
+    nothing in the store bears on the question. A memory its evidence no longer carries
+    (thin or aged witnesses, superseded, contradicted) is marked "on record", never fact."""
+    from kura.cli.recall import recall_command
+
+    g: Globals = ctx.obj
+    chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
+    options = {
+        "top": top,
+        "hops": hops,
+        "chars": chars,
+        "explain": explain,
+        "no_model": no_model,
+        "everything": everything,
+        "spans": spans,
+    }
+    raise typer.Exit(recall_command(chosen, question, as_json=as_json, **options))  # type: ignore[arg-type]
+
+
+@app.command("index")
+def index_(
+    ctx: typer.Context,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Drop the search index and build it anew.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build or refresh the search index recall uses (.kura/search.db), with a progress bar.
+
+    Recall keeps it fresh by itself; run this ahead of time on a big store, after a bulk
+    import, or from a hook. Only memories whose bytes changed are embedded again. Exit 0
+    when something was indexed, 2 when it was already current."""
+    from kura.cli.recall import ProgressLine
+    from kura.recall.search import SearchIndex, drop_index, remote_embedder
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    sc = core(lambda: config.store_config(g.store))
+    store = sc.open()
+    if rebuild:
+        core(lambda: drop_index(store))
+    bar = ProgressLine(least=1)
+    index = core(lambda: SearchIndex(store, embedder=remote_embedder(config.embedder_for(sc))))
+    try:
+        changed = core(lambda: index.update(progress=bar))
+        status = index.status()
+    finally:
+        bar.close()
+        index.close()
+    if as_json:
+        print_json({"store": store.name, "changed": changed, **status})
+    else:
+        dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
+        say(f"{store.name}: {changed} memories indexed; {status['memories']} in the index, search {dense}")
+    if not changed:
+        raise typer.Exit(2)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    all_stores: Annotated[bool, typer.Option("--all", help="Check every configured store.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too (for pre-commit).")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Repair index drift only: add missing lines, comment out orphans.")
+    ] = False,
+    staged: Annotated[
+        bool,
+        typer.Option("--staged", help="Check the store as git's index holds it (what a commit would hold)."),
+    ] = False,
+    islands: Annotated[
+        bool,
+        typer.Option("--islands", help="List each island and dead end, not their count (--strict does too)."),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check store health: broken files, index drift, dead [[links]], the watcher.
+
+    Exit 1 when anything is wrong (with --strict, warnings count too), else 0. --staged checks
+    the files as staged for the next commit (the pre-commit hook uses it), not the working tree.
+    Islands and dead ends are notes, counted on one line each unless --islands or --strict
+    (--json lists them all)."""
+    from kura.health.doctor import fix_index, in_proportion
+
+    g: Globals = ctx.obj
+    config = core(lambda: cfg.load_config(g.config))
+    names = list(config.stores) if all_stores else [g.store]
+    for name in names if fix else []:
+        for change in core(partial(lambda n: fix_index(config.open(n)), name)):
+            warn(f"fixed: {change}")
+    reports = [core(partial(_diagnose, config, name, staged=staged)) for name in names]
+    if as_json:
+        print_json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
+    for report in [] if as_json else reports:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
+        state = "healthy" if not report.problems else f"{report.problems} problem(s)"
+        watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
+        typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
+        if report.graph is not None:
+            typer.echo(f"  {_graph_line(report.graph)}")
+        for check, severity, text in in_proportion(report.findings, each=islands or strict):
+            label = check if severity == "error" else f"{check}, {severity}"
+            typer.echo(f"  {text}  [{label}]")
+    failing = sum(r.problems if strict else r.errors for r in reports)
+    if failing:
+        raise typer.Exit(1)
+
+
+def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
+    from kura.health.doctor import diagnose
+
+    store = config.store_config(name)
+    if not staged:
+        return diagnose(store.open(), config.map_settings(store))
+    from dataclasses import replace
+
+    from kura.git.staged import staged_copy
+
+    with staged_copy(store.path) as copy:
+        return diagnose(replace(store, path=copy).open(), config.map_settings(store))
+
+
+def _graph_line(graph: Any) -> str:
+    hubs = ", ".join(f"{slug} ({n})" for slug, n in graph.hubs[:3]) or "none"
+    largest = graph.clusters[0] if graph.clusters else 0
+    return (
+        f"links: {graph.resolved} resolved, {len(graph.dead)} dead; islands {len(graph.islands)}, "
+        f"dead ends {len(graph.dead_ends)}; {len(graph.clusters)} cluster(s), largest {largest}; hubs: {hubs}"
+    )
+
+
+@app.command()
+def graph(
+    ctx: typer.Context,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", metavar="dot|mermaid|json|html", help="Graphviz, Mermaid, JSON or an HTML page."
+        ),
+    ] = "dot",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here (atomically) instead of to stdout."),
+    ] = None,
+) -> None:
+    """Draw the [[link]] graph, for people who would rather look than read: islands
+    dashed, dead links red (with "did you mean"), dead ends orange.
+
+    \b
+      kura graph | dot -Tsvg > graph.svg       # needs Graphviz
+      kura graph --format html -o graph.html   # any browser, works offline
+      kura graph --format mermaid              # for markdown that renders Mermaid
+      kura graph --format json                 # nodes, edges and doctor's summary
+
+    Exit 2 when the store has no memories."""
+    from kura.health.picture import FORMATS, of_store, render, save
+
+    if format not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, not {format!r}")
+    store = store_from(ctx)
+    picture = core(lambda: of_store(store))
+    if not picture.nodes:
+        warn(f"store '{store.name}' has no memories, so there is no graph to draw — kura remember one first")
+        raise typer.Exit(2)
+    text = render(picture, format)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    core(lambda: save(store, text, output))
+    report = picture.report
+    say(f"wrote the {format} graph of {store.name} ({report.memories} memories, {report.resolved} links, "
+        f"{len(report.dead)} dead, {len(report.islands)} islands) to {output}")  # fmt: skip

@@ -1,0 +1,85 @@
+"""``kura prefill`` and ``kura weave``: the two map commands, shared by the fast path
+(``kura.cli.entry``) and the typer app (``kura.cli.commands``).
+
+A shell hook runs ``kura prefill`` before every prompt and a scheduler runs ``kura weave``
+often, so both import here only what their answer needs: a current map costs no YAML,
+SQLite or typer, and the weave itself is loaded only when the map must be re-woven.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from kura.cli.exit import error_exit, warn
+
+if TYPE_CHECKING:
+    from kura.map.prefill import Block
+
+
+def prefill_block(config: str | None, store: str | None, max_chars: int | str | None = None) -> Block:
+    """The block to print, whatever happens: a hook must never get an empty string.
+    ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings."""
+    from kura.map.prefill import build_for, missing
+    from kura.map_settings import CEILING_ENV as ENV
+
+    host = {"--max-chars": str(max_chars)} if max_chars is not None else {}
+    if os.environ.get(ENV, "").strip():
+        host[f"${ENV}"] = os.environ[ENV]
+    try:
+        return build_for(config, store, host=host)
+    except Exception as err:
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        return missing(store or "default", f"unexpected error: {type(err).__name__}: {err}")
+
+
+def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool = False) -> int:
+    """``kura weave``: answered from the stored map when nothing changed (exit 2), else
+    woven (exit 0, or 2 when the new map is byte-identical). Errors print one line, exit 1."""
+    import datetime as dt
+
+    from kura.config import load_config
+    from kura.errors import KuraError, StoreError
+    from kura.files.slugs import file_stats
+    from kura.map.record import cloth_target, fingerprint, scribe_id, stored_map, summary_line
+    from kura.map_settings import header_text, sector_header_text
+    from kura.store.state import folder
+
+    try:
+        config = load_config(chosen.get("config"))
+        store = config.store_config(chosen.get("store"))
+        folder(store.path, store=store.name)  # a .kura that is a link or a file: refused, by name
+        settings = config.map_settings(store)
+        header_text(settings, store.name)
+        sector_header_text(settings, store.name)
+        scribe = None if chosen.get("no_model") else config.scribe_for(store)
+        stats = file_stats(store.path)  # one walk, shared with the weave if one is needed
+        stamp = fingerprint(store.path, settings, today=dt.date.today(), stats=stats)
+        cloth = cloth_target(store.path, settings)
+        found = (
+            None
+            if force or as_json
+            else stored_map(store.path, stamp, scribes=(scribe_id(scribe),), cloth=cloth)
+        )
+        if found is not None:
+            summary, written, notes = found[0], False, list(found[0].get("notes", []))
+        else:
+            from kura.map.weave import weave
+
+            woven = weave(store.open(), settings, scribe=scribe, force=force, stats=stats)
+            assert woven is not None
+            if woven.error:
+                raise StoreError(woven.error)
+            summary, written, notes = woven.to_dict(), woven.written, woven.notes
+    except KuraError as err:
+        return error_exit(err)
+    if as_json:
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(summary_line(summary, written=written) + "\n")
+    for note in notes:
+        warn(note)
+    return 0 if written else 2

@@ -1,0 +1,143 @@
+"""``kura recall`` without typer: the command agents and hooks call on every question.
+
+typer's argument parsing imports pydantic, about 0.13 s, which is a quarter of the time a
+cold recall may take; so ``kura.cli.entry`` hands plain recall command lines straight to
+``recall_command`` and the typer command (``kura.cli.look``) calls the same function for
+everything else — one implementation, the same output either way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from kura.request import RECALL
+
+
+class ProgressLine:
+    """``stage [####  ] done/total`` redrawn in place on stderr, only when stderr is a
+    terminal and the work is big enough to wait for; scripts and logs see nothing."""
+
+    def __init__(self, *, least: int = 200) -> None:
+        self.least = least
+        self.live = sys.stderr.isatty()
+        self.drawn = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.live or total < self.least:
+            return
+        width = 30
+        bar = "#" * (width * done // max(total, 1))
+        sys.stderr.write(f"\rkura: {stage:<9} [{bar:<{width}}] {done}/{total}")
+        self.drawn = done < total
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+            self.drawn = False
+
+
+def recall_command(
+    chosen: dict[str, str],
+    question: str,
+    *,
+    top: int = RECALL.top,
+    hops: int = RECALL.hops,
+    chars: int = RECALL.chars,
+    explain: bool = False,
+    no_model: bool = False,
+    as_json: bool = False,
+    everything: bool = False,
+    spans: bool = False,
+) -> int:
+    """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
+    from kura.cli.exit import error_exit
+    from kura.config import load_config
+    from kura.errors import KuraError
+    from kura.text.secrets import redact
+
+    bar = ProgressLine()
+    try:
+        config = load_config(chosen.get("config"))
+        store = config.store_config(chosen.get("store"))
+        thinker = None if no_model else config.thinker_for(store)
+        remote = config.embedder_for(store)
+        embedder = None
+        if remote is not None:
+            from kura.recall.remote_embed import RemoteEmbedder
+
+            embedder = RemoteEmbedder(remote)
+        elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
+            from kura.recall.embed import preload
+
+            preload(quick=True)
+        from kura.recall.recall import recall
+
+        found = recall(
+            store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
+            thinker=thinker, progress=bar, quick=True, embedder=embedder, everything=everything,
+        )  # fmt: skip
+        said: tuple[list[Any], list[Any]] = ([], [])
+        if spans:
+            from kura.recall.spans import evidence
+
+            said = evidence(store.open(), question, [found.context], k=5)
+        if found.picked:
+            from kura.life.usage import mark as mark_used
+            from kura.store.state import folder
+
+            mark_used(folder(store.path, store=store.name), [p.slug for p in found.picked])
+    except KuraError as err:
+        bar.close()
+        return error_exit(err)
+    bar.close()
+    out = sys.stdout.write
+    done = 0 if found.picked or said[0] else 2
+    if as_json:
+        data = found.to_dict()
+        if spans:
+            data["spans"] = [s.to_dict(question) for s in said[0]]
+            data["spans_left_out"] = [{**s.to_dict(question, words=False), "why": why} for s, why in said[1]]
+        out(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        return done
+    how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
+    picks = ", ".join(
+        (p.slug if p.score is None else f"{p.slug} {p.score:.2f}")
+        + (f" (replaces {p.replaces})" if p.replaces else "")
+        + ("" if found.asserted(p.slug) else " (on record, may be stale)")
+        for p in found.picked
+    )
+    walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
+    out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
+    if found.reason and not found.degraded:
+        sys.stderr.write(f"kura: {redact(found.reason)[0]}\n")
+    for unread in found.unread:
+        sys.stderr.write(f"kura: not searched: {redact(unread)[0]}\n")
+    for row in found.explain:
+        mark = "*" if row["picked"] else " "
+        if row.get("by") == "thinker":
+            out(f" {mark} {row['slug']:<36} picked by the thinker\n")
+            continue
+        cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
+        scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
+        out(f" {mark} {row['slug']:<36} {scores}\n")
+    if found.context:
+        out(f"\n{found.context}\n")
+    if spans:
+        out(_said(said, question))
+    return done
+
+
+def _said(said: tuple[list[Any], list[Any]], question: str) -> str:
+    """Spans as evidence that something was said — never as fact."""
+    kept, dropped = said
+    if not kept and not dropped:
+        return "\nsaid before: no transcript span bears on this (kura ingest FILE indexes one)\n"
+    lines = ["", "Said before — evidence that it was said, not that it is true:"]
+    lines += [f'- {s.label} [{s.cls}]: "{s.shown(question)}"  ({s.place})' for s in kept]
+    lines += [f"  (left out: {s.place} — {why})" for s, why in dropped]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""The formats: a memory file, its frontmatter and body, MEMORY.md, slugs, witnesses, findings."""

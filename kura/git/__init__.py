@@ -1,0 +1,1 @@
+"""Git: the repository that holds a store, merges of MEMORY.md, and ``kura sync``."""

@@ -1,0 +1,1 @@
+"""Store health: ``kura doctor`` and the link graph (with its picture)."""

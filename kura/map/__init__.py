@@ -1,0 +1,1 @@
+"""The resident map: MEMORY.md woven to fit a prompt budget, and the prefill block that carries it."""

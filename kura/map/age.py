@@ -1,0 +1,189 @@
+"""How old a memory is — which is not its mtime.
+
+``cp -r``, a backup restore or a git checkout resets every timestamp to one moment; if
+freshness came from mtime, the whole index would turn "fresh" at once, nothing would be
+trimmed, and the three-layer map would have quietly switched itself off. So a memory's
+age comes from the first of these that it has:
+
+1. a date written in the memory (the latest of ``updated``, ``created``, … in its
+   frontmatter; ``kura remember`` writes ``created`` and sets ``updated`` when it changes
+   a memory, and a person editing by hand can bump it);
+2. in a git work tree: a tracked file with uncommitted changes is an edit in progress,
+   dated by its mtime (a checkout leaves files clean, so these mtimes are real); a clean
+   file is dated by the last commit that changed it; an untracked one is judged as in 3;
+3. the file's mtime, unless its calendar day is *shared*: two or more memories, a fifth
+   of the store or more, whose mtimes fall on that day and that nothing else explains. A
+   copy, restore or checkout stamps every file with one day, however small the store and
+   however slowly the copy ran; people spread their edits over days. A memory whose
+   written date or commit is that same day, or whose edit git sees in progress, does not
+   count towards the share: a busy day of real writes is not a copy.
+
+A memory with none of these has no known age and is not counted as fresh (the seed's
+rule, taken as written: a small store written by hand today, with no dates and no git,
+looks exactly like a copy of an old one, and reads as not fresh; ``kura remember`` dates
+what it writes, so a store written through kura is unaffected).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from kura.store.catalog import Entry, kv_get, kv_put
+
+SHARE = 0.2  # a fifth of the store on one file day: the mark of a copy
+
+
+@dataclass(frozen=True, slots=True)
+class Age:
+    day: dt.date | None
+    source: str  # written | edited | git | mtime | shared (an mtime not believed) | unknown
+    file_day: dt.date | None = None  # for "shared": the day its mtime shares with the store
+
+
+def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = None) -> dict[str, Age]:
+    """Each memory's last-changed day and where that came from."""
+    git = _git_dates(root, db)
+    file_days = {slug: _day(entry.mtime_ns) for slug, entry in entries.items()}
+    shared = _shared_days(entries, file_days, git)
+    out: dict[str, Age] = {}
+    for slug, entry in entries.items():
+        day = file_days[slug]
+        if entry.written is not None:
+            out[slug] = Age(entry.written, "written")
+        elif entry.rel in git.dirty:
+            out[slug] = Age(day, "edited")  # a real edit, not a checkout
+        elif entry.rel in git.committed:
+            out[slug] = Age(git.committed[entry.rel], "git")
+        elif day in shared:
+            out[slug] = Age(None, "shared", day)
+        else:
+            out[slug] = Age(day, "mtime")
+    return out
+
+
+def shared_note(age: dict[str, Age]) -> str | None:
+    """What ``kura weave`` says when file dates were not believed, or None. (A shared day
+    holds two memories at least, but one of them may have a written date of another day,
+    so the undated ones can be a single memory.)"""
+    days = sorted({a.file_day for a in age.values() if a.source == "shared" and a.file_day})
+    if not days:
+        return None
+    count = sum(1 for a in age.values() if a.source == "shared")
+    which = ", ".join(d.isoformat() for d in days[:3]) + (", …" if len(days) > 3 else "")
+    one = "one file date" if len(days) == 1 else "file dates"
+    has, share, its, them = (
+        ("memories have", "share", "their", "them") if count > 1 else ("memory has", "shares", "its", "it")
+    )
+    return (
+        f"{count} {has} no date of {its} own and {share} "
+        f"{one} ({which}) with a fifth of the store or more, as a copy, restore or checkout leaves "
+        f"{them}: {its} age is unknown, so {'they are' if count > 1 else 'it is'} not counted as fresh — "
+        "a date in the frontmatter (`updated: YYYY-MM-DD`, which kura remember writes) or a git commit "
+        "gives a memory its age"
+    )
+
+
+def fresh(age: Age, today: dt.date, days: float) -> bool:
+    return age.day is not None and (today - age.day).days < days
+
+
+@dataclass(frozen=True, slots=True)
+class _Git:
+    committed: dict[str, dt.date]
+    dirty: frozenset[str]
+
+
+def _shared_days(entries: dict[str, Entry], file_days: dict[str, dt.date], git: _Git) -> set[dt.date]:
+    """Calendar days that two or more memories, a fifth of the store or more, have as
+    their mtime's day with nothing to explain it (no commit of theirs, no edit git sees in
+    progress, no written date of that day): the days a copy, restore or checkout made."""
+    days: Counter[dt.date] = Counter()
+    for slug, entry in entries.items():
+        if entry.rel in git.committed or entry.rel in git.dirty:
+            continue  # git dates these; a checkout's mtimes say nothing about the rest
+        day = file_days[slug]
+        if entry.written != day:  # a memory written that day was really written that day
+            days[day] += 1
+    least = max(2, SHARE * len(entries))
+    return {day for day, count in days.items() if count >= least}
+
+
+def _git_dates(root: Path, db: sqlite3.Connection | None) -> _Git:
+    """Last commit date per store-relative path, cached per HEAD; empty outside git."""
+    from kura.map.record import git_head
+
+    if not git_head(root):  # read from .git's files: no process to spawn outside git
+        return _Git({}, frozenset())
+    head = _git(root, "rev-parse", "HEAD")
+    if head is None:
+        return _Git({}, frozenset())
+    dirty = _dirty(root)
+    cache_key = f"git-dates:{head.strip()}"
+    cached = kv_get(db, cache_key) if db is not None else None
+    committed = _dates(cached) if cached is not None else None
+    if committed is None:  # not cached yet, or not what this code caches (the state folder is untrusted)
+        log = _git(root, "log", "--format=%x00%ct", "--name-only", "--no-renames", "--relative", "--", ".")
+        cached = _latest_per_file(log or "")
+        if db is not None:
+            kv_put(db, cache_key, cached)
+        committed = _dates(cached) or {}
+    return _Git(committed, dirty)
+
+
+def _dates(cached: str) -> dict[str, dt.date] | None:
+    """The cached ``path<TAB>YYYY-MM-DD`` lines, or None when one is not such a line."""
+    committed = {}
+    for line in cached.splitlines():
+        rel, tab, day = line.rpartition("\t")
+        try:
+            committed[rel] = dt.date.fromisoformat(day)
+        except ValueError:
+            return None
+        if not tab:
+            return None
+    return committed
+
+
+def _latest_per_file(log: str) -> str:
+    seen: dict[str, str] = {}
+    day = ""
+    for line in log.splitlines():
+        if line.startswith("\0"):
+            day = dt.datetime.fromtimestamp(int(line[1:])).date().isoformat()
+        elif line and line not in seen:
+            seen[line] = day
+    return "".join(f"{rel}\t{d}\n" for rel, d in seen.items())
+
+
+def _dirty(root: Path) -> frozenset[str]:
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+    paths = set()
+    for record in (out or "").split("\0"):
+        if len(record) > 3 and not record.startswith("??"):  # untracked may be a fresh copy
+            paths.add(record[3:])
+    prefix = _git(root, "rev-parse", "--show-prefix") or ""
+    prefix = prefix.strip()
+    return frozenset(p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in paths)
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "-c", "core.quotePath=false", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def _day(mtime_ns: int) -> dt.date:
+    return dt.datetime.fromtimestamp(mtime_ns / 1e9).date()

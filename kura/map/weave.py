@@ -1,0 +1,436 @@
+"""The weave: MEMORY.md folded into a three-layer cloth that fits the prompt budget.
+
+A blind test settled the shape: detail only pays for things that are still moving, and a
+lighter surround makes the standing lines work better. So each entry line becomes one of
+
+* **pinned** — its type is in ``pinned_types`` (feedback, user): kept as written, because
+  these are the rules and the people, read every turn;
+* **fresh** — the memory changed within ``fresh_days`` (see ``kura.map.age``): as written;
+* **trigger** — everything else: its trigger squeezed to about ``trigger_tokens``, by the
+  scribe model when one is configured (and only if the result stays grounded in the line),
+  else by the mechanical trimmer.
+
+Headings, prose, comments and grouped lines pass through untouched. Over budget, the fresh
+window shortens (configured, 7, 3, 1, 0 days); no line is ever dropped, and if nothing fits
+the better map is kept and the weight reported. The postcondition is checked before
+anything is written: the cloth must name exactly the memories the index names, in the same
+order — or nothing is written and the error says what would have been lost or invented.
+
+Work is proportional to change: parses come from the catalog, triggers from the ledger
+(keyed by the line, the budget, the trimmer version and the method), and an unchanged
+cloth is not rewritten, so prompt caches downstream stay warm.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kura.errors import StoreError
+from kura.files.belief import from_summary
+from kura.files.checks import conflict_message, conflicts
+from kura.files.memory_index import classify_line, parse_index
+from kura.files.slugs import Stats, file_stats, is_memory_name
+from kura.map.age import Age, ages, fresh, shared_note
+from kura.map.ceiling import LADDER, folds_from
+from kura.map.layers import Layered, Layering, layering, marked
+from kura.map.record import (
+    SECTORS,
+    cloth_target,
+    fingerprint,
+    index_stamp,
+    scribe_id,
+    stored_map,
+    summary_line,
+)
+from kura.map_settings import MapSettings, header_text, wrap
+from kura.store import catalog
+from kura.store import state as st
+from kura.store.atomic import locked, write_atomic
+from kura.store.store import Store
+from kura.text.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+
+_MARKERS = ("<!--", "-->", "```", "~~~", "\r")
+BACKUPS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Woven:
+    store: str
+    text: str
+    tokens: int
+    budget: int
+    fresh_days: float
+    over_budget: bool
+    weight: dict[str, int]
+    layers: dict[str, int]
+    written: bool
+    parsed: int
+    model_calls: int
+    path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    error: str = ""
+    folds: list[tuple[int, int, str]] = field(default_factory=list)  # see kura.map.ceiling
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store, "tokens": self.tokens, "budget": self.budget,
+            "fresh_days": self.fresh_days, "over_budget": self.over_budget, "weight": self.weight,
+            "layers": self.layers, "written": self.written, "parsed": self.parsed,
+            "model_calls": self.model_calls, "path": str(self.path) if self.path else None,
+            "notes": self.notes, "error": self.error,
+        }  # fmt: skip
+
+
+def weave(
+    store: Store,
+    settings: MapSettings,
+    *,
+    scribe: ModelConfig | None = None,
+    today: dt.date | None = None,
+    write: bool = True,
+    max_model_calls: int = 64,
+    max_parse: int | None = None,
+    force: bool = False,
+    stats: Stats | None = None,
+) -> Woven | None:
+    """Weave one store's map (None when ``max_parse`` was exceeded). When nothing it
+    depends on changed since the last weave, the stored map is returned as it is. ``stats``
+    (from ``slugs.file_stats``, taken before anything was read) saves a caller's second walk."""
+    today = today or dt.date.today()
+    header = header_text(settings, store.name)
+    wanted = scribe_id(scribe)
+    # Taken before reading anything: a file that changes during the weave leaves a stamp
+    # that no longer matches, so the next prefill re-weaves instead of serving stale.
+    stats = file_stats(store.root) if stats is None else stats
+    stamp = fingerprint(store.root, settings, today=today, stats=stats)
+    try:
+        state: Path | None = st.folder(store.root, store=store.name)
+    except StoreError as err:  # a .kura that is a link or a file: weave in memory, save nothing
+        state, refused = None, str(err)
+    if write and not force and state is not None:
+        kept = _current(store, settings, stamp, wanted)
+        if kept is not None:
+            return kept
+    data, index_seen = _read_index(store)
+    db = catalog.connect(store)
+    try:
+        scan = catalog.scan(store, db, max_parse=max_parse, stats=stats)
+        if scan is None:
+            return None
+        age = ages(store.root, scan.entries, db)
+        woven_lines = layering(
+            state, db, data, scan.entries, settings,
+            scribe=scribe, max_calls=max_model_calls, force=force, seen=index_seen[0],
+        )  # fmt: skip
+    finally:
+        db.close()
+    layered = on_record(woven_lines.lines, scan.entries, today)
+    days, lines = _fit(layered, age, settings, today, base=estimate_tokens(wrap(store.name, header, "")))
+    text = _cloth(layered, lines)
+    tokens = estimate_tokens(wrap(store.name, header, text))
+    _postcondition(layered, text)
+    weight, layers = _weigh(layered, lines)
+    notes = [] if tokens <= settings.budget else [_overweight(tokens, settings.budget, weight)]
+    # file dates not believed, a layer cache that could not be saved: say why
+    notes += [note for note in (shared_note(age), woven_lines.unsaved) if note]
+    woven = Woven(
+        store=store.name,
+        text=text,
+        tokens=tokens,
+        budget=settings.budget,
+        fresh_days=days,
+        over_budget=tokens > settings.budget,
+        weight=weight,
+        layers=layers,
+        written=False,
+        parsed=scan.parsed,
+        model_calls=woven_lines.calls,
+        path=None,
+        notes=notes,
+        folds=_folds(layered, lines, age, today),
+    )
+    if not write:
+        return woven
+    if state is None:
+        return replace(woven, error=f"could not save the map: {refused}")
+    # A scribe that was not asked about every line (the call cap) leaves a map prefill may
+    # serve, but that `kura weave` with the scribe must finish.
+    recorded = f"partial:{wanted}" if woven_lines.capped else wanted
+    try:
+        path, written = _store_cloth(
+            store, settings, woven, stamp=stamp, scribe=recorded, index=(woven_lines, index_seen)
+        )
+    except (OSError, StoreError) as err:
+        return replace(woven, error=f"could not save the map in {state} ({err}); prefill re-weaves each time")
+    return replace(woven, path=path, written=written)
+
+
+def _read_index(store: Store) -> tuple[bytes, tuple[str, str]]:
+    """The index's bytes, and (stat stamp, sha256) of exactly those bytes — the stamp
+    taken first, so an index saved meanwhile never matches what was woven."""
+    path = store.index_path
+    try:
+        seen = index_stamp(path)
+    except FileNotFoundError:
+        return b"", ("", hashlib.sha256(b"").hexdigest())
+    except OSError as err:
+        raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
+    data = store.index_bytes()  # a FIFO, a device, a huge file: a StoreError, never a hang
+    found = conflicts(data.decode("utf-8", errors="replace"), examples=False)
+    if found:  # both sides of a merge would be woven into every prompt as one
+        raise StoreError(
+            f"{path}:{found[0][0]}: {conflict_message(found)}; the map was not woven and the last good "
+            "one stays in use — `kura doctor` lists every conflicted file"
+        )
+    return data, (seen, hashlib.sha256(data).hexdigest())
+
+
+def describe(woven: Woven) -> str:
+    """The one-line summary ``kura weave`` prints."""
+    return summary_line(woven.to_dict(), written=woven.written)
+
+
+def _current(store: Store, settings: MapSettings, stamp: str, scribe: str) -> Woven | None:
+    """The stored map, when its stamp says nothing it depends on has changed (``stored_map``
+    has checked every field's type)."""
+    cloth = cloth_target(store.root, settings)
+    found = stored_map(store.root, stamp, scribes=(scribe,), cloth=cloth)
+    if found is None:
+        return None
+    meta, text = found
+    return Woven(
+        store=store.name,
+        text=text,
+        tokens=meta["tokens"],
+        budget=meta["budget"],
+        fresh_days=meta["fresh_days"],
+        over_budget=meta["over_budget"],
+        weight=meta["weight"],
+        layers=meta["layers"],
+        written=False,
+        parsed=0,
+        model_calls=0,
+        path=cloth,
+        notes=list(meta["notes"]),
+        folds=[(f.line, f.age, f.text) for f in folds_from(meta["folds"], text.count("\n") + 1)],
+    )
+
+
+def _fit(
+    layered: list[Layered], age: dict[str, Any], settings: MapSettings, today: dt.date, *, base: int
+) -> tuple[float, list[tuple[str, str]]]:
+    """The widest fresh window (configured, 7, 3, 1, 0 days) whose map fits the budget,
+    or the smallest map if none does. Lines are never dropped, only folded. A line's cost
+    depends on the window only through its age, so each window is priced without building
+    its map: a fixed part plus, for each foldable line, full or folded by age."""
+    fixed = base
+    foldable: list[tuple[float, int]] = []  # (age in days, what staying in full costs extra)
+    for item in layered:
+        full = item.cost[0] + 1
+        if item.layer != "trigger":
+            fixed += full
+            continue
+        short = item.cost[1] + 1
+        fixed += short
+        day = age[item.slug].day
+        if day is not None and full > short:
+            foldable.append(((today - day).days, full - short))
+    windows = (settings.fresh_days, *(d for d in LADDER if d < settings.fresh_days))
+    priced = [
+        (fixed + sum(extra for days_old, extra in foldable if days_old < days), days) for days in windows
+    ]
+    fitting = [days for tokens, days in priced if tokens <= settings.budget]
+    days = fitting[0] if fitting else min(priced, key=lambda p: (p[0], -p[1]))[1]
+    return days, [_pick(item, age, today, days) for item in layered]
+
+
+ON_RECORD = " (on record, may be stale)"
+
+
+def on_record(layered: list[Layered], entries: dict[str, Any], today: dt.date) -> list[Layered]:
+    """Lines of memories that are findable but not asserted today (thin or aged evidence,
+    a live contradiction), marked so that an agent never reads them as current fact."""
+    out = []
+    extra = estimate_tokens(ON_RECORD)
+    for item in layered:
+        entry = entries.get(item.slug) if item.slug else None
+        found = from_summary(item.slug, entry.standing, today) if entry is not None else None
+        if found is not None and not found.asserted and not item.text.endswith(ON_RECORD):
+            full, folded, bare = item.cost
+            item = item._replace(text=item.text + ON_RECORD, short=item.short + ON_RECORD,
+                                 cost=(full + extra, folded + extra, bare + extra))  # fmt: skip
+        out.append(item)
+    return out
+
+
+def _folds(
+    layered: list[Layered], lines: list[tuple[str, str]], age: dict[str, Age], today: dt.date
+) -> list[tuple[int, int, str]]:
+    """(line, age in days, folded text) of each line kept in full only because it is fresh:
+    what prefill folds, window by window, to bring the map under a host's ceiling without
+    weaving again. None at all if the cloth with every one folded would fail the
+    postcondition (a ceiling then gets the sector map, never a map that loses a line)."""
+    folds = []
+    for i, (item, (layer, _)) in enumerate(zip(layered, lines, strict=True)):
+        day = age[item.slug].day if item.slug in age else None
+        if layer == "fresh" and item.short != item.text and day is not None and "\n" not in item.short:
+            folds.append((i, (today - day).days, item.short))
+    if not folds:
+        return []
+    smallest = [text for _, text in lines]
+    for i, _, short in folds:
+        smallest[i] = short
+    try:
+        _postcondition(layered, "\n".join(smallest) + "\n")
+    except StoreError:
+        return []
+    return folds
+
+
+def _pick(layered: Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:
+    """(layer, text) for one line under a fresh window of ``days``."""
+    if layered.layer != "trigger":
+        return layered.layer, layered.text
+    if fresh(age[layered.slug], today, days):
+        return "fresh", layered.text
+    return "trigger", layered.short
+
+
+def _cloth(layered: list[Layered], lines: list[tuple[str, str]]) -> str:
+    return "\n".join(text for _, text in lines) + ("\n" if lines else "")
+
+
+def _postcondition(layered: list[Layered], text: str) -> None:
+    """The cloth must name exactly the index's memories, in order. Lines the weave did not
+    change classify as they did in the index unless a comment or fence opened or closed
+    differently, so when no changed line holds such a marker only the changed lines are
+    read again; otherwise the whole cloth is."""
+    woven = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    if len(woven) == len(layered):
+        changed = [(old, new) for old, new in zip(layered, woven, strict=True) if old.text != new]
+        quiet = not any(marked(old.text) or marked(new) for old, new in changed)
+        if quiet and all(_same_entry(old, new) for old, new in changed):
+            return
+    before = [slug for line in layered for slug in line.slugs]
+    after = [slug for line in parse_index(text).lines for slug in line.slugs]
+    if before != after:
+        lost = sorted(set(before) - set(after))
+        invented = sorted(set(after) - set(before))
+        raise StoreError(
+            f"weave refused: the cloth would not name the same memories as MEMORY.md "
+            f"(lost: {lost or 'none'}; invented: {invented or 'none'}; order changed: "
+            f"{not lost and not invented}); nothing was written — report this as a bug"
+        )
+
+
+def _floor(name: str, settings: MapSettings, layered: list[Layered]) -> int:
+    """The fewest tokens any map of this index can cost: every entry cut to its bare link."""
+    return estimate_tokens(wrap(name, header_text(settings, name), "")) + sum(
+        line.cost[2] + 1 for line in layered
+    )
+
+
+def _same_entry(old: Layered, new: str) -> bool:
+    """Whether ``new`` names what ``old`` named. A folded entry keeps the entry's head —
+    indent, bullet, link and separator — so it matches the entry grammar at the same
+    place; any other change is read again."""
+    if old.kind == "entry" and old.head and new.startswith(old.head) and "\n" not in new:
+        return True
+    return classify_line(new).slugs == old.slugs
+
+
+def _weigh(layered: list[Layered], lines: list[tuple[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
+    weight: dict[str, int] = {}
+    layers: dict[str, int] = {}
+    for item, (layer, _) in zip(layered, lines, strict=True):
+        weight[layer] = weight.get(layer, 0) + item.cost[1 if layer == "trigger" else 0]
+        layers[layer] = layers.get(layer, 0) + 1
+    return weight, layers
+
+
+def _overweight(tokens: int, budget: int, weight: dict[str, int]) -> str:
+    parts = ", ".join(f"{layer} ~{n}" for layer, n in sorted(weight.items(), key=lambda kv: -kv[1]))
+    return (
+        f"no setting brings the map within budget (~{tokens} tokens, budget {budget}); kept the "
+        f"smallest map without dropping a line. Weight by layer: {parts}"
+    )
+
+
+def _store_cloth(
+    store: Store,
+    settings: MapSettings,
+    woven: Woven,
+    *,
+    stamp: str,
+    scribe: str,
+    index: tuple[Layering, tuple[str, str]],
+) -> tuple[Path | None, bool]:
+    """Write the cloth (only if it changed, keeping a few backups), its stamp and digest,
+    and the sector map prefill falls back to over the hard limit (so it need not parse the
+    index). Raises OSError/StoreError when the state folder cannot be written."""
+    path = _cloth_path(store, settings)
+    woven_lines, (seen, digest) = index
+    state = st.folder(store.root, store=store.name, create=True)
+    with locked(state / "weave.lock"):
+        sectors = f"<!-- {digest} -->\n{woven_lines.sectors}"
+        if _read(state / SECTORS) != sectors:
+            write_atomic(state / SECTORS, sectors.encode("utf-8"))
+        old = _read(path)
+        changed = old != woven.text
+        if changed:
+            if old is not None:
+                _keep_backup(path, old)
+            write_atomic(path, woven.text.encode("utf-8"))
+        summary = {
+            k: v for k, v in woven.to_dict().items() if k not in ("written", "parsed", "model_calls", "path")
+        }
+        recorded = path.relative_to(store.root).as_posix() if path.is_relative_to(store.root) else str(path)
+        meta = {
+            "fingerprint": stamp, "scribe": scribe, "cloth": recorded, "settings": settings.key(),
+            "cloth_sha": hashlib.sha256(woven.text.encode("utf-8")).hexdigest(),
+            "sectors_sha": hashlib.sha256(sectors.encode("utf-8")).hexdigest(),
+            "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines),
+            "folds": [list(fold) for fold in woven.folds], **summary,
+        }  # fmt: skip
+        write_atomic(state / "map.json", json.dumps(meta, indent=1).encode())
+    return path, changed
+
+
+def _read(path: Path) -> str | None:
+    """A file the weave wrote before (only compared with what it writes now, so anything
+    wrong with it only means it is written again)."""
+    return st.read_text(path, then="the weave writes it again")
+
+
+def _cloth_path(store: Store, settings: MapSettings) -> Path:
+    path = cloth_target(store.root, settings)
+    if not settings.cloth_path:
+        return path
+    try:
+        rel = path.resolve().relative_to(store.root.resolve())
+    except ValueError:
+        return path
+    if is_memory_name(rel) or rel.name == "MEMORY.md":
+        raise StoreError(
+            f"[prefill] cloth_path = {settings.cloth_path!r} would overwrite a memory or the index "
+            f"of store '{store.name}'; put it under .kura/ or outside the store"
+        )
+    return path
+
+
+def _keep_backup(path: Path, old: str) -> None:
+    """Shift map.md.1 → .2 → .3 and put the old cloth in .1; map.md itself is only ever
+    replaced atomically, so a reader never finds it missing."""
+    for n in range(BACKUPS, 1, -1):
+        older = path.with_name(f"{path.name}.{n - 1}")
+        if older.exists():
+            older.replace(path.with_name(f"{path.name}.{n}"))
+    write_atomic(path.with_name(f"{path.name}.1"), old.encode("utf-8"))

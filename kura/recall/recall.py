@@ -1,0 +1,428 @@
+"""Recall: the memories that bear on a question, their neighbours, and room to read them.
+
+1. Pick. With a thinker model configured, by recognition (``kura.recall.thinker``): the whole menu
+   of memories in one prompt when it fits the thinker's budget, else a shortlist from the
+   search index. Without one — or when it does not answer or answers nonsense — the
+   search index ranks every memory by meaning (``kura.recall.search``), and those above a
+   relevance floor are picked, the best ``top``. A question about something the store
+   does not hold picks nothing: an honest empty answer (exit 2) beats a confident wrong one.
+2. Walk: from each pick, ``[[links]]`` are followed ``hops`` steps; memories reached that
+   way are offered as neighbours, marked as walked rather than picked.
+3. Fit: each memory gets a share of the character budget. A memory that fits is given
+   whole; one that does not keeps its frontmatter head and the paragraphs that share the
+   most words with the question, in their own order, with ``[…]`` where text was left out
+   — never a line cut in the middle without a marker.
+4. Say how sure: a memory whose evidence no longer carries it (``kura.files.witness``: thin or
+   aged witnesses, superseded, contradicted) is marked ``asserted: false`` and headed "on
+   record, may be stale"; archived memories are left out unless ``everything`` is asked.
+   A superseded memory is history, never the only answer: when one is picked, the memory
+   that replaced it (the current end of its ``superseded_by`` chain, unless that one was
+   archived — forgotten stays forgotten) is picked too, just before it. Shown *too*, not
+   *instead*: the old fact, marked superseded, says what changed and since when, and a
+   question worded like the old fact still finds the new one.
+5. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
+   ``lexical`` (the dense half unavailable); ``degraded`` with the reason whenever a
+   better method was configured or expected and did not answer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from kura.errors import KuraError
+from kura.files.belief import Standing, standing
+from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
+from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
+from kura.request import RECALL
+from kura.store import catalog
+from kura.store.store import Store
+
+if TYPE_CHECKING:
+    from kura.config import ModelConfig
+    from kura.recall.search import Hit
+
+FLOOR = 0.25  # fused score below which a memory does not bear on the question
+RELATIVE = 0.6  # and picks must be within this share of the best one
+DEFAULT_CHARS = RECALL.chars
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    slug: str
+    score: float | None  # None when a model picked it (a judgement, not a score)
+    replaces: str = ""  # picked because it replaced this picked memory (its score is that one's)
+
+
+How = Literal["meaning", "embedded", "lexical"]  # the thinker picked, or how the search answered
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    store: str
+    question: str
+    how: How
+    picked: tuple[Pick, ...]
+    walked: tuple[str, ...]
+    context: str
+    elapsed: float
+    reason: str = ""  # why a better method did not answer
+    degraded: bool = False
+    explain: list[dict[str, Any]] = field(default_factory=list)
+    standing: dict[str, Standing] = field(default_factory=dict)
+    unread: tuple[str, ...] = ()  # memories the search could not read, so cannot find: one finding each
+
+    def asserted(self, slug: str) -> bool:
+        found = self.standing.get(slug)
+        return found is None or found.asserted
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store, "question": self.question, "how": self.how,
+            "degraded": self.degraded, "reason": self.reason,
+            "picked": [{"slug": p.slug, "score": None if p.score is None else round(p.score, 4),
+                        **self._standing(p.slug), **({"replaces": p.replaces} if p.replaces else {})}
+                       for p in self.picked],
+            "walked": list(self.walked),
+            "walked_standing": [{"slug": s, **self._standing(s)} for s in self.walked],
+            "context": self.context, "chars": len(self.context),
+            "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
+            "unread": list(self.unread),
+        }  # fmt: skip
+
+    def _standing(self, slug: str) -> dict[str, Any]:
+        found = self.standing.get(slug)
+        if found is None:
+            return {"asserted": True, "status": "asserted"}
+        return {
+            "asserted": found.asserted,
+            "status": found.status,
+            "confidence": round(found.confidence.value, 2),
+        }
+
+
+def recall(
+    store: Store,
+    question: str,
+    *,
+    top: int = RECALL.top,
+    hops: int = RECALL.hops,
+    chars: int = RECALL.chars,
+    explain: bool = False,
+    index: SearchIndex | None = None,
+    thinker: ModelConfig | None = None,
+    progress: Progress | None = None,
+    quick: bool = False,
+    embedder: AnyEmbedder | None = None,
+    guard: AbstractContextManager[Any] | None = None,
+    everything: bool = False,
+    today: dt.date | None = None,
+) -> Recall:
+    """What the store remembers about ``question``.
+
+    Without ``index`` recall opens the store's search index and brings it up to date first
+    (``progress`` hears about a long first build); a given index is the caller's to keep
+    fresh — a long-running process updates it when files change, not on every question.
+    ``quick``: this process asks one question and exits (a faster-loading embedder);
+    ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint);
+    ``guard``: held around every use of the index (a server's per-store lock) but not
+    around a thinker's call, so a slow model holds up nobody else; ``everything``: archived
+    memories too."""
+    started = time.perf_counter()
+    today = today or dt.date.today()
+    standings = _Standings(store, today)
+    own = index is None
+    searching = _Search(store, index, progress, quick, embedder, guard)
+    try:
+        how: How | None = None
+        reason = ""
+        picked: tuple[Pick, ...] = ()
+        details: list[dict[str, Any]] = []
+        if thinker is not None:
+            heard = _think(store, question, top, thinker, searching)
+            if isinstance(heard, Picked):
+                kept = [s for s in heard.slugs if everything or not standings.archived(s)]
+                how, picked = "meaning", tuple(Pick(slug, None) for slug in kept)
+                details = [{"slug": slug, "picked": slug in heard.slugs, "by": "thinker"}
+                           for slug in heard.slugs]  # fmt: skip
+                if heard.unknown:
+                    reason = "the thinker also named " + ", ".join(heard.unknown[:5]) + " (not memories here)"
+            else:
+                reason = heard.reason
+        if how is None:
+            results = searching.search(question, max(top * 4, 10))
+            hits = tuple(h for h in results.hits if everything or not standings.archived(h.slug))
+            how, picked = results.how, _pick(hits, results.how, top)
+            reason = "; ".join(r for r in (reason, results.reason) if r)
+            chosen = {p.slug for p in picked}
+            details = [
+                {"slug": h.slug, "score": h.score, "cosine": h.cosine, "lexical": h.lexical,
+                 "picked": h.slug in chosen}
+                for h in results.hits
+            ]  # fmt: skip
+        unread = searching.unread()
+    finally:
+        if own:
+            searching.close()
+    picked = _with_successors(picked, standings)
+    walked = [
+        s for s in _walk(store, [p.slug for p in picked], hops) if everything or not standings.archived(s)
+    ]
+    shown = [p.slug for p in picked] + walked
+    marks = {s: standings.get(s) for s in shown}
+    context = _fit(store, shown, question, chars, {s: v for s, v in marks.items() if v is not None})
+    degraded = how == "lexical" or (thinker is not None and how != "meaning")
+    return Recall(
+        store=store.name,
+        question=question,
+        how=how,
+        picked=picked,
+        walked=tuple(walked),
+        context=context,
+        elapsed=time.perf_counter() - started,
+        reason=reason,
+        degraded=degraded,
+        explain=details if explain else [],
+        standing={s: v for s, v in marks.items() if v is not None},
+        unread=unread,
+    )
+
+
+class _Standings:
+    """Where memories stand, read only for those whose frontmatter has lifecycle fields
+    (a plain hand-written memory is its author's statement: asserted, nothing to compute)."""
+
+    _KEYS = (b"\nwitnesses:", b"\nsuperseded_by:", b"\narchived:", b"\ncontradicted_by:", b"\nsupersedes:")
+
+    def __init__(self, store: Store, today: dt.date) -> None:
+        self.store, self.today = store, today
+        self.known: dict[str, Standing | None] = {}
+
+    def get(self, slug: str) -> Standing | None:
+        if slug not in self.known:
+            self.known[slug] = self._read(slug)
+        return self.known[slug]
+
+    def archived(self, slug: str) -> bool:
+        found = self.get(slug)
+        return found is not None and found.archived is not None
+
+    def successor(self, slug: str) -> str:
+        """The current memory at the end of ``slug``'s ``superseded_by`` chain ("" when it is
+        not superseded, or the chain breaks, loops or ends in an archived memory)."""
+        seen = {slug}
+        found = self.get(slug)
+        while found is not None and found.superseded_by:
+            after = found.superseded_by
+            if after in seen or not _exists(self.store, after):
+                return ""
+            seen.add(after)
+            found = self.get(after)
+            if found is None or (found.archived is None and not found.superseded_by):
+                return after
+        return ""
+
+    def _read(self, slug: str) -> Standing | None:
+        try:
+            data, memory = self.store.read(slug)
+        except KuraError:
+            return None
+        if not any(key in data for key in self._KEYS):
+            return None
+        meta = memory.note.meta
+        return standing(slug, meta, self.today, live=lambda other: _exists(self.store, other))
+
+
+def _with_successors(picked: tuple[Pick, ...], standings: _Standings) -> tuple[Pick, ...]:
+    """The picks, each superseded one preceded by its current successor (moved up if it was
+    picked further down)."""
+    out: list[Pick] = []
+    for pick in picked:
+        after = standings.successor(pick.slug)
+        if after and all(p.slug != after for p in out):
+            out.append(Pick(after, pick.score, pick.slug))
+        if all(p.slug != pick.slug for p in out):
+            out.append(pick)
+    return tuple(out)
+
+
+class _Search:
+    """The search index, opened (and brought up to date) only if something needs it."""
+
+    def __init__(
+        self,
+        store: Store,
+        given: SearchIndex | None,
+        progress: Progress | None,
+        quick: bool,
+        embedder: AnyEmbedder | None,
+        guard: AbstractContextManager[Any] | None,
+    ) -> None:
+        self.store = store
+        self.guard = guard if guard is not None else nullcontext()
+        self._quick = quick
+        self._embedder = embedder
+        self._index = given
+        self._progress = progress
+
+    def search(self, question: str, k: int) -> Results:
+        with self.guard:
+            if self._index is None:
+                self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
+                self._index.update(progress=self._progress)
+            return self._index.search(question, k=k)
+
+    def unread(self) -> tuple[str, ...]:
+        """What the index holds without having read it ("" when it was never opened)."""
+        if self._index is None:
+            return ()
+        with self.guard:
+            return self._index.unread()
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+
+
+def _think(
+    store: Store, question: str, top: int, thinker: ModelConfig, searching: _Search
+) -> Picked | Unheard:
+    triggers = _triggers(store)
+    if not triggers:
+        return Picked((), (), False)
+    if fits(triggers, thinker):
+        return ask(thinker, question, triggers, top=top, charter=store.charter)
+    hits = searching.search(question, SHORTLIST).hits
+    shortlist: dict[str, str] = {}
+    for hit in hits:  # the best candidates, as many as fit the budget (at least ``top``)
+        if hit.slug in triggers:
+            shortlist[hit.slug] = triggers[hit.slug]
+            if len(shortlist) > top and not fits(shortlist, thinker):
+                del shortlist[hit.slug]
+                break
+    return ask(thinker, question, shortlist, top=top, charter=store.charter, shortlist=True)
+
+
+def _triggers(store: Store) -> dict[str, str]:
+    """slug → recognition trigger, in the index's order: the line in MEMORY.md when there is
+    one, else the memory's description (a memory missing from the index is still findable)."""
+    entries = catalog.entries(store)
+    try:
+        lines = store.index().entries()
+    except (KuraError, OSError):  # an unreadable index is doctor's business; the files still count
+        lines = ()
+    triggers: dict[str, str] = {}
+    for line in lines:
+        for slug in line.slugs:
+            if slug in entries and slug not in triggers:
+                triggers[slug] = line.trigger or entries[slug].description
+    for slug in sorted(entries):
+        triggers.setdefault(slug, entries[slug].description or entries[slug].name)
+    return triggers
+
+
+def _pick(hits: tuple[Hit, ...], how: Searched, top: int) -> tuple[Pick, ...]:
+    if not hits:
+        return ()
+    if how == "lexical":  # BM25 scores have no absolute scale; a match is a match
+        return tuple(Pick(h.slug, h.score) for h in hits[:top])
+    best = hits[0].score
+    if best < FLOOR:
+        return ()
+    return tuple(Pick(h.slug, h.score) for h in hits[:top] if h.score >= max(FLOOR, best * RELATIVE))
+
+
+def _walk(store: Store, start: list[str], hops: int) -> list[str]:
+    seen = set(start)
+    frontier = list(start)
+    walked: list[str] = []
+    for _ in range(max(hops, 0)):
+        reached: list[str] = []
+        for slug in frontier:
+            try:
+                links = store.show(slug).note.links
+            except KuraError:  # a memory gone since the search: doctor's business, not recall's
+                continue
+            for target in links:
+                if target not in seen and _exists(store, target):
+                    seen.add(target)
+                    reached.append(target)
+        walked.extend(reached)
+        frontier = reached
+    return walked
+
+
+def _exists(store: Store, slug: str) -> bool:
+    try:
+        return store.resolve(slug).is_file()
+    except KuraError:  # not a memory of this store (or not a name at all)
+        return False
+
+
+def _fit(store: Store, slugs: list[str], question: str, chars: int, marks: dict[str, Standing]) -> str:
+    if not slugs:
+        return ""
+    share = max(chars // len(slugs), 200)
+    parts = []
+    for slug in slugs:
+        data, memory = store.read(slug)  # a file that must not be read: its finding instead
+        text = data.decode("utf-8", errors="replace") if data else "\n".join(map(str, memory.findings))
+        found = marks.get(slug)
+        note = "" if found is None or found.asserted else f" ({ON_RECORD}: {found.status}, {why_not(found)})"
+        parts.append(f"=== {slug}{note} ===\n{shorten(text, question, share)}")
+    return "\n\n".join(parts)
+
+
+ON_RECORD = "on record, may be stale — not current fact"
+
+
+def why_not(found: Standing) -> str:
+    if found.superseded_by:
+        return f"superseded by {found.superseded_by}"
+    if found.archived is not None:
+        return f"archived {found.archived.isoformat()}"
+    return f"confidence {found.confidence.value:.2f}"
+
+
+def shorten(text: str, question: str, limit: int) -> str:
+    """The memory within ``limit`` characters: whole if it fits; else its head and the
+    paragraphs closest to the question, in order, with markers where text was left out.
+    A code block is one paragraph, blank lines and all: half a fence would turn all that
+    follows it in the prompt into code."""
+    if len(text) <= limit:
+        return text.rstrip("\n")
+    head, _, body = text.partition("\n---\n") if text.startswith("---") else ("", "", text)
+    head = f"{head}\n---" if head else ""
+    paragraphs = _paragraphs(body)
+    words = set(query_words(question))
+    ranked = sorted(range(len(paragraphs)), key=lambda i: (-len(words & set(query_words(paragraphs[i]))), i))
+    room = limit - len(head) - 4
+    keep: set[int] = set()
+    for i in ranked:
+        if len(paragraphs[i]) + 2 <= room:
+            keep.add(i)
+            room -= len(paragraphs[i]) + 2
+    out = [head] if head else []
+    for i, paragraph in enumerate(paragraphs):
+        if i in keep:
+            out.append(paragraph.strip("\n"))
+        elif not out or out[-1] != "[…]":
+            out.append("[…]")
+    return "\n\n".join(out)
+
+
+def _paragraphs(body: str) -> list[str]:
+    """``body`` split at its blank lines, except those inside code or raw HTML."""
+    from kura.files.body import verbatim
+
+    kept = {line for first, after in verbatim(body) for line in range(first, after)}
+    paragraphs: list[list[str]] = [[]]
+    for number, line in enumerate(body.split("\n")):
+        if line.strip() or number in kept:
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return ["\n".join(lines) for lines in paragraphs if lines]

@@ -1,0 +1,140 @@
+"""WordPiece: the tokenizer all-MiniLM-L6-v2 was trained with, in plain Python.
+
+The dense embedder runs an int8 ONNX export of MiniLM whose package ships no tokenizer,
+and pulling in a tokenizer library (or a hub download) for a 30,522-line vocabulary would
+cost more than it saves. This is BERT's uncased scheme: clean the text (drop control
+characters, unify whitespace), put spaces around CJK ideographs, lower-case and strip
+accents, split on whitespace and punctuation, then cut each word greedily into the longest
+pieces found in the vocabulary (continuations carry ``##``), a word longer than 100
+characters or with no match being ``[UNK]``. Sequences are ``[CLS] … [SEP]``, at most 256
+tokens, as the model was trained. ``tests/test_wordpiece.py`` pins it to the reference
+tokenizer's ids.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+VOCAB = Path(__file__).parent.parent / "data" / "minilm-vocab.txt"
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+MAX_TOKENS = 256
+MAX_WORD_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+
+
+class WordPiece:
+    """A tokenizer over one vocabulary (one token per line, the id is the line number)."""
+
+    def __init__(self, vocab: dict[str, int]) -> None:
+        self.vocab = vocab
+        self.unk = vocab["[UNK]"]
+        self.cls = vocab["[CLS]"]
+        self.sep = vocab["[SEP]"]
+
+    def tokenize(self, text: str) -> list[str]:
+        pieces: list[str] = []
+        for word in basic_split(text):
+            pieces.extend(self._word(word))
+        return pieces
+
+    def encode(self, text: str, *, max_tokens: int = MAX_TOKENS) -> Encoding:
+        tokens = ["[CLS]", *self.tokenize(text)[: max_tokens - 2], "[SEP]"]
+        return Encoding(tuple(self.vocab.get(t, self.unk) for t in tokens), tuple(tokens))
+
+    def _word(self, word: str) -> list[str]:
+        if len(word) > MAX_WORD_CHARS:
+            return ["[UNK]"]
+        pieces: list[str] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.vocab:
+                    break
+                end -= 1
+            else:
+                return ["[UNK]"]
+            pieces.append(piece)
+            start = end
+        return pieces
+
+
+@lru_cache(maxsize=1)
+def minilm() -> WordPiece:
+    """The tokenizer for all-MiniLM-L6-v2, from the vendored vocabulary."""
+    lines = VOCAB.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return WordPiece({token: i for i, token in enumerate(lines)})
+
+
+def basic_split(text: str) -> list[str]:
+    """BERT's basic tokenizer, uncased: words and punctuation marks, accents stripped."""
+    words: list[str] = []
+    for chunk in _clean(text).split():
+        chunk = _strip_accents(chunk.lower())
+        current = ""
+        for char in chunk:
+            if _is_punctuation(char):
+                if current:
+                    words.append(current)
+                words.append(char)
+                current = ""
+            else:
+                current += char
+        if current:
+            words.append(current)
+    return words
+
+
+def _clean(text: str) -> str:
+    out = []
+    for char in text:
+        code = ord(char)
+        if code == 0 or code == 0xFFFD or _is_control(char):
+            continue
+        if _is_whitespace(char):
+            out.append(" ")
+        elif _is_cjk(code):
+            out.append(f" {char} ")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _strip_accents(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+
+
+def _is_whitespace(char: str) -> bool:
+    return char in " \t\n\r" or unicodedata.category(char) == "Zs"
+
+
+def _is_control(char: str) -> bool:
+    if char in "\t\n\r":
+        return False
+    return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def _is_punctuation(char: str) -> bool:
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def _is_cjk(code: int) -> bool:
+    return (
+        0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2A6DF
+        or 0x2A700 <= code <= 0x2B73F or 0x2B740 <= code <= 0x2B81F or 0x2B820 <= code <= 0x2CEAF
+        or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F
+    )  # fmt: skip

@@ -1,0 +1,227 @@
+"""``kura mcp`` and ``/mcp``: the tools of ``kura.serve.mcp_tools`` on the official ``mcp`` SDK.
+
+The SDK's low-level server, not its decorated functions, because the tool list is computed
+per request (bound or free, read-only or not, and the store this session uses) and every
+argument is checked by the tools themselves, forgivingly; the decorators would fix both.
+
+Hosts time out servers that are slow to start, so nothing heavy happens before the first
+call: the stores open lazily and the embedding model loads on the first recall, never at
+``initialize``. Tool calls run in worker threads, so a slow recall never holds up the
+protocol. ``kura_use`` is remembered per session: the process on stdio, the
+``Mcp-Session-Id`` over streamable HTTP.
+
+Two back ends behind the same tools: the stores in this process (``Local``, through
+``kura.serve.pool.Service``), or a running ``kura serve`` when ``KURA_URL`` is set
+(``kura.serve.remote.Remote``), which lets several hosts share one warm model and index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from kura.serve.mcp_tools import USE, Spec, Tools
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from starlette.types import ASGIApp
+
+    from kura.serve.mcp_tools import Backend
+    from kura.serve.pool import Service
+
+log = logging.getLogger("kura.mcp")
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class Local:
+    """The stores in this process, through the service (bound or free as it was made)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.bound = service.bound
+
+    def stores(self) -> list[dict[str, Any]]:
+        return self.service.stores()
+
+    def name(self, selector: str | None) -> str:
+        return self.service.name(selector)
+
+    def writable(self, selector: str | None) -> bool:
+        return self.service.writable(selector)
+
+    def recall(self, selector: str | None, question: str, top: int, hops: int, chars: int) -> dict[str, Any]:
+        return self.service.recall(question, top=top, hops=hops, chars=chars, selector=selector)
+
+    def read(self, selector: str | None, slug: str) -> dict[str, Any]:
+        return self.service.memory(slug, selector)
+
+    def context(self, selector: str | None, task: str, budget: int) -> dict[str, Any]:
+        return self.service.context(task, budget=budget, selector=selector)
+
+    def map(self, selector: str | None) -> str:
+        return self.service.prefill(selector).text
+
+    def doctor(self, selector: str | None) -> dict[str, Any]:
+        return self.service.doctor(selector)
+
+    def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]:
+        return self.service.memories(type, selector, everything=True)
+
+    def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]:
+        return self.service.remember(selector=selector, **fields)
+
+
+def readonly_from(env: Mapping[str, str], switch: bool | None = None) -> bool:
+    """Read-only or not: the ``--writable``/``--readonly`` switch when given (``switch`` is
+    True for ``--writable``), else ``KURA_READONLY``: on unless it says 0, false, no or off."""
+    if switch is not None:
+        return not switch
+    return env.get("KURA_READONLY", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def open_backend(config: str | None, store: str | None, *, readonly: bool, env: Mapping[str, str]) -> Backend:
+    """``kura serve`` at ``KURA_URL`` if set, else the configured stores. ``store`` binds;
+    here (the person's own command line, not a model) it may also be a folder path."""
+    if env.get("KURA_URL"):
+        from kura.serve.remote import Remote
+
+        return Remote(env["KURA_URL"], token=env.get("KURA_TOKEN") or None, bound=store)
+    from kura.config import load_config
+    from kura.serve.pool import Service
+
+    loaded = load_config(config)
+    if store and store not in loaded.stores and store not in loaded.modes:
+        chosen = loaded.store_config(store)  # a folder, or UnknownStore naming what there is
+        loaded = dataclasses.replace(loaded, stores={chosen.name: chosen}, modes={})
+        store = chosen.name
+    return Local(Service(loaded, readonly=readonly, bound=store))
+
+
+def _session(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """Whose ``kura_use`` choice applies: the process on stdio, the MCP session over HTTP
+    (None for stateless HTTP, which has no session to remember it in)."""
+    if ctx.request is None:
+        return "stdio"
+    headers = getattr(ctx.request, "headers", None)
+    found = headers.get("mcp-session-id") if headers is not None else None
+    return str(found) if found else None
+
+
+def build_server(tools: Tools) -> Server[Any]:
+    """The low-level MCP server for these tools: tools/list and tools/call, nothing else."""
+    import anyio.to_thread
+    from mcp import types
+    from mcp.server.lowlevel import NotificationOptions, Server
+
+    from kura.version import __version__
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        listed = await anyio.to_thread.run_sync(tools.listed, _session(ctx))
+        return types.ListToolsResult(tools=[_tool(spec, schema) for spec, schema in listed])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        session = _session(ctx)
+        text, failed = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments, session)
+        if params.name == USE.name and not failed:
+            try:  # what is offered may differ in the new store (kura_remember)
+                await ctx.session.send_tool_list_changed()
+            except Exception as err:  # noqa: BLE001 - a client that cannot hear it lists again anyway
+                log.debug("tool list change not sent: %s", err)
+        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
+
+    class KuraServer(Server[Any]):
+        def create_initialization_options(
+            self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+        ) -> Any:
+            changes = notification_options or NotificationOptions(tools_changed=True)
+            return super().create_initialization_options(changes, *args, **kwargs)
+
+    return KuraServer(
+        "kura",
+        version=__version__,
+        title="kura memory",
+        instructions=tools.instructions(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _tool(spec: Spec, schema: dict[str, Any]) -> Any:
+    from mcp import types
+
+    hints = types.ToolAnnotations(
+        title=spec.title,
+        read_only_hint=spec.read_only,
+        destructive_hint=spec.destructive,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
+    return types.Tool(
+        name=spec.name, title=spec.title, description=spec.help, input_schema=schema, annotations=hints
+    )
+
+
+def serve_stdio(tools: Tools) -> None:
+    """Serve over stdin/stdout until the host closes them. While it serves, the SDK points
+    file descriptor 1 elsewhere, so nothing but protocol can reach stdout."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tools)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+SERVE_UNLOCK = "restart `kura serve` with --writable (or KURA_READONLY=0)"
+SERVE_LOCKED = "restart `kura serve` with --writable instead of --readonly"
+
+
+def http_tools(service: Service, *, readonly: bool | None) -> Tools:
+    """The tools ``/mcp`` offers: read-only when ``kura serve --readonly`` made the whole
+    service so; else as ``readonly`` says (``kura serve --writable``/``--readonly``), or
+    ``KURA_READONLY`` when the switch was not given (on unless turned off), as for ``kura mcp``."""
+    if service.readonly:
+        return Tools(Local(service), readonly=True, unlock=SERVE_LOCKED)
+    if readonly is None:
+        readonly = readonly_from(os.environ)
+    return Tools(Local(service), readonly=readonly, unlock=SERVE_UNLOCK)
+
+
+def streamable_http(
+    service: Service, *, readonly: bool | None = None, host: str | None = None
+) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
+    """MCP over streamable HTTP for ``kura serve``: (ASGI app, lifespan).
+
+    Mount the app (``app.mount("/mcp", mcp_app)``) and enter ``lifespan()`` inside the
+    FastAPI lifespan: a mounted app's own lifespan is never run. ``readonly`` defaults to
+    the service's, or ``KURA_READONLY`` (on unless turned off), as for ``kura mcp``.
+    ``kura serve`` checks the token, ``Host`` and ``Origin`` before a request gets here, so
+    the SDK's own DNS-rebinding check is only turned on when ``host`` names a loopback
+    address (for mounting this somewhere without such a guard)."""
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(http_tools(service, readonly=readonly))
+    security = None
+    if host in _LOOPBACK:
+        security = TransportSecuritySettings(
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    return StreamableHTTPASGIApp(manager), manager.run

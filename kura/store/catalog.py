@@ -1,0 +1,244 @@
+"""The catalog: what every memory says, cached by file identity.
+
+Weaving a map of 20,000 memories must not mean parsing 20,000 files each time. The
+catalog keeps, per memory file, the few fields the map and the link graph need (type,
+name, description, a written date, links, how many findings) keyed by the file's identity
+— inode, size, mtime and ctime — in SQLite in the store's state folder. A scan stats every
+file and re-reads only those whose identity changed, so the work is proportional to what
+changed. Nothing here is authoritative: delete ``.kura/`` and the next scan rebuilds it.
+
+The same database holds the trigger ledger (a trigger is a pure function of the line, the
+budget and the method, so it is cached forever under that key) and a small key/value
+table for other derived state, such as the git dates of the files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kura.errors import StoreError
+from kura.files.belief import summary
+from kura.files.memory_file import Note
+from kura.files.slugs import Stats, file_stats, is_memory_name
+from kura.store import state as st
+from kura.store.parallel import parallel_map
+from kura.store.store import Store
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS notes (
+    rel TEXT PRIMARY KEY, slug TEXT NOT NULL, ino INTEGER, size INTEGER, mtime_ns INTEGER,
+    ctime_ns INTEGER, type TEXT, name TEXT, description TEXT, written TEXT, links TEXT,
+    findings INTEGER, sha TEXT, standing TEXT
+);
+CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_READER = 3  # bump when reading a file can find something new: cached rows are read again
+_DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
+_BODY_DATE = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"
+    r"(?::(?:\*\*|__)|(?:\*\*|__)?:)[ \t]*(\d{4}-\d{2}-\d{2})\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+class Entry(NamedTuple):
+    """One catalog row, as stored. A named tuple rather than a dataclass because a weave
+    of 20,000 memories makes 20,000 of these, and building a tuple from a row is free."""
+
+    rel: str
+    slug: str
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    type: str | None
+    name: str
+    description: str
+    written_text: str
+    links_text: str
+    findings: int
+    sha: str
+    standing: str  # the lifecycle fields as JSON (``standing.summary``), "" when there are none
+
+    @property
+    def retired(self) -> bool:
+        """Superseded or archived: off the index by design."""
+        return '"superseded_by"' in self.standing or '"archived"' in self.standing
+
+    @property
+    def written(self) -> dt.date | None:
+        return dt.date.fromisoformat(self.written_text) if self.written_text else None
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        return tuple(self.links_text.split("\n")) if self.links_text else ()
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    entries: dict[str, Entry]
+    parsed: int
+
+
+_TABLES = {
+    "notes": ("rel", "slug", "ino", "size", "mtime_ns", "ctime_ns", "type", "name", "description",
+              "written", "links", "findings", "sha", "standing"),
+    "ledger": ("key", "text"),
+    "kv": ("key", "value"),
+}  # fmt: skip
+
+
+def connect(store: Store) -> sqlite3.Connection:
+    """The store's state database; in memory when the state folder cannot be written
+    (a read-only checkout still weaves, it just does not remember) or is refused (a
+    ``.kura`` that is a link or a file: nothing is read or written through it). A file
+    that is not this database is set aside and rebuilt (``kura.store.state.database``)."""
+    try:
+        path = st.folder(store.root, store=store.name, create=True) / "state.db"
+        db = st.database(path, _setup, _TABLES, what="the catalog of memory files")
+        db.execute("PRAGMA synchronous=NORMAL")
+    except (OSError, sqlite3.Error, StoreError):
+        db = sqlite3.connect(":memory:")
+        db.executescript(_SCHEMA)
+    return db
+
+
+def _setup(db: sqlite3.Connection) -> None:
+    columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
+    older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
+    if columns and ("standing" not in columns or older):  # an older layout or reader: rebuilt
+        db.execute("DROP TABLE notes")
+    db.executescript(_SCHEMA)
+    db.execute(f"PRAGMA user_version = {_READER}")
+
+
+def scan(
+    store: Store,
+    db: sqlite3.Connection,
+    *,
+    max_parse: int | None = None,
+    stats: Stats | None = None,
+) -> Scan | None:
+    """Every memory's entry, re-reading only files whose identity changed. None when more
+    than ``max_parse`` files would need reading (the caller wanted a quick answer).
+    ``stats`` (from ``slugs.file_stats``, taken by the caller) saves a second walk."""
+    known = {row[0]: row for row in db.execute("SELECT * FROM notes")}
+    entries: dict[str, Entry] = {}
+    stale: list[tuple[str, str, tuple[int, int, int, int]]] = []
+    for rel, ident, link in stats if stats is not None else file_stats(store.root):
+        if not is_memory_name(rel) or (link and not store.contains(rel)):
+            continue
+        slug = rel[:-3]
+        row = known.get(rel)
+        if row is not None and tuple(row[2:6]) == ident:
+            entries[slug] = Entry._make(row)
+        else:
+            stale.append((slug, rel, ident))
+    if max_parse is not None and len(stale) > max_parse:
+        return None
+    fresh = parallel_map(partial(_parse_all, store.root, store.name), stale)
+    gone = set(known) - {entry.rel for entry in entries.values()} - {row[0] for row in fresh}
+    _save(db, fresh, gone)
+    for row in fresh:
+        entries[row[1]] = _entry(row)
+    return Scan(dict(sorted(entries.items())), len(fresh))
+
+
+def entries(store: Store) -> dict[str, Entry]:
+    """Every memory's entry, brought up to date (a scan with its own connection)."""
+    db = connect(store)
+    try:
+        found = scan(store, db)
+    finally:
+        db.close()
+    assert found is not None  # no max_parse: a scan always completes
+    return found.entries
+
+
+def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
+    wanted = list(keys)
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(db.execute(f"SELECT key, text FROM ledger WHERE key IN ({marks})", chunk))
+    return found
+
+
+def ledger_put(db: sqlite3.Connection, items: dict[str, str]) -> None:
+    if items:
+        with db:
+            db.executemany("INSERT OR REPLACE INTO ledger VALUES (?, ?)", items.items())
+
+
+def kv_get(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def kv_put(db: sqlite3.Connection, key: str, value: str) -> None:
+    with db:
+        db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, value))
+
+
+def written_date(note: Note) -> dt.date | None:
+    """The most recent date the memory itself says it was written or updated: in the
+    frontmatter (``updated``, ``created``, …) or on a body line of its own such as
+    ``Updated: 2026-11-20`` or ``**Date:** 2026-11-20``. Dates mentioned in prose
+    ("the outage on 2026-03-02") are events, not the memory's age, and are not read."""
+    dates = [_as_date(note.meta.get(key)) for key in _DATE_KEYS]
+    dates += [_as_date(m.group(1)) for m in _BODY_DATE.finditer(note.body)]
+    found = [d for d in dates if d is not None]
+    return max(found) if found else None
+
+
+def _parse_all(
+    root: Path, name: str, items: list[tuple[str, str, tuple[int, int, int, int]]]
+) -> list[tuple[Any, ...]]:
+    store = Store(root, name=name)
+    return [_parse(store, slug, rel, ident) for slug, rel, ident in items]
+
+
+def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) -> tuple[Any, ...]:
+    data, memory = store.read(slug, store.root / rel)  # a file that must not be read: b"" and a finding
+    note = memory.note
+    written = written_date(note)
+    return (
+        rel, slug, *ident, note.type, note.name, " ".join(note.description.split()),
+        written.isoformat() if written else "", "\n".join(note.links), len(note.findings),
+        hashlib.sha256(data).hexdigest(), summary(note.meta),
+    )  # fmt: skip
+
+
+def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) -> None:
+    if not fresh and not gone:
+        return
+    with db:
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
+        db.executemany("DELETE FROM notes WHERE rel = ?", [(rel,) for rel in gone])
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    return Entry._make(row)
+
+
+def _as_date(value: object) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str) and len(value) >= 10:
+        try:
+            return dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+    return None

@@ -1,0 +1,167 @@
+"""Recognition triggers: an index line squeezed to a few tokens without losing what
+makes it recognisable.
+
+A trigger is not a summary. What lets a model recognise that a memory bears on a question
+is its proper nouns, its numbers with their units, its identifiers (paths, commands,
+ticket ids), its ⚠️ landmines, its negations ("never", "not") and the conclusion it
+reached — so the mechanical trimmer keeps those and drops the glue words first, keeping
+the words in their original order and never cutting a word in half. It never returns an
+empty line: a memory the map shows as blank is a memory that seems not to exist.
+
+A model may write the trigger instead, but a model can add what the line never said.
+``grounded`` rejects a trigger that brings in numbers, names or negations the source line
+does not contain; the weave then falls back to the trimmer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kura.text.tokens import estimate_tokens
+
+VERSION = 2  # part of every trigger's cache key: bump when the same line trims differently
+
+STOP_WORDS = frozenset(
+    "a an the of to is are was were be been being that which who whom this these those for with "
+    "on in at by from as it its into onto than then there their they we our you your he she his "
+    "her them also just very really so such some any all each both about over under after before "
+    "while when where what how why can could should would will shall may might must do does did "
+    "has have had and or but if because up down out off again further once here only own same too".split()
+)
+_NEGATION = frozenset("never not no none nothing nobody nowhere neither nor cannot without avoid".split())
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million billion dozen half twice double triple first second third".split()
+)
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_CLAUSE = re.compile(r"(?:;|—|–|→|=>|:\s)")
+_NUMBER = re.compile(r"\d")
+_PLAIN_NUMBER = re.compile(r"\(?[~≈<>]?\d+(?:[.,]\d+)*")
+_IDENT = re.compile(r"[_/`=@#]|\w[.\-:]\w|[a-z][A-Z]|^[A-Z0-9]{2,}\W*$")
+_WORD = re.compile(r"[\w'’]+", re.UNICODE)
+_PLAIN_UNIT = re.compile(r"\S+")
+_UNIT = re.compile(r"\S*\[[^\]]*\]\([^)]*\)\S*|\S*`[^`]*`\S*|\S+")  # links and code spans whole
+_SEPARATORS = re.compile(r"([;,:—–])(?:\s*[;,:—–])+")
+_CJK_CLAUSE = re.compile(r"[^。、，；：！？]+[。、，；：！？]*")
+
+
+def mechanical(line: str, budget: int) -> str:
+    """``line`` trimmed to about ``budget`` tokens, keeping the recognisable words."""
+    text = " ".join(line.split())
+    if estimate_tokens(text) <= budget or not text:
+        return text
+    words = _units(text)
+    conclusion = _conclusion_start(words)
+    scores = [_score(words, i, i >= conclusion) for i in range(len(words))]
+    keep: set[int] = set()
+    narrow = wide = 0  # what the kept words cost; joining can only make the text shorter
+    floor = 0
+    for i in sorted(range(len(words)), key=lambda i: (-scores[i], i)):
+        if scores[i] < max(floor, 2):
+            break
+        cost_narrow = len(words[i].encode("ascii", "ignore")) + (1 if keep else 0)
+        cost_wide = len(words[i]) + (1 if keep else 0) - cost_narrow
+        if scores[i] >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
+            keep.add(i)
+            narrow, wide = narrow + cost_narrow, wide + cost_wide
+        elif not floor:
+            floor = scores[i]  # finish this tier with shorter words, then stop
+    return _join(words, keep or {0}) or text
+
+
+def _units(text: str) -> list[str]:
+    """Words, with a `code span` kept whole and long CJK runs split at their own
+    punctuation (the only place such text can be cut without halving a word)."""
+    units: list[str] = []
+    for match in (_UNIT if "](" in text or "`" in text else _PLAIN_UNIT).finditer(text):
+        unit = match.group(0)
+        if "`" in unit or "](" in unit or len(unit) <= 12 or unit.isascii():
+            units.append(unit)
+        else:
+            units.extend(part for part in _CJK_CLAUSE.findall(unit) if part)
+    return units
+
+
+def grounded(trigger: str, source: str) -> str | None:
+    """None when ``trigger`` says nothing ``source`` does not; else what it added: a
+    number (in digits or words), a name (any word with a capital letter), or a negation."""
+    if not trigger.strip():
+        return "the trigger is empty"
+    trigger, source = trigger.replace("’", "'"), source.replace("’", "'")
+    source_words = {w.lower() for w in _WORD.findall(source)}
+    source_numbers = set(_DIGITS.findall(source))
+    for number in _DIGITS.findall(trigger):
+        if number not in source_numbers:
+            return f"adds the number {number}"
+    for word in _WORD.findall(trigger):
+        lower = word.lower()
+        if lower in source_words:
+            continue
+        if lower in _NEGATION or lower.endswith("n't"):
+            return f"adds the negation {word!r}"
+        if lower in _NUMBER_WORDS:
+            return f"adds the number {word!r}"
+        if any(char.isupper() for char in word):
+            return f"adds the name {word!r}"
+    return None
+
+
+def _conclusion_start(words: list[str]) -> int:
+    """Index of the first word of the last clause (the conclusion), or len(words)."""
+    ends = [
+        i + 1 for i, word in enumerate(words[:-1]) if _CLAUSE.search(word + " ") or word in ("—", "–", "→")
+    ]
+    return ends[-1] if ends else len(words)
+
+
+def _score(words: list[str], i: int, in_conclusion: bool) -> int:
+    word = words[i]
+    bare = word.strip(".,;:!?()[]\"'").lower()
+    if "⚠" in word:
+        return 100
+    if bare in _NEGATION:
+        return 9
+    if _NUMBER.search(word):
+        return 8
+    if i > 0 and _PLAIN_NUMBER.fullmatch(words[i - 1]) and bare.isalpha() and bare not in STOP_WORDS:
+        return 7  # a unit after a number: "8 TB", "3 min"
+    if _IDENT.search(word.strip(".,;:()")):
+        return 7
+    if word[:1].isupper() and i > 0 and not words[i - 1].endswith((".", "!", "?")):
+        return 6
+    if bare in STOP_WORDS or not bare:
+        return 0 + (1 if in_conclusion else 0)
+    return 3 + (2 if in_conclusion else 0) + (1 if word[:1].isupper() else 0)
+
+
+def _join(words: list[str], keep: set[int]) -> str:
+    """The kept words with a space between each two, as the line had: a word the line
+    began with punctuation (``.env``, ``.github/``) stays a word of its own. A run of
+    separators left behind by dropped words becomes its first, still followed by a space."""
+    text = " ".join(words[i] for i in sorted(keep))
+    text = _SEPARATORS.sub(lambda run: run.group(1) + (" " if " " in run.group(0) else ""), text)
+    return " ".join(_balance(text).split()).strip(" ,;:—–")
+
+
+def _balance(text: str) -> str:
+    """Drop only the brackets the cut left unpaired (a whole ``[link](x.md)`` survives),
+    and the backticks too when an odd number would open a code span that never ends."""
+    odd_ticks = text.count("`") % 2
+    if not odd_ticks and text.count("(") == text.count(")") and text.count("[") == text.count("]"):
+        return text
+    drop: set[int] = set()
+    stack: list[tuple[str, int]] = []
+    pairs = {")": "(", "]": "["}
+    for i, char in enumerate(text):
+        if char in "([":
+            stack.append((char, i))
+        elif char in ")]":
+            if stack and stack[-1][0] == pairs[char]:
+                stack.pop()
+            else:
+                drop.add(i)
+    drop.update(i for _, i in stack)
+    if odd_ticks:
+        drop.update(i for i, char in enumerate(text) if char == "`")
+    return "".join(char for i, char in enumerate(text) if i not in drop)

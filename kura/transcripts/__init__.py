@@ -1,0 +1,1 @@
+"""Transcripts: journals in, classed segments out (who said each line, by its structure)."""
