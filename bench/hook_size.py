@@ -2,7 +2,7 @@
 
     python bench/hook_size.py [N ...] [--kura PATH] [--hooks DIR]   # default: 100 300 1000
 
-For each N, tests/test_prefill_cap.py's generator writes a store of N memories (four
+For each N, tests/map/test_prefill_cap.py's generator writes a store of N memories (four
 types, a section per system, one in seven changed in the last two weeks); then the real
 ``hooks/claude-code/session-start`` runs as a process with ``KURA_BIN`` and ``KURA_STORE``
 set, twice (a cold weave, then the map current). Printed per store: characters of the

@@ -7,7 +7,7 @@ characters, unify whitespace), put spaces around CJK ideographs, lower-case and 
 accents, split on whitespace and punctuation, then cut each word greedily into the longest
 pieces found in the vocabulary (continuations carry ``##``), a word longer than 100
 characters or with no match being ``[UNK]``. Sequences are ``[CLS] … [SEP]``, at most 256
-tokens, as the model was trained. ``tests/test_wordpiece.py`` pins it to the reference
+tokens, as the model was trained. ``tests/recall/test_wordpiece.py`` pins it to the reference
 tokenizer's ids.
 """
 

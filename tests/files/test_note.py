@@ -8,7 +8,7 @@ import pytest
 
 from kura.files.memory_file import compose_body, links, new_note, parse, render
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 INPUTS = sorted(p.name for p in (GOLDEN / "in").glob("*.md"))
 
 # name, description, type, and the line numbers of the findings each file must produce

@@ -464,7 +464,7 @@ def test_install_hooks_sets_them_up_once_and_leaves_a_foreign_hook_alone(cli, re
     assert f"installed {hooks / 'post-merge'} (kura's post-merge hook)\n" in result.out
     assert result.err == (f"kura: error: {hooks / 'post-checkout'}: a post-checkout hook that is not kura's is "
                           "there; left as it is — merge kura's "
-                          f"({Path(__file__).resolve().parent.parent / 'hooks' / 'git' / 'post-checkout'}) into it by "
+                          f"({Path(__file__).resolve().parents[2] / 'hooks' / 'git' / 'post-checkout'}) into it by "
                           "hand, or move it aside and run this again\n")  # fmt: skip
     assert (hooks / "post-checkout").read_text() == "#!/bin/sh\necho mine\n"
     pre_commit = (hooks / "pre-commit").read_text()

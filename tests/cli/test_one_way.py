@@ -22,8 +22,8 @@ from kura import errors
 from kura.cli.base import core
 from kura.store.store import init_store
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-store"
+README = Path(__file__).resolve().parents[2] / "README.md"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-store"
 
 
 def run_kura(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -160,7 +160,7 @@ def test_a_crafted_layers_cache_runs_nothing_on_the_next_prefill(tmp_path: Path)
 
 
 def test_no_code_bearing_format_is_imported_anywhere_in_kura() -> None:
-    package = Path(__file__).resolve().parent.parent / "kura"
+    package = Path(__file__).resolve().parents[2] / "kura"
     pattern = (
         r"^\s*(import|from)\s+(pickle|marshal|shelve|dill|cloudpickle|jsonpickle)\b"
         r"|\b(pickle|marshal|shelve)\.[a-z_]+\(|\byaml\.(load|unsafe_load|full_load|load_all)\("

@@ -26,7 +26,7 @@ from kura.errors import NoStore
 from kura.serve.pool import Service
 
 KURA = str(Path(sys.executable).parent / "kura")
-HOOK = Path(__file__).resolve().parent.parent / "hooks" / "kura-prefill"
+HOOK = Path(__file__).resolve().parents[2] / "hooks" / "kura-prefill"
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

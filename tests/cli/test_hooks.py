@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import make_store
 
-HOOKS = Path(__file__).resolve().parent.parent / "hooks"
+HOOKS = Path(__file__).resolve().parents[2] / "hooks"
 KURA = shutil.which("kura") or str(Path(sys.executable).parent / "kura")
 
 

@@ -160,7 +160,7 @@ def test_supersede_and_archive_keep_other_bytes(ferry: tuple[Store, Path]) -> No
 
 # -- why ------------------------------------------------------------------------------------
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample-store"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-store"
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from kura.errors import ConfigError
 from kura.map.prefill import CLOSE, MapSettings, build
 from kura.store.store import init_store
 
-HOOKS = Path(__file__).resolve().parent.parent / "hooks"
+HOOKS = Path(__file__).resolve().parents[2] / "hooks"
 SESSION_START = HOOKS / "claude-code" / "session-start"
 KURA = str(Path(sys.executable).parent / "kura")
 TODAY = dt.date(2026, 11, 30)
