@@ -29,11 +29,11 @@ def test_every_surface_takes_its_context_budget_from_one_request() -> None:
     from kura.request import CONTEXT, ContextRequest
     from kura.serve.mcp_tools import CONTEXT as MCP_CONTEXT  # the tool's spec
     from kura.serve.mcp_tools import Tools
-    from kura.serve.pool import Service
+    from kura.serve.pool import StorePool
     from kura.serve.schemas import ContextIn
 
     assert (CONTEXT.budget, ContextRequest.RANGES) == (4000, {"budget": (50, 200_000)})
-    for function in (context.context, cli_context.context, Service.context):
+    for function in (context.context, cli_context.context, StorePool.context):
         assert inspect.signature(function).parameters["budget"].default == CONTEXT.budget, function
     low, high = ContextRequest.RANGES["budget"]
     http = ContextIn.model_json_schema()["properties"]["budget"]

@@ -154,17 +154,17 @@ def test_every_refusal_names_a_flag_the_refusing_surface_has(store: Store) -> No
     from kura.config import StoreConfig, load_config
     from kura.serve.mcp_server import Local, http_tools
     from kura.serve.mcp_tools import Tools
-    from kura.serve.pool import Service
+    from kura.serve.pool import StorePool
 
     config = load_config()
     config = type(config)(source=None, stores={"test": StoreConfig("test", store.root)})
-    stdio = _remember_refusal(Tools(Local(Service(config)), readonly=True))
+    stdio = _remember_refusal(Tools(Local(StorePool(config)), readonly=True))
     assert "restart `kura mcp` with --writable (or KURA_READONLY=0)" in stdio
-    over_http = _remember_refusal(http_tools(Service(config), readonly=None))
+    over_http = _remember_refusal(http_tools(StorePool(config), readonly=None))
     assert "restart `kura serve` with --writable (or KURA_READONLY=0)" in over_http
-    locked = _remember_refusal(http_tools(Service(config, readonly=True), readonly=None))
+    locked = _remember_refusal(http_tools(StorePool(config, readonly=True), readonly=None))
     assert "restart `kura serve` with --writable instead of --readonly" in locked
-    assert not http_tools(Service(config), readonly=False).readonly  # kura serve --writable
+    assert not http_tools(StorePool(config), readonly=False).readonly  # kura serve --writable
 
 
 def test_serve_and_mcp_accept_the_same_switch(cli: Cli) -> None:
@@ -190,10 +190,10 @@ def test_a_readonly_server_refuses_a_write_naming_its_own_flag(store: Store) -> 
 
     from kura.config import StoreConfig
     from kura.serve.http import create_app
-    from kura.serve.pool import Service
+    from kura.serve.pool import StorePool
 
     config = type(load_config())(source=None, stores={"test": StoreConfig("test", store.root)})
-    service = Service(config, readonly=True)
+    service = StorePool(config, readonly=True)
     body = json.dumps({"slug": "tea", "description": "green tea in the kitchen"}).encode()
     with uvicorn_app(create_app(service, watch=False)) as url:
         ask = urllib.request.Request(
@@ -222,11 +222,11 @@ def test_every_surface_takes_its_recall_defaults_and_ranges_from_one_request() -
     from kura.request import RECALL, RecallRequest
     from kura.serve.mcp_tools import RECALL as MCP_RECALL  # the tool's spec
     from kura.serve.mcp_tools import Tools
-    from kura.serve.pool import Service
+    from kura.serve.pool import StorePool
     from kura.serve.schemas import RecallIn
 
     asked = {"top": RECALL.top, "hops": RECALL.hops, "chars": RECALL.chars}
-    for function in (recall.recall, cli_recall.recall_command, Service.recall):
+    for function in (recall.recall, cli_recall.recall_command, StorePool.recall):
         defaults = inspect.signature(function).parameters
         assert {name: defaults[name].default for name in asked} == asked, function
     fields = RecallIn.model_fields

@@ -55,7 +55,7 @@ def test_a_witness_kind_outside_the_union_is_refused_on_the_command_line(cli: Cl
 def test_a_scribe_verdict_outside_the_union_is_unread() -> None:
     assert isinstance(drain.read_verdict('{"verdict": "KEEP", "reason": "fine"}'), drain.Unread)
     read = drain.read_verdict('{"verdict": " Toss ", "reason": "a duplicate"}')
-    assert read == drain.Verdict("toss", "a duplicate")
+    assert read == drain.ScribeVerdict("toss", "a duplicate")
 
 
 def test_a_novelty_verdict_outside_the_union_counts_as_new(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,7 +69,7 @@ def test_a_novelty_verdict_outside_the_union_counts_as_new(monkeypatch: pytest.M
 
     monkeypatch.setattr(novelty, "complete", complete)
     model = ModelConfig(role="brain", url="http://127.0.0.1:9/v1", model="unused")
-    asked = [novelty.judge(model, "", {"topic": "deploys"}, near) for _ in range(2)]
+    asked = [novelty.ask_novelty(model, "", {"topic": "deploys"}, near) for _ in range(2)]
     assert asked == [novelty.Novelty("new"), novelty.Novelty("covered", "deploys", "")]
 
 

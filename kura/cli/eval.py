@@ -10,7 +10,7 @@ import typer
 from kura.cli.base import JsonOpt, app, core, print_json, say
 
 if TYPE_CHECKING:
-    from kura.evals import Report
+    from kura.evals import EvalReport
     from kura.evals.arms import Progress
 
 
@@ -44,7 +44,7 @@ def eval_(
         say(report.text())
 
 
-def _evaluate(sessions: int | None, long: bool, seed: int) -> Report:
+def _evaluate(sessions: int | None, long: bool, seed: int) -> EvalReport:
     from kura.evals import evaluate
 
     try:

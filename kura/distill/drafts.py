@@ -457,7 +457,7 @@ def _extend(store: Store, draft: Draft, actor: str) -> Path:
     return store.update(draft.extends, partial(_extended, draft=draft), actor=actor).path
 
 
-def _extended(old: Memory, *, draft: Draft) -> nt.Note:
+def _extended(old: Memory, *, draft: Draft) -> nt.MemoryFile:
     kept = old.note.meta.get("evidence")
     merged = [str(e) for e in kept] if isinstance(kept, list) else []
     merged += [e for e in _evidence_meta(draft) if e not in merged]

@@ -71,7 +71,7 @@ RESULTS: tuple[Result, ...] = get_args(Result)
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ScribeVerdict:
     """The scribe's verdict as read back; ``title``/``description``/``body`` only for a fix."""
 
     action: Action
@@ -157,7 +157,7 @@ def drain(store: Store, model: ModelConfig) -> DrainMetrics:
             outcomes.append(Outcome(info.id, "staged", "not judged: the scribe did not answer"))
         else:
             try:
-                outcome = judge(store, dr.load(store, info.id), model, system, usage=usage)
+                outcome = review(store, dr.load(store, info.id), model, system, usage=usage)
             except KuraError as err:  # e.g. another drain took the draft meanwhile
                 outcome = Outcome(info.id, "staged", str(err))
             silent = outcome.reason == _silence(model)
@@ -165,7 +165,7 @@ def drain(store: Store, model: ModelConfig) -> DrainMetrics:
     return DrainMetrics(tuple(outcomes), usage)
 
 
-def judge(
+def review(
     store: Store, draft: dr.Draft, model: ModelConfig, system: str, *, usage: Usage | None = None
 ) -> Outcome:
     """Ask the scribe about one draft and act on its verdict."""
@@ -185,7 +185,7 @@ def judge(
     return _poured(dr.pour(store, draft.id))
 
 
-def _fix(store: Store, draft: dr.Draft, verdict: Verdict) -> Outcome:
+def _fix(store: Store, draft: dr.Draft, verdict: ScribeVerdict) -> Outcome:
     title = verdict.title or draft.title
     description = verdict.description or draft.description
     text = "\n\n".join(filter(None, (title, "" if draft.extends else description, verdict.body)))
@@ -240,7 +240,7 @@ def user_message(draft: dr.Draft) -> str:
 # -- reading the verdict --------------------------------------------------------------------
 
 
-def read_verdict(reply: str) -> Verdict | Unread:
+def read_verdict(reply: str) -> ScribeVerdict | Unread:
     """The last JSON object in the reply that carries a verdict, checked field by field."""
     value = last_json_object(reply, "verdict")
     if value is None:
@@ -259,5 +259,5 @@ def read_verdict(reply: str) -> Verdict | Unread:
         return Unread("the scribe said FIX without a body")
     reason = text["reason"] or action
     if action != "fix":
-        return Verdict(action, reason)
-    return Verdict(action, reason, text["title"], text["description"], text["body"])
+        return ScribeVerdict(action, reason)
+    return ScribeVerdict(action, reason, text["title"], text["description"], text["body"])

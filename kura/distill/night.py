@@ -41,7 +41,7 @@ Log = Callable[[str], None]
 
 
 @dataclass(frozen=True, slots=True)
-class Report:
+class NightReport:
     """What one task did: its metrics line, and whether it did any work."""
 
     line: str
@@ -51,7 +51,7 @@ class Report:
 @dataclass(frozen=True, slots=True)
 class Task:
     name: str
-    run: Callable[[], Report]
+    run: Callable[[], NightReport]
 
 
 def snapshot(journals: jr.Journals, store_root: Path) -> Snapshot:
@@ -76,18 +76,18 @@ def tasks_for(
     from kura.distill.model_steps import Minds
     from kura.distill.run import run_pass
 
-    def one_pass() -> Report:
+    def one_pass() -> NightReport:
         minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
         metrics = run_pass(store, journals, minds=minds)
-        return Report(metrics.line(), not metrics.nothing)
+        return NightReport(metrics.line(), not metrics.nothing)
 
     tasks = [Task("pass", one_pass)]
     if scribe is not None:
         model = scribe
 
-        def one_drain() -> Report:
+        def one_drain() -> NightReport:
             metrics = drain(store, model)
-            return Report(metrics.line(), metrics.did_work)
+            return NightReport(metrics.line(), metrics.did_work)
 
         tasks.append(Task("drain", one_drain))
     return tasks

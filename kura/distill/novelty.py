@@ -125,7 +125,7 @@ def mechanical(candidate: Mapping[str, Any], near: Sequence[Neighbour]) -> Novel
     return Novelty("new")
 
 
-def judge(
+def ask_novelty(
     model: ModelConfig,
     charter: str,
     candidate: Mapping[str, Any],

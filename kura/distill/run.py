@@ -369,7 +369,7 @@ def _novelty(
     model = minds.usable(minds.brain)
     if found.verdict != "new" or model is None:
         return found
-    judged = novelty.judge(model, minds.charter, candidate, near, usage=minds.usage)
+    judged = novelty.ask_novelty(model, minds.charter, candidate, near, usage=minds.usage)
     if judged is None:
         minds.failed("brain", model)
         return found

@@ -68,7 +68,7 @@ from the memory's text only: no number, name or negation the memory does not con
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class RaggedLine:
     """A ragged entry line: its 1-based line number, raw text as read, and why."""
 
     line: int
@@ -85,7 +85,7 @@ class Finding:
 class Proposal:
     """The scribe's accepted rewrite of one finding's line."""
 
-    finding: Finding
+    finding: RaggedLine
     title: str
     trigger: str
 
@@ -109,7 +109,7 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class TidyReport:
-    findings: tuple[Finding, ...]
+    findings: tuple[RaggedLine, ...]
     outcomes: tuple[Outcome, ...]
     dry_run: bool
 
@@ -163,7 +163,7 @@ def tidy(store: Store, model: ModelConfig | None, *, dry_run: bool = False) -> T
 # -- finding ragged lines (pure) ------------------------------------------------------------
 
 
-def find(index: ix.Index) -> tuple[Finding, ...]:
+def find(index: ix.Index) -> tuple[RaggedLine, ...]:
     """Every ragged entry line of ``index``, in order, each with its reasons."""
     entries = [(n, ln) for n, ln in enumerate(index.lines, start=1) if ln.kind == "entry"]
     words = {n: content_words(ln.trigger) for n, ln in entries}
@@ -177,7 +177,7 @@ def find(index: ix.Index) -> tuple[Finding, ...]:
                 found[n].append(("interchangeable", f"interchangeable with line {m} (Jaccard {score:.2f})"))
                 found[m].append(("interchangeable", f"interchangeable with line {n} (Jaccard {score:.2f})"))
     return tuple(
-        Finding(
+        RaggedLine(
             n,
             ln.slugs[0],
             ln.text,
@@ -230,7 +230,7 @@ def _plain(text: str) -> str:
     return " ".join(w.lower() for w in _WORD.findall(text.replace("_", " ").replace("-", " ")))
 
 
-def _found(finding: Finding) -> Outcome:
+def _found(finding: RaggedLine) -> Outcome:
     return Outcome(finding.line, finding.slug, "found", "; ".join(finding.reasons), finding.text)
 
 
@@ -238,7 +238,7 @@ def _found(finding: Finding) -> Outcome:
 
 
 def propose(
-    store: Store, findings: tuple[Finding, ...], model: ModelConfig
+    store: Store, findings: tuple[RaggedLine, ...], model: ModelConfig
 ) -> tuple[list[Proposal], list[Outcome]]:
     """The scribe's accepted rewrites, and the findings left as they are (with why)."""
     system = system_prompt(store.charter)
@@ -258,7 +258,7 @@ def propose(
     return proposals, left
 
 
-def _ask(store: Store, finding: Finding, model: ModelConfig, system: str) -> Proposal | str:
+def _ask(store: Store, finding: RaggedLine, model: ModelConfig, system: str) -> Proposal | str:
     try:
         memory = store.show(finding.slug)
     except KuraError as err:
@@ -274,7 +274,7 @@ def _ask(store: Store, finding: Finding, model: ModelConfig, system: str) -> Pro
     return read_rewrite(reply, finding, source)
 
 
-def read_rewrite(reply: str, finding: Finding, source: str) -> Proposal | str:
+def read_rewrite(reply: str, finding: RaggedLine, source: str) -> Proposal | str:
     """The rewrite in ``reply`` if it passes every check, else why it was refused."""
     value = last_json_object(reply, "trigger")
     if value is None:
@@ -339,7 +339,7 @@ def apply(store: Store, proposals: list[Proposal]) -> tuple[Outcome, ...]:
     return tuple(outcomes)
 
 
-def _position(lines: list[ix.IndexLine], finding: Finding) -> int | None:
+def _position(lines: list[ix.IndexLine], finding: RaggedLine) -> int | None:
     """Where the finding's line is now: at its number if its text is unchanged, else the
     one entry line with exactly that text (a person may have added lines above it)."""
     at = finding.line - 1

@@ -32,7 +32,7 @@ MAX_SESSIONS = 500
 
 
 @dataclass(frozen=True, slots=True)
-class Report:
+class EvalReport:
     seed: int
     budget: int
     runs: tuple[Run, ...]
@@ -59,7 +59,7 @@ def evaluate(
     budget: int = DEFAULT_BUDGET,
     kinds: tuple[str, ...] | None = None,
     progress: Progress | None = None,
-) -> Report:
+) -> EvalReport:
     """Run the scenarios (one lesson, rotated lessons, a fact said in passing; the long one
     too with ``long``)
     with ``sessions`` each (else each scenario's default) and report them."""
@@ -70,4 +70,4 @@ def evaluate(
         run(build(kind, sessions or SESSIONS[kind], seed), budget=budget, progress=progress)
         for kind in chosen
     )
-    return Report(seed, budget, runs, tuple(rp.figures(r) for r in runs))
+    return EvalReport(seed, budget, runs, tuple(rp.figures(r) for r in runs))

@@ -42,7 +42,7 @@ class HostileYAML(yaml.YAMLError):
 
 
 @dataclass(frozen=True, slots=True)
-class Span:
+class KeySpan:
     """Lines of the frontmatter that belong to one top-level key (``key`` None: comments)."""
 
     key: str | None
@@ -82,7 +82,7 @@ def render_front(meta: dict[str, Any], source_meta: dict[str, Any], front_lines:
     return "".join(line + "\n" for line in out)
 
 
-def _changes_an_anchor(meta: dict[str, Any], source_meta: dict[str, Any], found: tuple[Span, ...]) -> bool:
+def _changes_an_anchor(meta: dict[str, Any], source_meta: dict[str, Any], found: tuple[KeySpan, ...]) -> bool:
     """A changed key that defined a YAML anchor would leave its aliases dangling; then the
     whole block is written out again (values resolved) instead."""
     return any(
@@ -93,7 +93,7 @@ def _changes_an_anchor(meta: dict[str, Any], source_meta: dict[str, Any], found:
     )
 
 
-def spans(front_lines: list[str]) -> tuple[Span, ...] | None:
+def spans(front_lines: list[str]) -> tuple[KeySpan, ...] | None:
     """The lines that belong to each top-level key. Where the block is valid YAML the
     parser's own marks decide (so a quoted value that runs onto a column-0 line, or a
     comment inside a nested block, stays with its key); elsewhere a line-based reading.
@@ -112,8 +112,8 @@ def spans(front_lines: list[str]) -> tuple[Span, ...] | None:
     return _linespans(front_lines)
 
 
-def _nodespans(node: yaml.MappingNode, front_lines: list[str]) -> tuple[Span, ...] | None:
-    spans: list[Span] = []
+def _nodespans(node: yaml.MappingNode, front_lines: list[str]) -> tuple[KeySpan, ...] | None:
+    spans: list[KeySpan] = []
     position = 0
     for key_node, value_node in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
@@ -123,15 +123,15 @@ def _nodespans(node: yaml.MappingNode, front_lines: list[str]) -> tuple[Span, ..
         end = max(end_mark.line + (1 if end_mark.column else 0), start + 1)
         if start < position:
             return None
-        spans.extend(Span(None, (line,)) for line in front_lines[position:start])
-        spans.append(Span(str(key_node.value), tuple(front_lines[start:end])))
+        spans.extend(KeySpan(None, (line,)) for line in front_lines[position:start])
+        spans.append(KeySpan(str(key_node.value), tuple(front_lines[start:end])))
         position = end
-    spans.extend(Span(None, (line,)) for line in front_lines[position:])
+    spans.extend(KeySpan(None, (line,)) for line in front_lines[position:])
     return tuple(spans)
 
 
-def _linespans(front_lines: list[str]) -> tuple[Span, ...]:
-    spans: list[Span] = []
+def _linespans(front_lines: list[str]) -> tuple[KeySpan, ...]:
+    spans: list[KeySpan] = []
     key: str | None = None
     current: list[str] = []
     for index, line in enumerate(front_lines):
@@ -140,14 +140,14 @@ def _linespans(front_lines: list[str]) -> tuple[Span, ...]:
             current.append(line)
             continue
         if current:
-            spans.append(Span(key, tuple(current)))
+            spans.append(KeySpan(key, tuple(current)))
         if match is not None:
             key, current = match.group(2).strip(), [line]
         else:
-            spans.append(Span(None, (line,)))
+            spans.append(KeySpan(None, (line,)))
             key, current = None, []
     if current:
-        spans.append(Span(key, tuple(current)))
+        spans.append(KeySpan(key, tuple(current)))
     return tuple(spans)
 
 
@@ -266,7 +266,7 @@ def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[
     return meta, findings
 
 
-def _span_value(span: Span) -> Any:
+def _span_value(span: KeySpan) -> Any:
     try:
         loaded = guarded(yaml.safe_load, "\n".join(span.lines))
     except (yaml.YAMLError, ValueError, TypeError, OverflowError):

@@ -21,7 +21,7 @@ class Memory:
 
     slug: str
     path: Path
-    note: nt.Note
+    note: nt.MemoryFile
 
     @property
     def name(self) -> str:
@@ -70,15 +70,15 @@ class WriteResult:
 
 
 def remembered(
-    old: nt.Note | None,
+    old: nt.MemoryFile | None,
     slug: str,
     description: str,
     body: str | None,
     *,
     type: str | None,
     title: str | None,
-    amend: Callable[[nt.Note], nt.Note] | None = None,
-) -> nt.Note:
+    amend: Callable[[nt.MemoryFile], nt.MemoryFile] | None = None,
+) -> nt.MemoryFile:
     """What ``kura remember`` makes of a memory (``old``: None for a new one): its
     description, title, type and body as given, the rest as it was; ``old`` itself when
     nothing changed, and ``updated`` set when something did."""
@@ -105,18 +105,20 @@ def remembered(
     return note.with_meta(updated=dt.date.today())
 
 
-def current(amend: Callable[[nt.Note], nt.Note] | None) -> Callable[[nt.Note], nt.Note]:
+def current(
+    amend: Callable[[nt.MemoryFile], nt.MemoryFile] | None,
+) -> Callable[[nt.MemoryFile], nt.MemoryFile]:
     """``amend`` (if any), then current again: a memory remembered again is stated anew, so
     the write undoes a forget (``archived``), in the same locked write."""
 
-    def made(note: nt.Note) -> nt.Note:
+    def made(note: nt.MemoryFile) -> nt.MemoryFile:
         note = amend(note) if amend is not None else note
         return note.with_meta(archived=None, archived_reason=None)
 
     return made
 
 
-def not_superseded(old: nt.Note, where: str, file: str) -> None:
+def not_superseded(old: nt.MemoryFile, where: str, file: str) -> None:
     """Refuse to write over a memory a correction replaced: it would bring the replaced fact
     back beside its successor."""
     newer = " ".join(str(old.meta.get("superseded_by") or "").split())
@@ -127,7 +129,7 @@ def not_superseded(old: nt.Note, where: str, file: str) -> None:
         )
 
 
-def derived(note: nt.Note) -> bool:
+def derived(note: nt.MemoryFile) -> bool:
     """Whether the note's body is the one kura made from its description (``remember`` with
     no body writes the description as the body): the body follows a new description then.
     Recognised by its text alone — the description, surrounding whitespace aside — so no
@@ -136,7 +138,7 @@ def derived(note: nt.Note) -> bool:
     return bool(note.description) and note.body.strip() == note.description.strip()
 
 
-def body_kept(old: nt.Note | None, description: str, body: str | None) -> bool:
+def body_kept(old: nt.MemoryFile | None, description: str, body: str | None) -> bool:
     """Whether ``remember`` keeps a body someone wrote under a description it changes: worth
     saying, since the body may still say what the old description said."""
     if old is None or body is not None or not old.body.strip() or derived(old):
@@ -145,7 +147,7 @@ def body_kept(old: nt.Note | None, description: str, body: str | None) -> bool:
 
 
 def own_line(
-    index: ix.Index, *, slug: str, note: nt.Note, title: str | None, was: nt.Note | None = None
+    index: ix.Index, *, slug: str, note: nt.MemoryFile, title: str | None, was: nt.MemoryFile | None = None
 ) -> ix.Index:
     """The index with the memory's own line set from ``note``. ``was``: the memory before this
     write — when the line still shows the title kura chose for it then (its name, or, for a

@@ -38,7 +38,7 @@ _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
 
 
 @dataclass(frozen=True, slots=True)
-class Note:
+class MemoryFile:
     """A parsed memory file. ``meta`` and ``body`` are what to edit; the rest is provenance
     that lets ``render`` give back the original bytes for whatever did not change."""
 
@@ -70,7 +70,7 @@ class Note:
     def links(self) -> tuple[str, ...]:
         return links(self.body)
 
-    def with_meta(self, **changes: Any) -> Note:
+    def with_meta(self, **changes: Any) -> MemoryFile:
         """A copy with top-level keys set (a ``None`` value removes the key)."""
         meta = dict(self.meta)
         for key, value in changes.items():
@@ -80,14 +80,14 @@ class Note:
                 meta[key] = value
         return replace(self, meta=meta)
 
-    def with_type(self, kind: str) -> Note:
+    def with_type(self, kind: str) -> MemoryFile:
         """Set the type in whichever layout the file already uses."""
         nested = self.meta.get("metadata")
         if "type" not in self.meta and isinstance(nested, dict) and "type" in nested:
             return self.with_meta(metadata={**nested, "type": kind})
         return self.with_meta(type=kind)
 
-    def with_body(self, body: str) -> Note:
+    def with_body(self, body: str) -> MemoryFile:
         return replace(self, body=body if body.endswith("\n") else body + "\n")
 
 
@@ -123,12 +123,12 @@ def compose_body(fact: str, *, why: str = "", how: str = "", related: tuple[str,
     return "\n\n".join(parts) + "\n"
 
 
-def new_note(meta: dict[str, Any], body: str) -> Note:
+def new_note(meta: dict[str, Any], body: str) -> MemoryFile:
     """A memory that has never been on disk."""
-    return Note(meta=dict(meta), body=body if body.endswith("\n") else body + "\n")
+    return MemoryFile(meta=dict(meta), body=body if body.endswith("\n") else body + "\n")
 
 
-def parse(text: str, path: str = "<memory>") -> Note:
+def parse(text: str, path: str = "<memory>") -> MemoryFile:
     """Read a memory file. Never raises for bad content: problems become findings."""
     raw = text
     text, bom, newline = normalize(text)
@@ -144,7 +144,7 @@ def parse(text: str, path: str = "<memory>") -> Note:
             else "no frontmatter: the file has no name, description or type — add a --- "
             "block or run kura doctor"
         )
-        return Note(
+        return MemoryFile(
             meta={},
             body=text,
             raw=raw,
@@ -159,7 +159,7 @@ def parse(text: str, path: str = "<memory>") -> Note:
     meta, findings = read_meta(front_lines, path)
     findings += _coerce(meta, front_lines, path)
     findings += _missing(meta, front_lines, path)
-    return Note(
+    return MemoryFile(
         meta=meta,
         body=body,
         raw=raw,
@@ -173,7 +173,7 @@ def parse(text: str, path: str = "<memory>") -> Note:
     )
 
 
-def from_bytes(data: bytes, path: str = "<memory>") -> Note:
+def from_bytes(data: bytes, path: str = "<memory>") -> MemoryFile:
     """Read a memory file's bytes: text that is not UTF-8 is read with replacement
     characters (and no ``raw``, so nothing rewrites it); NUL bytes and a merge conflict
     left in the file are findings too. Never raises for bad content."""
@@ -187,13 +187,13 @@ def from_bytes(data: bytes, path: str = "<memory>") -> Note:
         bad = Finding(
             path, line, "not valid UTF-8; read with replacement characters — re-save the file as UTF-8"
         )
-        note = Note(meta=read.meta, body=read.body, findings=(bad, *read.findings),
+        note = MemoryFile(meta=read.meta, body=read.body, findings=(bad, *read.findings),
                     has_frontmatter=read.has_frontmatter)  # fmt: skip
     found = nul_bytes(data, path) + conflict_markers(text, path)
     return replace(note, findings=(*note.findings, *found)) if found else note
 
 
-def render(note: Note) -> str:
+def render(note: MemoryFile) -> str:
     """Text for the note; the original text when nothing changed."""
     if note.raw is not None and note.meta == note.source_meta and note.body == note.source_body:
         return note.raw
@@ -209,7 +209,7 @@ def render(note: Note) -> str:
 
 
 def _coerce(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Finding]:
-    """Undo YAML's guesses on the prose fields (in place, before the Note exists)."""
+    """Undo YAML's guesses on the prose fields (in place, before the MemoryFile exists)."""
     findings: list[Finding] = []
     guessed = [k for k in ("name", "description", "type") if not isinstance(meta.get(k), str)]
     if not guessed:

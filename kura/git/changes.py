@@ -23,7 +23,7 @@ from kura.files.belief import retired
 from kura.files.checks import conflict_markers
 from kura.files.finding import Finding
 from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
-from kura.git.run import Repo
+from kura.git.run import WorkTree
 from kura.store.safe_read import INDEX_CAP, MEMORY_CAP
 
 SUBJECT_WIDTH = 72
@@ -59,14 +59,14 @@ class Changes:
         return (("+", self.added), ("~", self.changed), ("-", self.forgotten))
 
 
-def store_pathspec(repo: Repo) -> tuple[str, ...]:
+def store_pathspec(repo: WorkTree) -> tuple[str, ...]:
     """The store's folder and nothing else, never its state folder (even where the store's
     own .gitignore was lost): a pathspec relative to the top, taken literally."""
     folder = f":(top,literal){repo.prefix}" if repo.prefix else ":(top)"
     return folder, f":(top,literal,exclude){repo.prefix}{STATE_DIR}"
 
 
-def stage(repo: Repo) -> None:
+def stage(repo: WorkTree) -> None:
     """``git add -A`` the store's folder. The state folder is left out by the store's own
     .gitignore; only where that is lost is it excluded by name (git refuses an exclusion
     that names an ignored path)."""
@@ -75,14 +75,14 @@ def stage(repo: Repo) -> None:
     repo.run("add", "-A", "--", folder, *(() if ignored else (state,)))
 
 
-def staged(repo: Repo) -> tuple[Changes, list[Finding]]:
+def staged(repo: WorkTree) -> tuple[Changes, list[Finding]]:
     """What committing the store's staged paths would do (against HEAD, or against nothing
     before the first commit), and the conflicts left in what would be committed."""
     listed = repo.run("diff", "--cached", "--name-status", "-z", "--no-renames", "--", *store_pathspec(repo))
     return _read(repo, _statuses(listed.out), old="HEAD", new="")
 
 
-def between(repo: Repo, old: str, new: str) -> tuple[Changes, list[Finding]]:
+def between(repo: WorkTree, old: str, new: str) -> tuple[Changes, list[Finding]]:
     """What the commits from ``old`` to ``new`` did to the store."""
     spec = store_pathspec(repo)
     listed = repo.run("diff", "--name-status", "-z", "--no-renames", old, new, "--", *spec)
@@ -116,7 +116,7 @@ def _statuses(out: bytes) -> list[tuple[str, str]]:
 
 
 def _read(
-    repo: Repo, statuses: list[tuple[str, str]], *, old: str, new: str
+    repo: WorkTree, statuses: list[tuple[str, str]], *, old: str, new: str
 ) -> tuple[Changes, list[Finding]]:
     """Classify each path, reading the two versions of every modified memory and the new
     version of every text file (for conflicts) in two ``cat-file`` calls."""
@@ -144,7 +144,7 @@ def _read(
     return found, conflicts
 
 
-def _memory(repo: Repo, path: str) -> bool:
+def _memory(repo: WorkTree, path: str) -> bool:
     return path.startswith(repo.prefix) and is_memory_name(path[len(repo.prefix) :])
 
 
@@ -168,7 +168,7 @@ def _meta(data: bytes | None) -> dict[str, Any] | None:
     return None if data is None else nt.from_bytes(data).meta
 
 
-def _blobs(repo: Repo, names: list[str]) -> dict[str, bytes]:
+def _blobs(repo: WorkTree, names: list[str]) -> dict[str, bytes]:
     """The contents of ``names`` (``REV:path``; ``:path`` is the index) that are blobs of
     at most the cap; anything else is left out."""
     if not names:

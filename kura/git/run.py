@@ -61,7 +61,7 @@ class Ran:
 
 
 @dataclass(frozen=True, slots=True)
-class Repo:
+class WorkTree:
     """The work tree holding a store: its top folder and the store's place in it."""
 
     top: Path
@@ -96,7 +96,7 @@ def run(
     return ran
 
 
-def find_repo(folder: Path) -> Repo:
+def find_repo(folder: Path) -> WorkTree:
     """The git work tree that holds ``folder``; GitError (saying how to make one) when none
     does, or when the folder is inside a ``.git`` folder or a bare repository."""
     if not folder.is_dir():
@@ -108,4 +108,4 @@ def find_repo(folder: Path) -> Repo:
             f"{folder} is not in a git repository (a work tree), so there is nothing to sync; make it "
             f"one with `git -C {folder} init` and add a remote (docs/sharing.md shows the setups)"
         )
-    return Repo(Path(lines[1]), lines[2])
+    return WorkTree(Path(lines[1]), lines[2])

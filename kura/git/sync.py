@@ -37,7 +37,7 @@ from typing import Any
 
 from kura.errors import GitError
 from kura.git import changes as sd
-from kura.git.run import Repo, find_repo
+from kura.git.run import WorkTree, find_repo
 from kura.observe.observations import LOG_NAME
 from kura.store.atomic import locked
 from kura.store.store import Store
@@ -134,7 +134,7 @@ def sync(store: Store, *, message: str | None = None) -> Synced:
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    repo: Repo
+    repo: WorkTree
     store: Store
     up: Upstream
     trail: _Trail
@@ -191,7 +191,7 @@ def _stop_if_asked() -> None:
 # -- refusals --------------------------------------------------------------------------
 
 
-def _upstream(repo: Repo) -> Upstream:
+def _upstream(repo: WorkTree) -> Upstream:
     """The branch's upstream, refusing every state sync must not work in."""
     named = repo.run("symbolic-ref", "-q", "--short", "HEAD", check=False)
     if not named.ok:
@@ -226,7 +226,7 @@ def _upstream(repo: Repo) -> Upstream:
     return Upstream(branch, remote, merge)
 
 
-def _refuse_busy(repo: Repo) -> None:
+def _refuse_busy(repo: WorkTree) -> None:
     paths = _git_paths(repo, *(name for name, _, _ in _BUSY))
     for (_, what, finish), path in zip(_BUSY, paths, strict=True):
         if (repo.top / path).exists():
@@ -315,7 +315,7 @@ def _pull(run: _Run) -> tuple[int, sd.Changes]:
     return int(repo.run("rev-list", "--count", f"{before}..{theirs}").text), incoming
 
 
-def _set_aside(repo: Repo, trail: _Trail) -> list[str]:
+def _set_aside(repo: WorkTree, trail: _Trail) -> list[str]:
     """Stash what is uncommitted outside the store (staged or not); the paths stashed."""
     dirty = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=no").out
     paths = [entry[3:] for entry in _paths(dirty)] if dirty else []
@@ -334,7 +334,7 @@ def _set_aside(repo: Repo, trail: _Trail) -> list[str]:
     return paths
 
 
-def _refuse_rebase(repo: Repo, up: Upstream, said: str) -> None:
+def _refuse_rebase(repo: WorkTree, up: Upstream, said: str) -> None:
     conflicted = _paths(repo.run("diff", "--name-only", "-z", "--diff-filter=U", check=False).out)
     if conflicted:
         raise GitError(
@@ -352,7 +352,7 @@ def _refuse_rebase(repo: Repo, up: Upstream, said: str) -> None:
     )
 
 
-def _put_back(repo: Repo, up: Upstream, paths: list[str], trail: _Trail) -> None:
+def _put_back(repo: WorkTree, up: Upstream, paths: list[str], trail: _Trail) -> None:
     if not repo.run("stash", "pop", "-q", "--index", check=False).ok:
         raise GitError(
             f"{repo.top}: your uncommitted changes outside the store ({_some(paths)}) conflict with what "
@@ -363,7 +363,7 @@ def _put_back(repo: Repo, up: Upstream, paths: list[str], trail: _Trail) -> None
     trail.stashed = False
 
 
-def _push(repo: Repo, up: Upstream) -> int:
+def _push(repo: WorkTree, up: Upstream) -> int:
     if not _rev(repo, "HEAD"):
         return 0
     ahead = int(repo.run("rev-list", "--count", "HEAD", *_not("@{upstream}", repo)).text or "0")
@@ -391,7 +391,7 @@ def _push(repo: Repo, up: Upstream) -> int:
 # -- the undo ----------------------------------------------------------------------------
 
 
-def _restore(repo: Repo, trail: _Trail) -> str:
+def _restore(repo: WorkTree, trail: _Trail) -> str:
     """Put HEAD, the index and the work tree back as they were; what failed, or ""."""
     failed: list[str] = []
 
@@ -419,7 +419,7 @@ def _restore(repo: Repo, trail: _Trail) -> str:
     return "; ".join(failed)
 
 
-def _back_to(repo: Repo, base: str, failed: list[str]) -> None:
+def _back_to(repo: WorkTree, base: str, failed: list[str]) -> None:
     """HEAD back to ``base``, keeping whatever a person saved meanwhile (``reset --keep``);
     when their saves touch the very files that would change, those saves are kept in a stash
     of their own first, and the failure says where."""
@@ -453,21 +453,21 @@ def _locks(store: Store) -> Iterator[None]:
         yield
 
 
-def _rev(repo: Repo, name: str) -> str:
+def _rev(repo: WorkTree, name: str) -> str:
     """The commit ``name`` points at, "" when it points nowhere."""
     return repo.run("rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False).text
 
 
-def _not(name: str, repo: Repo) -> tuple[str, ...]:
+def _not(name: str, repo: WorkTree) -> tuple[str, ...]:
     return ("--not", name) if _rev(repo, name) else ()
 
 
-def _git_paths(repo: Repo, *names: str) -> list[str]:
+def _git_paths(repo: WorkTree, *names: str) -> list[str]:
     asked = [word for name in names for word in ("--git-path", name)]
     return repo.run("rev-parse", *asked).text.split("\n")
 
 
-def _rebasing(repo: Repo) -> bool:
+def _rebasing(repo: WorkTree) -> bool:
     ran = repo.run("rev-parse", "--git-path", "rebase-merge", "--git-path", "rebase-apply", check=False)
     return ran.ok and any((repo.top / path).exists() for path in ran.text.split("\n"))
 

@@ -60,7 +60,7 @@ def remember(
     type: str | None = None,
     title: str | None = None,
     supersedes: str | None = None,
-    amend: Callable[[nt.Note], nt.Note] | None = None,
+    amend: Callable[[nt.MemoryFile], nt.MemoryFile] | None = None,
     actor: str = "direct",
 ) -> Remembered:
     """``Store.remember``, and with ``supersedes`` the old memory replaced as the distiller
@@ -73,7 +73,7 @@ def remember(
     refuse_secrets(f"store '{store.name}', the slug", slug, supersedes)  # names are echoed below
     old = replaceable(store, supersedes, new_slug(slug))
 
-    def naming(note: nt.Note) -> nt.Note:
+    def naming(note: nt.MemoryFile) -> nt.MemoryFile:
         note = lifecycle.naming(note, old)
         return amend(note) if amend is not None else note
 

@@ -28,7 +28,7 @@ def reinforce(store: Store, slug: str, witness: wt.Witness, *, actor: str = "dir
     return store.update(slug, lambda memory: witnessed(memory.note, witness, memory.slug), actor=actor)
 
 
-def witnessed(note: nt.Note, witness: wt.Witness, slug: str = "<memory>") -> nt.Note:
+def witnessed(note: nt.MemoryFile, witness: wt.Witness, slug: str = "<memory>") -> nt.MemoryFile:
     """The note with ``witness`` recorded (the same note when it already is)."""
     found, _ = wt.read(note.meta, slug)
     if len(wt.dedupe([*found, witness])) == len(found):
@@ -38,7 +38,7 @@ def witnessed(note: nt.Note, witness: wt.Witness, slug: str = "<memory>") -> nt.
     return note.with_meta(witnesses=[*raw, witness.to_meta()])
 
 
-def stated_again(note: nt.Note) -> nt.Note:
+def stated_again(note: nt.MemoryFile) -> nt.MemoryFile:
     """A forgotten memory with recorded witnesses that a person writes again at the command
     line gains their SAID witness, dated today: without new evidence the next decay would
     archive again, the same day, what they just brought back."""
@@ -83,7 +83,7 @@ def unreplaced(store: Store, old: str, new: str, where: str) -> None:
         )
 
 
-def naming(note: nt.Note, old: str) -> nt.Note:
+def naming(note: nt.MemoryFile, old: str) -> nt.MemoryFile:
     """The note with ``old`` in its ``supersedes`` list (the same note when it already is)."""
     have = note.meta.get("supersedes")
     if isinstance(have, list) and old in [str(v) for v in have]:

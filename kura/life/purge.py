@@ -111,7 +111,7 @@ def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:
     return found
 
 
-def _unpointed(memory: Memory, *, gone: set[str]) -> nt.Note:
+def _unpointed(memory: Memory, *, gone: set[str]) -> nt.MemoryFile:
     """The memory with every pointer to a purged memory taken out (read under the lock)."""
     meta = memory.note.meta
     changes = {k: _without(meta[k], gone) for k in _POINTERS if k in meta and gone & set(_named(meta[k]))}

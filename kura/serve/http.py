@@ -2,7 +2,7 @@
 
 Why it is built this way:
 
-* **Warm.** One ``Service`` per process: the embedding model, each store's search index and
+* **Warm.** One ``StorePool`` per process: the embedding model, each store's search index and
   its vectors stay loaded between requests, so a recall costs the question, not a cold
   start. A watcher per store tells the service which files changed on disk, so a memory
   saved in an editor reaches the next recall at once instead of after the stamp check.
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
 from kura.serve.access import Guard, check_bind, error_body, shorten
 from kura.serve.listener import Deadlines, address_of, listen, uvicorn_config
-from kura.serve.pool import InvalidRequest, Service
+from kura.serve.pool import InvalidRequest, StorePool
 from kura.serve.schemas import (
     ContextIn,
     ContextOut,
@@ -78,7 +78,7 @@ def _status(err: KuraError) -> int:
     return 500  # a store that cannot be read or written here, a broken config: not the client's
 
 
-def _install_errors(app: "FastAPI", service: Service) -> None:
+def _install_errors(app: "FastAPI", service: StorePool) -> None:
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import Response
     from starlette.exceptions import HTTPException
@@ -126,7 +126,7 @@ def _install_errors(app: "FastAPI", service: Service) -> None:
 Given = list[tuple[str, str | None]]
 
 
-def _routes(service: Service) -> "APIRouter":
+def _routes(service: StorePool) -> "APIRouter":
     from fastapi import APIRouter, Depends, Header, Path, Query, Request
     from fastapi.responses import PlainTextResponse, Response
 
@@ -261,7 +261,7 @@ def _routes(service: Service) -> "APIRouter":
     return router
 
 
-def _choose(service: Service, given: Given) -> str:
+def _choose(service: StorePool, given: Given) -> str:
     """The store the selectors name; two that disagree are refused, none is the default."""
     named = [(where, service.name(value)) for where, value in given if value]
     if len({store for _, store in named}) > 1:
@@ -270,7 +270,7 @@ def _choose(service: Service, given: Given) -> str:
     return named[0][1] if named else service.name()
 
 
-def _check_writable(service: Service, name: str) -> None:
+def _check_writable(service: StorePool, name: str) -> None:
     if service.readonly:
         raise PolicyRefused(
             f"this server is read-only (kura serve --readonly); store '{name}' is not written — "
@@ -289,7 +289,7 @@ def _matches(header: str, etag: str) -> bool:
 
 
 def create_app(
-    service: Service, *, token: str | None = None, mcp: Mcp | None = None, watch: bool = True
+    service: StorePool, *, token: str | None = None, mcp: Mcp | None = None, watch: bool = True
 ) -> "FastAPI":
     """The ASGI app over ``service``. ``mcp`` is ``(asgi_app, lifespan)`` from
     ``kura.serve.mcp_server.streamable_http``: mounted at ``/mcp``, its lifespan (called with no
@@ -356,7 +356,7 @@ def _document(app: "FastAPI", token: str | None) -> None:
 
 
 def _lifespan(
-    service: Service, mcp_lifespan: Callable[..., AbstractAsyncContextManager[Any]] | None, watch: bool
+    service: StorePool, mcp_lifespan: Callable[..., AbstractAsyncContextManager[Any]] | None, watch: bool
 ) -> Callable[[Any], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -376,7 +376,7 @@ def _lifespan(
     return lifespan
 
 
-def _start_watchers(service: Service) -> list[tuple[Any, Any]]:
+def _start_watchers(service: StorePool) -> list[tuple[Any, Any]]:
     """A watcher per served store whose ``after`` hook tells the service what changed; a store
     that cannot be watched is still served (the stamp check keeps it fresh, a little later)."""
     from kura.serve.watch import watch
@@ -394,7 +394,7 @@ def _start_watchers(service: Service) -> list[tuple[Any, Any]]:
     return started
 
 
-def _tell(service: Service, name: str) -> Callable[[set[str]], None]:
+def _tell(service: StorePool, name: str) -> Callable[[set[str]], None]:
     def changed(rels: set[str]) -> None:
         service.changed(rels, name)
 
@@ -405,7 +405,7 @@ def _nothing() -> None:
     """The watcher's re-weave step: /prefill re-weaves on demand, so there is none here."""
 
 
-def mcp_mount(service: Service, *, readonly: bool | None = None) -> Mcp:
+def mcp_mount(service: StorePool, *, readonly: bool | None = None) -> Mcp:
     """MCP over streamable HTTP at ``/mcp``, read-only by default as ``kura mcp`` is:
     ``kura serve --writable`` (or ``KURA_READONLY=0``) lets MCP clients write (never past
     ``kura serve --readonly``, and a store's write policy still applies). ``POST /remember``
@@ -439,9 +439,9 @@ def serve(
     check_bind(host, token)
     sockets = listen(host, port)
     logging.config.dictConfig(LOGGING_CONFIG)  # what uvicorn.run does, done first so our lines show
-    service: Service | None = None
+    service: StorePool | None = None
     try:
-        service = Service(config, readonly=readonly, bound=bound)
+        service = StorePool(config, readonly=readonly, bound=bound)
         app = create_app(service, token=token, mcp=mcp_mount(service, readonly=mcp_readonly))
         served = ", ".join(f"{s['name']}{'' if s['writable'] else ' (read-only)'}" for s in service.stores())
         log.info("kura serve: stores %s%s", served, "; token required" if token else "")

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from kura.serve.mcp_tools import Backend
-    from kura.serve.pool import Service
+    from kura.serve.pool import StorePool
 
 log = logging.getLogger("kura.mcp")
 
@@ -43,7 +43,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 class Local:
     """The stores in this process, through the service (bound or free as it was made)."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: StorePool) -> None:
         self.service = service
         self.bound = service.bound
 
@@ -94,14 +94,14 @@ def open_backend(config: str | None, store: str | None, *, readonly: bool, env: 
 
         return Remote(env["KURA_URL"], token=env.get("KURA_TOKEN") or None, bound=store)
     from kura.config import load_config
-    from kura.serve.pool import Service
+    from kura.serve.pool import StorePool
 
     loaded = load_config(config)
     if store and store not in loaded.stores and store not in loaded.modes:
         chosen = loaded.store_config(store)  # a folder, or UnknownStore naming what there is
         loaded = dataclasses.replace(loaded, stores={chosen.name: chosen}, modes={})
         store = chosen.name
-    return Local(Service(loaded, readonly=readonly, bound=store))
+    return Local(StorePool(loaded, readonly=readonly, bound=store))
 
 
 def _session(ctx: ServerRequestContext[Any, Any]) -> str | None:
@@ -191,7 +191,7 @@ SERVE_UNLOCK = "restart `kura serve` with --writable (or KURA_READONLY=0)"
 SERVE_LOCKED = "restart `kura serve` with --writable instead of --readonly"
 
 
-def http_tools(service: Service, *, readonly: bool | None) -> Tools:
+def http_tools(service: StorePool, *, readonly: bool | None) -> Tools:
     """The tools ``/mcp`` offers: read-only when ``kura serve --readonly`` made the whole
     service so; else as ``readonly`` says (``kura serve --writable``/``--readonly``), or
     ``KURA_READONLY`` when the switch was not given (on unless turned off), as for ``kura mcp``."""
@@ -203,7 +203,7 @@ def http_tools(service: Service, *, readonly: bool | None) -> Tools:
 
 
 def streamable_http(
-    service: Service, *, readonly: bool | None = None, host: str | None = None
+    service: StorePool, *, readonly: bool | None = None, host: str | None = None
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
     """MCP over streamable HTTP for ``kura serve``: (ASGI app, lifespan).
 

@@ -58,11 +58,11 @@ class _Served:
     checked: float = 0.0  # when the index was last compared with the files
 
 
-def _private_paths(method: Callable[Concatenate[Service, P], T]) -> Callable[Concatenate[Service, P], T]:
+def _private_paths(method: Callable[Concatenate[StorePool, P], T]) -> Callable[Concatenate[StorePool, P], T]:
     """Errors leave the service naming stores, never the folders they live in on this machine."""
 
     @functools.wraps(method)
-    def wrapper(self: Service, /, *args: P.args, **kwargs: P.kwargs) -> T:
+    def wrapper(self: StorePool, /, *args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return method(self, *args, **kwargs)
         except KuraError as err:
@@ -78,7 +78,7 @@ def _private_paths(method: Callable[Concatenate[Service, P], T]) -> Callable[Con
     return wrapper
 
 
-class Service:
+class StorePool:
     """The configured stores, served. ``readonly`` refuses writes whatever the policy."""
 
     def __init__(self, config: Config, *, readonly: bool = False, bound: str | None = None) -> None:

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from kura.errors import StoreError
 from kura.files.belief import summary
-from kura.files.memory_file import Note
+from kura.files.memory_file import MemoryFile
 from kura.files.slugs import Stats, file_stats, is_memory_name
 from kura.store import state as st
 from kura.store.parallel import parallel_map
@@ -190,7 +190,7 @@ def kv_put(db: sqlite3.Connection, key: str, value: str) -> None:
         db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, value))
 
 
-def written_date(note: Note) -> dt.date | None:
+def written_date(note: MemoryFile) -> dt.date | None:
     """The most recent date the memory itself says it was written or updated: in the
     frontmatter (``updated``, ``created``, …) or on a body line of its own such as
     ``Updated: 2026-11-20`` or ``**Date:** 2026-11-20``. Dates mentioned in prose

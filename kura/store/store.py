@@ -140,7 +140,7 @@ class Store:
         type: str | None = None,
         title: str | None = None,
         actor: str = "direct",
-        amend: Callable[[nt.Note], nt.Note] | None = None,
+        amend: Callable[[nt.MemoryFile], nt.MemoryFile] | None = None,
     ) -> WriteResult:
         """Create or update one memory and its own index line. ``amend`` makes a further
         change to the note (a witness, say) in the same locked write."""
@@ -185,7 +185,7 @@ class Store:
             return WriteResult(slug, path, first is None, wrote, False)
 
     def update(
-        self, slug: str, change: Callable[[Memory], nt.Note | None], *, actor: str = "direct"
+        self, slug: str, change: Callable[[Memory], nt.MemoryFile | None], *, actor: str = "direct"
     ) -> WriteResult:
         """Read the memory and write ``change(memory)`` back, both under the store lock, so a
         writer meanwhile is never overwritten and never makes this one fail: ``change`` sees
@@ -265,11 +265,11 @@ class Store:
         body: str | None,
         type: str | None,
         title: str | None,
-        amend: Callable[[nt.Note], nt.Note] | None,
+        amend: Callable[[nt.MemoryFile], nt.MemoryFile] | None,
     ) -> WriteResult:
         path = self._target(slug)
         self._check_index(adding=slug)  # refuse before the memory is written, not after
-        made: list[tuple[nt.Note, bool, nt.Note | None]] = []
+        made: list[tuple[nt.MemoryFile, bool, nt.MemoryFile | None]] = []
 
         def make(old_bytes: bytes | None) -> bytes | None:
             old = None if old_bytes is None else self.decode(slug, path, old_bytes).note
@@ -460,7 +460,7 @@ class Store:
             return got, self.decode(slug, path, got)
         got = got or Refused("removed while kura read the store", "run the command again")
         finding = nt.Finding(f"{self.name}/{slug}.md", 1, f"{got.what}; not read — {got.todo}")
-        return b"", Memory(slug, path, nt.Note(meta={}, body="", findings=(finding,)))
+        return b"", Memory(slug, path, nt.MemoryFile(meta={}, body="", findings=(finding,)))
 
     def decode(self, slug: str, path: Path, data: bytes) -> Memory:
         """A memory from the bytes of its file (for callers that already read them)."""

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from kura.errors import StoreError
-from kura.files.memory_file import Note
+from kura.files.memory_file import MemoryFile
 from kura.files.memory_index import TITLE_MAX
 
 MAX_TITLE = 200
@@ -67,7 +67,7 @@ def utf8(where: str, text: str) -> bytes:
         ) from None
 
 
-def check_rewritable(path: Path, note: Note) -> None:
+def check_rewritable(path: Path, note: MemoryFile) -> None:
     """Refuse to rewrite a file kura could only mangle: bytes that are not UTF-8, or a
     frontmatter block that was opened and never closed."""
     if note.raw is None:

@@ -23,7 +23,7 @@ from conftest import Cli, write_memory
 
 from kura.config import parse_config
 from kura.errors import NoStore
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 
 KURA = str(Path(sys.executable).parent / "kura")
 HOOK = Path(__file__).resolve().parents[2] / "hooks" / "kura-prefill"
@@ -263,7 +263,7 @@ def test_a_served_store_whose_folder_is_deleted_is_not_made_again(tmp_path: Path
         write_memory(tmp_path / name, "deploy", "project", "we deploy on Tuesdays")
         (tmp_path / name / "MEMORY.md").write_text("# Memory\n\n- [Deploy](deploy.md) — Tuesdays\n")
     stores = {name: {"path": str(tmp_path / name)} for name in ("team", "gone")}
-    service = Service(parse_config({"stores": stores}))
+    service = StorePool(parse_config({"stores": stores}))
     try:
         assert service.recall("when do we deploy", selector="gone")["picked"]
         shutil.rmtree(tmp_path / "gone")
@@ -294,7 +294,7 @@ def test_a_served_store_whose_folder_is_deleted_is_not_made_again(tmp_path: Path
 def test_a_service_with_no_default_store_does_not_start(tmp_path: Path) -> None:
     config = parse_config({"stores": {"main": {"path": str(tmp_path / "never")}}})
     with pytest.raises(NoStore, match=r"^store 'main': its folder .*/never is not there"):
-        Service(config)
+        StorePool(config)
     assert not (tmp_path / "never").exists()
 
 

@@ -15,7 +15,7 @@ from conftest import Cli, ModelServer, write_memory
 from test_distill_run import CORRECTION, ECHOED, REMEMBER, SESSION, SID, jsonl
 
 from kura.distill import drafts as dr
-from kura.distill.drain import Unread, Verdict, read_verdict
+from kura.distill.drain import ScribeVerdict, Unread, read_verdict
 from kura.distill.final_check import violations
 from kura.files import memory_file as nt
 from kura.store.store import Store, init_store
@@ -282,11 +282,11 @@ def test_the_charter_leads_the_system_prompt_byte_identically(
 
 
 def test_verdicts_are_read_leniently() -> None:
-    assert read_verdict(POUR) == Verdict("pour", "inside its evidence")
+    assert read_verdict(POUR) == ScribeVerdict("pour", "inside its evidence")
     reasoning = (
         'First {"verdict": "POUR", "reason": "a"} then, thinking again: {"verdict": "toss", "reason": "thin"}'
     )
-    assert read_verdict(reasoning) == Verdict("toss", "thin")
+    assert read_verdict(reasoning) == ScribeVerdict("toss", "thin")
     nested = '{"verdict": "FIX", "reason": "r", "body": "use {braces} and \\"quotes\\""}'
-    assert read_verdict(nested) == Verdict("fix", "r", "", "", 'use {braces} and "quotes"')
+    assert read_verdict(nested) == ScribeVerdict("fix", "r", "", "", 'use {braces} and "quotes"')
     assert isinstance(read_verdict("[1, 2]"), Unread)

@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import Cli
 from test_distill_run import SESSION, SID, jsonl
 
-from kura.distill.night import Night, Report, Snapshot, Task, snapshot
+from kura.distill.night import Night, NightReport, Snapshot, Task, snapshot
 from kura.distill.run import journals_for
 from kura.store.store import init_store
 
@@ -32,9 +32,9 @@ class World:
         path, size, mtime = self.state[0]
         self.state = ((path, size + 1, mtime + 1),)
 
-    def task(self) -> Report:
+    def task(self) -> NightReport:
         self.runs += 1
-        return Report(f"distill: pass {self.runs}", True)
+        return NightReport(f"distill: pass {self.runs}", True)
 
     def night(self, *tasks: Task, idle: float = 60, poll: float = 10) -> Night:
         return Night(lambda: self.state, tasks or (Task("pass", self.task),), idle=idle, poll=poll,
@@ -80,13 +80,13 @@ def test_a_failing_pass_is_logged_and_the_loop_goes_on() -> None:
     world = World()
     calls: list[str] = []
 
-    def broken() -> Report:
+    def broken() -> NightReport:
         calls.append("pass")
         raise OSError("disk full")
 
-    def drain() -> Report:
+    def drain() -> NightReport:
         calls.append("drain")
-        return Report("drain: drafts 0", False)
+        return NightReport("drain: drafts 0", False)
 
     loop = world.night(Task("pass", broken), Task("drain", drain))
     world.wait(loop, 100)

@@ -14,7 +14,7 @@ from conftest import Cli
 import kura.cli.eval  # noqa: F401  (registers the command on the shared app)
 from kura.distill.contradict import disagreements
 from kura.distill.rules import spot
-from kura.evals import Report, agent, arms, evaluate, report
+from kura.evals import EvalReport, agent, arms, evaluate, report
 from kura.evals import scenarios as sc
 from kura.recall.context import HEADINGS
 from kura.store.store import Store
@@ -24,7 +24,7 @@ TESTS, DOCS = sc.LESSONS[0], sc.LESSONS[1]
 
 
 @pytest.fixture(scope="module")
-def short() -> Report:
+def short() -> EvalReport:
     return evaluate(kinds=("one", "rotated"), sessions=6)
 
 
@@ -63,7 +63,7 @@ def sections(text: str) -> dict[str, str]:
     return {heading: "\n".join(lines) for heading, lines in out.items()}
 
 
-def test_every_scenario_reports_three_arms_within_the_ceiling(short: Report) -> None:
+def test_every_scenario_reports_three_arms_within_the_ceiling(short: EvalReport) -> None:
     for found in short.figures:
         assert set(found.arms) == {"kura", "window", "none"}
         assert found.arms["kura"].success <= found.ceiling
@@ -73,13 +73,13 @@ def test_every_scenario_reports_three_arms_within_the_ceiling(short: Report) -> 
     assert "% without memory" in text and "the same history in the window" in text
 
 
-def test_without_memory_every_task_fails_and_nothing_is_injected(short: Report) -> None:
+def test_without_memory_every_task_fails_and_nothing_is_injected(short: EvalReport) -> None:
     for found in short.figures:
         none = found.arms["none"]
         assert (none.success, none.stated, none.tokens_mean) == (0, 0, 0)
 
 
-def test_one_lesson_is_learnt_once_and_the_window_is_level(short: Report) -> None:
+def test_one_lesson_is_learnt_once_and_the_window_is_level(short: EvalReport) -> None:
     one = short.figures[0]
     assert one.kind == "one"
     assert one.ceiling == 5  # every session after the first
@@ -102,7 +102,7 @@ def test_the_window_loses_a_lesson_its_history_outgrew() -> None:
     assert found.gap > 0 and report.verdict(found).startswith("kura is ahead by")
 
 
-def test_a_window_that_wins_is_named_the_winner(short: Report) -> None:
+def test_a_window_that_wins_is_named_the_winner(short: EvalReport) -> None:
     rotated = short.figures[1]
     kura = rotated.arms["kura"]
     behind = replace(

@@ -20,7 +20,7 @@ from kura.config import parse_config
 from kura.files.memory_index import parse_index
 from kura.life import lifecycle
 from kura.serve.http import create_app
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 from kura.store.store import Store, init_store
 
 TODAY = dt.date.today().isoformat()
@@ -195,7 +195,7 @@ def test_http_remember_brings_back_a_forgotten_memory_and_refuses_a_superseded_o
     root = fresh(tmp_path, cli, "host", "port", "ship")
     forget(root)
     lifecycle.supersede(Store(root), "host", "port")
-    service = Service(parse_config({"stores": {"s": {"path": str(root)}}}))
+    service = StorePool(parse_config({"stores": {"s": {"path": str(root)}}}))
     try:
         with uvicorn_app(create_app(service)) as url, httpx.Client(base_url=url, timeout=30) as http:
             back = http.post("/remember", json={"slug": "ship", "description": "ships Wednesday 09:00"})
@@ -256,7 +256,7 @@ def test_list_of_only_forgotten_memories_finds_nothing(cli: Cli, tmp_path: Path)
 
 def test_http_memories_leaves_retired_out_unless_all(cli: Cli, tmp_path: Path) -> None:
     root = retired_store(tmp_path, cli)
-    service = Service(parse_config({"stores": {"s": {"path": str(root)}}}))
+    service = StorePool(parse_config({"stores": {"s": {"path": str(root)}}}))
     try:
         with uvicorn_app(create_app(service)) as url, httpx.Client(base_url=url, timeout=30) as http:
             assert [m["slug"] for m in http.get("/memories").json()] == ["port"]
@@ -306,7 +306,7 @@ def test_mcp_list_leaves_retired_out_unless_all(cli: Cli, tmp_path: Path) -> Non
 
 def test_mcp_list_through_kura_serve_leaves_retired_out_unless_all(cli: Cli, tmp_path: Path) -> None:
     root = mcp_root(tmp_path, cli)
-    service = Service(parse_config({"stores": {"s": {"path": str(root / "s")}}}))
+    service = StorePool(parse_config({"stores": {"s": {"path": str(root / "s")}}}))
     try:
         with uvicorn_app(create_app(service)) as url, client(root, "mcp", KURA_URL=url) as proxy:
             assert proxy.ok("kura_list") == LISTED

@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from kura.config import load_config
 from kura.serve.http import create_app
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 
 NFC = "café"
 NFD = unicodedata.normalize("NFD", NFC)
@@ -263,7 +263,7 @@ def writable(tmp_path: Path) -> Path:
 
 
 def test_http_takes_a_decomposed_name_as_the_same_memory_and_refuses_a_long_title(writable: Path) -> None:
-    service = Service(load_config(str(writable / "kura.toml")))
+    service = StorePool(load_config(str(writable / "kura.toml")))
     try:
         with uvicorn_app(create_app(service)) as url, httpx.Client(base_url=url, timeout=30) as http:
             done = http.post("/remember", json={"slug": NFD, "description": "coffee, from 8:00"})

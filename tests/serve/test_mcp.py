@@ -27,7 +27,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from kura.config import load_config
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 
 ALL_TOOLS = [
     "kura_recall",
@@ -57,7 +57,7 @@ def root(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path],
         '[modes]\nbuild = "team"\narchive = "vault"\n'
     )
     (base / "home").mkdir()
-    service = Service(load_config(str(base / "kura.toml")))
+    service = StorePool(load_config(str(base / "kura.toml")))
     service.recall("warm the index", top=1)
     service.close()
     return base
@@ -405,7 +405,7 @@ def test_kura_use_needs_a_session_to_remember_the_choice_in(root: Path) -> None:
     from kura.serve.mcp_server import Local
     from kura.serve.mcp_tools import Tools
 
-    tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
+    tools = Tools(Local(StorePool(load_config(str(root / "kura.toml")))), readonly=True)
     assert tools.call("kura_use", {"store": "vault"}, None) == (
         "this connection has no session to remember a store in; pass store to each call",
         True,
@@ -455,7 +455,7 @@ def kura_serve(root: Path) -> Iterator[str]:
         shutil.copytree(root / "team", served / "team")
         shutil.copytree(root / "vault", served / "vault")
         shutil.copy(root / "kura.toml", served / "kura.toml")
-    service = Service(load_config(str(served / "kura.toml")))
+    service = StorePool(load_config(str(served / "kura.toml")))
     app = create_app(service, token=TOKEN, mcp=streamable_http(service, readonly=False), watch=False)
     with serving(app) as url:
         yield url
@@ -515,7 +515,7 @@ def test_streamable_http_mounted_in_an_asgi_app(root: Path) -> None:
 
     from kura.serve.mcp_server import streamable_http
 
-    service = Service(load_config(str(root / "kura.toml")), readonly=True)
+    service = StorePool(load_config(str(root / "kura.toml")), readonly=True)
     mcp_app, lifespan = streamable_http(service, host="127.0.0.1")
 
     @asynccontextmanager
@@ -546,7 +546,7 @@ def test_errors_repeat_no_secret_and_no_flood(root: Path) -> None:
     from kura.serve.mcp_tools import Tools
 
     secret = "sk-ant-" + "Q" * 40
-    tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
+    tools = Tools(Local(StorePool(load_config(str(root / "kura.toml")))), readonly=True)
     said, failed = tools.call("kura_read", {"slug": secret}, "s")
     assert failed and secret not in said and "Q" * 10 not in said and "secret" in said
     said, failed = tools.call("kura_read", {"slug": "a" * 100_000}, "s")
@@ -559,7 +559,7 @@ def test_numbers_in_strings_are_plain_ascii_digits(root: Path) -> None:
     from kura.serve.mcp_server import Local
     from kura.serve.mcp_tools import Tools
 
-    tools = Tools(Local(Service(load_config(str(root / "kura.toml")))), readonly=True)
+    tools = Tools(Local(StorePool(load_config(str(root / "kura.toml")))), readonly=True)
     for top in ("³", "--3", "٣", "3.0", "+3", "1" * 30):
         said, failed = tools.call("kura_recall", {"question": "x", "top": top, "hops": 0}, "s")
         assert failed and "top must be a whole number from 1 to 50" in said and "kura bug" not in said, top
@@ -577,7 +577,7 @@ def test_bound_mode_compares_the_stores_names_resolve_to(
     from kura.serve.mcp_tools import Tools
     from kura.serve.remote import Remote
 
-    local = Local(Service(load_config(str(root / "kura.toml")), bound=bound))
+    local = Local(StorePool(load_config(str(root / "kura.toml")), bound=bound))
     for backend in (local, Remote(kura_serve, token=TOKEN, bound=bound)):
         tools = Tools(backend, readonly=True)
         for selector in (bound, same):
@@ -593,7 +593,7 @@ def test_mcp_in_kura_serve_is_read_only_unless_kura_readonly_is_off(
 ) -> None:
     from kura.serve.http import create_app, mcp_mount
 
-    service = Service(load_config(str(root / "served" / "kura.toml")))
+    service = StorePool(load_config(str(root / "served" / "kura.toml")))
     auth = {"Authorization": f"Bearer {TOKEN}"}
     try:
         for env, offered in ((None, False), ("0", True), ("1", False)):

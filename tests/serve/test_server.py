@@ -26,7 +26,7 @@ from kura.errors import ConfigError
 from kura.files.memory_index import parse_index
 from kura.serve.access import MAX_BODY, check_bind, is_loopback, resolve_token
 from kura.serve.http import create_app
-from kura.serve.pool import MAX_TOP, Service
+from kura.serve.pool import MAX_TOP, StorePool
 from kura.store.store import Store
 
 TOKEN = "test-token-0123456789abcdef"
@@ -63,7 +63,7 @@ def config_for(root: Path) -> Config:
 def template(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path], Path]) -> Path:
     """The stores with their search indexes built once, so each copy recalls at once."""
     root = tmp_path_factory.mktemp("template")
-    service = Service(make_stores(root, sample_copy))
+    service = StorePool(make_stores(root, sample_copy))
     for name in ("team", "vault"):
         service.recall("warm up", hops=0, selector=name)
     service.close()
@@ -83,7 +83,7 @@ def running(app: Any) -> Any:
 @dataclass
 class Served:
     url: str
-    service: Service
+    service: StorePool
     http: httpx.Client
 
     def root(self, store: str = "team") -> Path:
@@ -97,7 +97,7 @@ class Served:
 
 @contextmanager
 def serving(config: Config, *, readonly: bool = False, **options: Any) -> Iterator[Served]:
-    service = Service(config, readonly=readonly)
+    service = StorePool(config, readonly=readonly)
     try:
         with running(create_app(service, **options)) as url, httpx.Client(base_url=url, timeout=30) as client:
             yield Served(url, service, client)

@@ -24,7 +24,7 @@ from conftest import SAMPLE, uvicorn_app
 from kura.config import parse_config
 from kura.serve.http import create_app, mcp_mount
 from kura.serve.listener import Deadlines
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 
 TOKEN = "test-token-0123456789abcdef"
 SHORT = Deadlines(idle=0.5, head=1.0, body=1.0)
@@ -56,7 +56,7 @@ def token_server(tmp_path_factory: pytest.TempPathFactory, sample_copy: Copy) ->
 
 def _serve(where: Path, sample_copy: Copy, *, token: str | None) -> Iterator[Server]:
     root = sample_copy(where / "team")
-    service = Service(parse_config({"stores": {"team": {"path": str(root)}}}))
+    service = StorePool(parse_config({"stores": {"team": {"path": str(root)}}}))
     try:
         app = create_app(service, token=token, mcp=mcp_mount(service), watch=False)
         with uvicorn_app(app, deadlines=SHORT) as url:

@@ -10,11 +10,11 @@ from conftest import write_memory
 
 from kura.config import parse_config
 from kura.errors import KuraError, NotFound, PolicyRefused, UnknownStore
-from kura.serve.pool import InvalidRequest, Service
+from kura.serve.pool import InvalidRequest, StorePool
 
 
 @pytest.fixture
-def service(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Iterator[Service]:
+def service(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Iterator[StorePool]:
     sample_copy(tmp_path / "team")
     (tmp_path / "vault").mkdir()
     write_memory(tmp_path / "vault", "archive-disk", "project", "the archive lives on the slow disk")
@@ -28,12 +28,12 @@ def service(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Iterator[Ser
             "modes": {"build": "team", "archive": "vault"},
         }
     )
-    served = Service(config)
+    served = StorePool(config)
     yield served
     served.close()
 
 
-def test_selectors_name_a_store_or_a_mode_never_a_path(service: Service, tmp_path: Path) -> None:
+def test_selectors_name_a_store_or_a_mode_never_a_path(service: StorePool, tmp_path: Path) -> None:
     assert service.name() == "team" and service.name("build") == "team" and service.name("archive") == "vault"
     with pytest.raises(UnknownStore, match=r"stores: team, vault; modes: archive, build"):
         service.name("nope")
@@ -41,15 +41,15 @@ def test_selectors_name_a_store_or_a_mode_never_a_path(service: Service, tmp_pat
         service.name(str(tmp_path / "team"))  # the CLI takes folders; a server never does
 
 
-def test_a_bound_service_serves_its_store_only(service: Service) -> None:
-    bound = Service(service.config, bound="archive")
+def test_a_bound_service_serves_its_store_only(service: StorePool) -> None:
+    bound = StorePool(service.config, bound="archive")
     assert bound.name() == "vault" and [s["name"] for s in bound.stores()] == ["vault"]
     with pytest.raises(UnknownStore, match="bound to store 'vault'"):
         bound.name("team")
     assert bound.name("vault") == "vault"
 
 
-def test_warm_recall_sees_its_own_writes_and_hand_edits(service: Service, tmp_path: Path) -> None:
+def test_warm_recall_sees_its_own_writes_and_hand_edits(service: StorePool, tmp_path: Path) -> None:
     first = service.recall("who is on call this week", top=1, hops=0)
     assert first["how"] == "embedded" and first["picked"]
     service.remember("ping-pong", "Sam and Aiko play table tennis at lunch", "Fridays.", type="user")
@@ -59,17 +59,17 @@ def test_warm_recall_sees_its_own_writes_and_hand_edits(service: Service, tmp_pa
     assert service.recall("coffee maker maintenance", top=1, hops=0)["picked"][0]["slug"] == "espresso"
 
 
-def test_writes_respect_policy_and_readonly(service: Service) -> None:
+def test_writes_respect_policy_and_readonly(service: StorePool) -> None:
     with pytest.raises(PolicyRefused, match="frozen"):
         service.remember("x", "anything", selector="vault")
-    readonly = Service(service.config, readonly=True)
+    readonly = StorePool(service.config, readonly=True)
     assert [s["writable"] for s in readonly.stores()] == [False, False]
     with pytest.raises(PolicyRefused, match="read-only"):
         readonly.remember("x", "anything")
     assert not (Path(service.config.stores["team"].path) / "x.md").exists()
 
 
-def test_bad_values_are_refused_before_work(service: Service) -> None:
+def test_bad_values_are_refused_before_work(service: StorePool) -> None:
     for kwargs in ({"top": 0}, {"top": 10_000}, {"hops": -1}, {"chars": 10}):
         with pytest.raises(InvalidRequest):
             service.recall("deploys", **kwargs)  # type: ignore[arg-type]
@@ -81,7 +81,7 @@ def test_bad_values_are_refused_before_work(service: Service) -> None:
         service.memory("../team/MEMORY")
 
 
-def test_reading_routes(service: Service) -> None:
+def test_reading_routes(service: StorePool) -> None:
     assert service.profile("archive") == {
         "store": "vault",
         "label": "",
@@ -98,7 +98,7 @@ def test_reading_routes(service: Service) -> None:
 
 
 def test_errors_name_stores_not_folders_and_bound_services_name_no_others(
-    service: Service, tmp_path: Path
+    service: StorePool, tmp_path: Path
 ) -> None:
     with pytest.raises(NotFound) as missing:
         service.memory("nothing-here", "team")
@@ -106,13 +106,13 @@ def test_errors_name_stores_not_folders_and_bound_services_name_no_others(
     with pytest.raises(PolicyRefused) as frozen:
         service.remember("x", "anything", selector="vault")
     assert str(tmp_path) not in str(frozen.value)
-    bound = Service(service.config, bound="vault")
+    bound = StorePool(service.config, bound="vault")
     with pytest.raises(UnknownStore) as other:
         bound.name("nope")
     assert "team" not in str(other.value) and bound.health()["stores"] == 1
 
 
-def test_the_index_route_never_follows_a_symlink_out_of_the_store(service: Service, tmp_path: Path) -> None:
+def test_the_index_route_never_follows_a_symlink_out_of_the_store(service: StorePool, tmp_path: Path) -> None:
     (tmp_path / "outside.md").write_text("secret plans\n")
     index = Path(service.config.stores["vault"].path) / "MEMORY.md"
     index.unlink()
@@ -122,13 +122,13 @@ def test_the_index_route_never_follows_a_symlink_out_of_the_store(service: Servi
     assert "secret plans" not in str(refused.value)
 
 
-def test_paths_are_store_relative(service: Service) -> None:
+def test_paths_are_store_relative(service: StorePool) -> None:
     made = service.remember("deep/down/note", "a memory in a folder")
     assert made["path"] == "deep/down/note.md"
     assert service.memory("deep/down/note")["path"] == "deep/down/note.md"
 
 
-def test_doctor_reports_a_store_too_broken_to_examine(service: Service, tmp_path: Path) -> None:
+def test_doctor_reports_a_store_too_broken_to_examine(service: StorePool, tmp_path: Path) -> None:
     index = Path(service.config.stores["vault"].path) / "MEMORY.md"
     index.unlink()
     index.symlink_to(tmp_path / "elsewhere.md")

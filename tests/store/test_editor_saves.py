@@ -27,7 +27,7 @@ from kura.config import parse_config
 from kura.errors import StoreError
 from kura.files.memory_index import parse_index
 from kura.serve.http import create_app
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 from kura.store.store import Store
 
 EDITOR = textwrap.dedent(
@@ -198,7 +198,7 @@ def test_a_save_landing_between_the_check_and_the_rename_is_kept(
 def test_one_slug_written_by_many_at_once_never_answers_a_false_422(tmp_path: Path) -> None:
     root = tmp_path / "s"
     make_store(root, [("seed", "project", "a seed", None)])
-    service = Service(parse_config({"stores": {"s": {"path": str(root)}}}))
+    service = StorePool(parse_config({"stores": {"s": {"path": str(root)}}}))
     statuses: list[int] = []
     lock = threading.Lock()
     try:

@@ -28,7 +28,7 @@ from kura.config import parse_config
 from kura.errors import NotFound
 from kura.health.doctor import diagnose
 from kura.serve.http import create_app
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 from kura.store.store import Store, init_store
 
 SECRET = "OUTSIDE-SECRET-7f3a9c"
@@ -142,7 +142,7 @@ def test_deep_frontmatter_leaves_every_command_working(mem: Store, cli: Cli) -> 
 
 def test_deep_frontmatter_over_http_is_a_finding_not_a_500(mem: Store) -> None:
     hostile(mem.root, "deep", SHAPES["block sequence"])
-    service = Service(parse_config({"stores": {"mem": {"path": str(mem.root)}}}))
+    service = StorePool(parse_config({"stores": {"mem": {"path": str(mem.root)}}}))
     with uvicorn_app(create_app(service, watch=False)) as url, httpx.Client(base_url=url, timeout=60) as http:
         listed = http.get("/memories")
         assert listed.status_code == 200

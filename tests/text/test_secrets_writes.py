@@ -36,7 +36,7 @@ from test_brain import Script
 from kura.cli import entry
 from kura.config import load_config
 from kura.serve.http import create_app
-from kura.serve.pool import Service
+from kura.serve.pool import StorePool
 from kura.store.store import Store
 from kura.text.secrets import find_secret, redact, redact_widely
 
@@ -183,7 +183,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path
     base = tmp_path_factory.mktemp("http")
     sample_copy(base / "team")
     (base / "kura.toml").write_text(f'[stores.team]\npath = "{base / "team"}"\n')
-    service = Service(load_config(str(base / "kura.toml")))
+    service = StorePool(load_config(str(base / "kura.toml")))
     config = uvicorn.Config(create_app(service), host="127.0.0.1", port=0, lifespan="on", access_log=False)
     server = uvicorn.Server(config)
     lines: list[str] = []
