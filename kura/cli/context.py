@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
-from kura.request import CONTEXT
+from kura.cli.exit import error_exit
+from kura.errors import InvalidRequest
+from kura.request import CONTEXT, ContextRequest
 
 
 @app.command()
@@ -34,6 +36,9 @@ def context(
     from kura.recall.context import context as build
 
     g: Globals = ctx.obj
+    problem = ContextRequest(task, budget=budget).out_of_range()
+    if problem:
+        raise typer.Exit(error_exit(InvalidRequest(problem)))
     config = core(lambda: load_config(g.config))
     chosen = core(lambda: config.store_config(g.store))
     thinker = None if no_model else config.thinker_for(chosen)

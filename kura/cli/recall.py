@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from kura.request import RECALL
+from kura.request import RECALL, RecallRequest
 
 
 class ProgressLine:
@@ -57,11 +57,14 @@ def recall_command(
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
     from kura.cli.exit import error_exit
     from kura.config import load_config
-    from kura.errors import KuraError
+    from kura.errors import InvalidRequest, KuraError
     from kura.text.secrets import redact
 
     bar = ProgressLine()
     try:
+        problem = RecallRequest(question, top=top, hops=hops, chars=chars).out_of_range()
+        if problem:
+            raise InvalidRequest(problem)
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))
         thinker = None if no_model else config.thinker_for(store)
