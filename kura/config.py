@@ -113,7 +113,7 @@ _DISTILL = {
 _FASTPATH = {"enabled": bool, "gate": _NUM, "cues": bool}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class ModelConfig:
     role: str
     url: str
@@ -152,7 +152,7 @@ class StoreConfig:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Config:
     source: Path | None
     stores: dict[str, StoreConfig]
@@ -310,7 +310,7 @@ def load_config(
         )
         files = f"{here / 'kura.toml'} and {user_config_path(env)}"
         looked = f"no kura.toml was found (looked for {files}) and {folder}"
-        return Config(source=None, stores={"main": StoreConfig("main", root)}, looked=looked)
+        return Config(source=None, stores={"main": StoreConfig(name="main", path=root)}, looked=looked)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as err:

@@ -45,7 +45,7 @@ _VOLATILE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class MapSettings:
     """``[prefill]`` (and ``[stores.NAME.prefill]``): the same keys as distill-kura, and
     ``max_chars``, a host's character ceiling (0: none)."""

@@ -123,8 +123,8 @@ def remember(
 
     amend = stated_again  # a person bringing back a forgotten memory says it anew (SAID, today)
     if kind is not None:
-        seen = Witness(kind, dt.date.today(), " ".join(session.split()), "kura remember",
-                       " ".join(quote.split()))  # fmt: skip
+        seen = Witness(kind=kind, when=dt.date.today(), session=" ".join(session.split()),
+                       source="kura remember", quote=" ".join(quote.split()))  # fmt: skip
         amend = partial(witnessed, witness=seen, slug=slug)
     done = core(lambda: write(store, slug, description, text, type=type, title=title, supersedes=supersedes,
                               amend=amend))  # fmt: skip

@@ -308,7 +308,7 @@ def night(
 
     tasks = tasks_for(opened, journals, config.scribe_for(chosen), config.brain_for(chosen))
     idle = idle_sec if idle_sec is not None else idle_min * 60
-    loop = Night(lambda: snapshot(journals, opened.root), tasks, idle=idle, poll=poll_sec, log=log)
+    loop = Night(look=lambda: snapshot(journals, opened.root), tasks=tasks, idle=idle, poll=poll_sec, log=log)
     loop.run(once=once)
     if once:
         raise typer.Exit(1 if loop.failures else 0 if loop.worked else 2)

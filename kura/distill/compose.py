@@ -25,10 +25,11 @@ store, and only when the slug shares two or more words with the topic.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kura.distill.candidate import Candidate
 from kura.distill.final_check import quote, stripped, violations
 from kura.distill.gate import Verdict
 from kura.distill.rules import command_of, cut, request_of
@@ -61,7 +62,7 @@ _HOW = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Composed:
     """A draft ready to stage; ``dropped`` names the sentences the floor refused."""
 
@@ -75,7 +76,7 @@ class Composed:
 
 
 def compose(
-    candidate: Mapping[str, Any],
+    candidate: Candidate,
     verdict: Verdict,
     *,
     taken: Collection[str] = (),
@@ -99,7 +100,15 @@ def compose(
         if on
     )
     slug = unique_slug(topic, taken)
-    return Composed(slug, str(candidate.get("kind")), title, description, body, flags, (*dropped, *more))
+    return Composed(
+        slug=slug,
+        kind=str(candidate.get("kind")),
+        title=title,
+        description=description,
+        body=body,
+        flags=flags,
+        dropped=(*dropped, *more),
+    )
 
 
 def unique_slug(topic: str, taken: Collection[str]) -> str:
@@ -116,7 +125,7 @@ def unique_slug(topic: str, taken: Collection[str]) -> str:
     return slug
 
 
-def _sentences(candidate: Mapping[str, Any], evidence: Sequence[Segment]) -> tuple[list[str], str, str]:
+def _sentences(candidate: Candidate, evidence: Sequence[Segment]) -> tuple[list[str], str, str]:
     rule, kind = candidate.get("rule"), str(candidate.get("kind"))
     topic = str(candidate.get("topic") or "").rstrip(".")
     if rule == "brain":  # a model's candidate: its topic, then its evidence word for word
@@ -172,7 +181,7 @@ def _floor(
     return kept, [f"{s[:60]}: {violations(s, evidence, store_slugs)[0]}" for s in dropped]
 
 
-def _title(candidate: Mapping[str, Any]) -> str:
+def _title(candidate: Candidate) -> str:
     if candidate.get("rule") == "scar":
         return cut(f"Use {_command(candidate.get('fixed'))}", TITLE_CHARS)
     return _clause(str(candidate.get("topic") or "").rstrip("."))
@@ -189,7 +198,7 @@ def _clause(topic: str) -> str:
     return topic[: fits[-1]].rstrip(" ,;") if fits else cut(topic, TITLE_CHARS)
 
 
-def _description(candidate: Mapping[str, Any]) -> str:
+def _description(candidate: Candidate) -> str:
     topic = str(candidate.get("topic") or "").rstrip(".")
     if candidate.get("rule") == "scar":
         failed = _command(candidate.get("failed_call"))
@@ -200,7 +209,7 @@ def _description(candidate: Mapping[str, Any]) -> str:
     return cut(topic, DESC_CHARS)
 
 
-def _spoken(candidate: Mapping[str, Any]) -> str:
+def _spoken(candidate: Candidate) -> str:
     """The request in the user's own words, quoted and attributed (the floor licenses the
     numbers in it): "" for a candidate that is not a request or a correction."""
     lead = _SPOKEN.get(str(candidate.get("rule")), "")
@@ -225,7 +234,7 @@ def _safe(text: str, evidence: Sequence[Segment], fallback: str, *, spoken: str 
     return fallback if not violations(fallback, evidence, ()) else "A lesson from a transcript"
 
 
-def _links(candidate: Mapping[str, Any], store_slugs: Collection[str]) -> list[str]:
+def _links(candidate: Candidate, store_slugs: Collection[str]) -> list[str]:
     words = {w for w in _WORD.findall(str(candidate.get("topic") or "").lower()) if w not in _STOP}
     near = [s for s in sorted(store_slugs) if len(words & set(_WORD.findall(s.lower()))) >= 2][:3]
     return ["Related: " + ", ".join(f"[[{s}]]" for s in near)] if near else []

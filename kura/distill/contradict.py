@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
+from kura.distill.candidate import Candidate
 from kura.distill.rules import MIN_CHARS, QUOTE_CHARS, cut
 from kura.text.claim_match import revised
 from kura.transcripts.segments import Segment
@@ -21,12 +21,12 @@ from kura.transcripts.segments import Segment
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
-def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
+def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> list[Candidate]:
     """Correction candidates from USER sentences that revise a live memory, given as
     (slug, its claim: title and description, its type)."""
     claims = [(slug, claim) for slug, claim, _ in live]
     kinds = {slug: kind for slug, _, kind in live}
-    found: list[dict[str, Any]] = []
+    found: list[Candidate] = []
     for segment in segments:
         if segment.cls != "USER":
             continue
@@ -37,7 +37,7 @@ def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, st
             old = revised(sentence, claims)
             if old is None:
                 continue
-            found.append({"topic": sentence.rstrip("."), "kind": kinds.get(old) or "project",
-                          "why": f"it revises {old}", "quotes": [f"[USER] {sentence}"], "rule": "correction",
-                          "said": sentence, "replaces": old})  # fmt: skip
+            found.append(Candidate(topic=sentence.rstrip("."), kind=kinds.get(old) or "project",
+                                   why=f"it revises {old}", quotes=[f"[USER] {sentence}"], rule="correction",
+                                   said=sentence, replaces=old))  # fmt: skip
     return found

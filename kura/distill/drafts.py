@@ -46,6 +46,7 @@ import datetime as _dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from dataclasses import fields as field_list
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,7 @@ _FIELDS = ("slug", "when", "source", "kind", "classes", "flags")
 _SIGNED = ("slug", "kind", "title", "description", "extends", "body", "source", "when")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Draft:
     """One staged draft as read back; ``problem`` is a ``file:line`` message when it is
     broken, and ``tampered`` is true when it is broken or its mark does not match —
@@ -98,7 +99,7 @@ class Draft:
     incomplete: bool = False  # left empty or cut short by a stopped pass; not tampered
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class DraftInfo:
     """A draft as ``kura distill drafts`` lists it."""
 
@@ -114,20 +115,9 @@ class DraftInfo:
     problem: str = ""
     incomplete: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "slug": self.slug,
-            "kind": self.kind,
-            "title": self.title,
-            "description": self.description,
-            "flags": list(self.flags),
-            "path": str(self.path),
-            "tampered": self.tampered,
-            "when": self.when,
-            "problem": self.problem,
-            "incomplete": self.incomplete,
-        }
+    def to_dict(self) -> dict[str, Any]:  # every field in order, flags a list and path a string
+        shown = {f.name: getattr(self, f.name) for f in field_list(self)}
+        return {**shown, "flags": list(self.flags), "path": str(self.path)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,8 +247,9 @@ def drafts_dir(store: Store) -> Path:
 
 def drafts(store: Store) -> list[DraftInfo]:
     """Every staged draft (not poured, tossed or quarantined ones), oldest name first."""
-    return [DraftInfo(d.id, d.slug, d.kind, d.title, d.description, d.flags, d.path, d.tampered,
-                      d.when, d.problem, d.incomplete) for d in staged(store)]  # fmt: skip
+    return [DraftInfo(id=d.id, slug=d.slug, kind=d.kind, title=d.title, description=d.description,
+                      flags=d.flags, path=d.path, tampered=d.tampered, when=d.when, problem=d.problem,
+                      incomplete=d.incomplete) for d in staged(store)]  # fmt: skip
 
 
 def staged(store: Store) -> list[Draft]:
@@ -308,7 +299,9 @@ def _load_path(store: Store, path: Path) -> Draft:
 
 
 def _broken(path: Path, line: int, message: str) -> Draft:
-    return Draft(path.stem, "", "", "", "", "", (), "", (), "", None, path, True, f"{path}:{line}: {message}")
+    return Draft(id=path.stem, slug="", kind="", title="", description="", body="", evidence=(), source="",
+                 flags=(), when="", extends=None, path=path, tampered=True,
+                 problem=f"{path}:{line}: {message}")  # fmt: skip
 
 
 class _ParseError(Exception):

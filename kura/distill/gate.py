@@ -7,7 +7,9 @@ deterministic function, not by a model: a candidate
     {"topic": …, "kind": "user|feedback|project|reference|idea", "why": …,
      "quotes": ["[USER] verbatim…", "[TOOL] verbatim…"], "judgement": true?}
 
-is judged against the classed segments of the raw material and the store's own text.
+is judged against the classed segments of the raw material and the store's own text. The
+gate is the model boundary: a spotter's typed ``Candidate`` (``kura.distill.candidate``) and
+a model's JSON, whatever it holds, go through the same checks to the same verdicts.
 
 - Only the first 6 quotes count, each cut to 400 characters; a quote under 12 characters
   (after whitespace normalisation) is ignored — too short to prove anything.
@@ -57,7 +59,7 @@ _REFILE_ORDER = ("TOOL", "ACT", "USER", "SELF")
 Decision = Literal["kept", "dropped", "idea"]  # the gate's verdict on one candidate
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Verdict:
     """What the gate decided for one candidate; ``evidence`` is already redacted."""
 
@@ -89,22 +91,24 @@ class _Material:
         return next((seg for hay, seg in self.by_class[cls] if text in hay), None)
 
 
-def judge(candidates: Iterable[Any], segments: Sequence[Segment], store_text: str = "") -> list[Verdict]:
+def judge(candidates: Iterable[object], segments: Sequence[Segment], store_text: str = "") -> list[Verdict]:
     """One verdict per candidate, in order (see the module docstring for the rules)."""
     by_class = {cls: tuple((normalise(s.text), s) for s in segments if s.cls == cls) for cls in CLASSES}
     material = _Material(by_class, normalise(store_text).casefold())
     return [_judge_one(candidate, material) for candidate in candidates]
 
 
-def _judge_one(candidate: Any, material: _Material) -> Verdict:
+def _judge_one(candidate: object, material: _Material) -> Verdict:
     if not isinstance(candidate, Mapping):
-        return Verdict("dropped", "not a candidate: expected a JSON object")
+        return Verdict(verdict="dropped", reason="not a candidate: expected a JSON object")
     kind = candidate.get("kind")
     if kind not in KINDS:
-        return Verdict("dropped", f"unknown or missing kind; expected one of {', '.join(KINDS)}")
+        return Verdict(
+            verdict="dropped", reason=f"unknown or missing kind; expected one of {', '.join(KINDS)}"
+        )
     raw_quotes = candidate.get("quotes") or []
     if not isinstance(raw_quotes, list):
-        return Verdict("dropped", "quotes must be a list of strings")
+        return Verdict(verdict="dropped", reason="quotes must be a list of strings")
     evidence, notes = _sift(raw_quotes, material)
     classes = tuple(c for c in CLASSES if any(s.cls == c for s in evidence))
     judgement = candidate.get("judgement") is True
@@ -125,7 +129,7 @@ def _judge_one(candidate: Any, material: _Material) -> Verdict:
 
 
 def _decide(
-    candidate: Mapping[str, Any], kind: str, classes: tuple[str, ...], *, judgement: bool
+    candidate: Mapping[str, object], kind: str, classes: tuple[str, ...], *, judgement: bool
 ) -> tuple[Decision, str]:
     if kind == "idea":
         said = " ".join(str(candidate.get(k) or "") for k in ("topic", "why"))
@@ -151,7 +155,7 @@ def _decide(
     return "kept", ", ".join(classes) + " evidence survived"
 
 
-def _sift(raw_quotes: list[Any], material: _Material) -> tuple[tuple[Segment, ...], list[str]]:
+def _sift(raw_quotes: list[object], material: _Material) -> tuple[tuple[Segment, ...], list[str]]:
     evidence: list[Segment] = []
     notes: list[str] = []
     if len(raw_quotes) > MAX_QUOTES:
@@ -165,7 +169,7 @@ def _sift(raw_quotes: list[Any], material: _Material) -> tuple[tuple[Segment, ..
     return tuple(evidence), notes
 
 
-def _check_quote(raw: Any, material: _Material) -> tuple[Segment | None, str]:
+def _check_quote(raw: object, material: _Material) -> tuple[Segment | None, str]:
     tag, text = _split_tag(raw)
     if text is None:
         return None, "not a string; ignored"
@@ -189,7 +193,7 @@ def _check_quote(raw: Any, material: _Material) -> tuple[Segment | None, str]:
     return Segment(cls, shown, said.session, said.turn, line=said.line, when=said.when), note
 
 
-def _split_tag(raw: Any) -> tuple[str, str | None]:
+def _split_tag(raw: object) -> tuple[str, str | None]:
     if isinstance(raw, Mapping):
         cls, text = raw.get("class"), raw.get("text")
         return (str(cls).upper() if cls else ""), (text if isinstance(text, str) else None)
@@ -209,7 +213,7 @@ def _true_class(tag: str, found: tuple[str, ...]) -> str:
 
 
 def check(
-    candidates: Sequence[Any],
+    candidates: Sequence[object],
     segments: Sequence[Segment],
     *,
     store_text: str = "",
@@ -228,7 +232,7 @@ def check(
     return results
 
 
-def _own_text(candidate: Any) -> str:
+def _own_text(candidate: object) -> str:
     own = candidate.get("text") if isinstance(candidate, Mapping) else None
     if isinstance(own, Mapping):
         return "\n\n".join(str(v) for v in own.values() if isinstance(v, str))

@@ -18,10 +18,11 @@ cached prefix on a model server.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kura.distill.candidate import Candidate
 from kura.distill.compose import DESC_CHARS, TITLE_CHARS, Composed, unique_slug
 from kura.distill.final_check import violations
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
@@ -115,11 +116,11 @@ def chunks(segments: Sequence[Segment], budget_tokens: int) -> list[str]:
     return out
 
 
-def spot(minds: Minds, segments: Sequence[Segment]) -> tuple[list[dict[str, Any]], int]:
+def spot(minds: Minds, segments: Sequence[Segment]) -> tuple[list[Candidate], int]:
     """The brain's candidates for a stretch and how many it proposed malformed; the calls
     after the first that gets no answer are not made."""
     model = minds.usable(minds.brain)
-    found: list[dict[str, Any]] = []
+    found: list[Candidate] = []
     malformed = 0
     if model is None or not segments:
         return found, malformed
@@ -144,7 +145,9 @@ def spot(minds: Minds, segments: Sequence[Segment]) -> tuple[list[dict[str, Any]
     return found, malformed
 
 
-def _candidate(item: Any) -> dict[str, Any] | None:
+def _candidate(item: Any) -> Candidate | None:
+    """One item of the brain's JSON as a candidate, or None when it is malformed (the model
+    boundary: ``item`` is whatever the model answered)."""
     if not isinstance(item, dict):
         return None
     topic, kind, why = (item.get(k) for k in ("topic", "kind", "why"))
@@ -155,13 +158,13 @@ def _candidate(item: Any) -> dict[str, Any] | None:
         return None
     why = why if isinstance(why, str) else ""
     judgement = item.get("judgement") is True
-    return {"topic": topic.strip(), "kind": kind, "why": why, "quotes": quotes[:MAX_QUOTES],
-            "judgement": judgement, "rule": "brain"}  # fmt: skip
+    return Candidate(topic=topic.strip(), kind=kind, why=why, quotes=quotes[:MAX_QUOTES],
+                     judgement=judgement, rule="brain")  # fmt: skip
 
 
 def merge(
-    brained: Sequence[dict[str, Any]], ruled: Sequence[dict[str, Any]], *, firm: Collection[str] = ()
-) -> list[dict[str, Any]]:
+    brained: Sequence[Candidate], ruled: Sequence[Candidate], *, firm: Collection[str] = ()
+) -> list[Candidate]:
     """The brain's candidates, then each rule candidate none of whose quotes overlaps one the
     brain used (the same words, or one inside the other): the same moment is spotted once.
 
@@ -178,7 +181,7 @@ def merge(
 FIRM = ("remember", "correction")  # the rules whose candidates a brain candidate never displaces
 
 
-def _shares(candidate: Mapping[str, Any], others: Sequence[str]) -> bool:
+def _shares(candidate: Candidate, others: Sequence[str]) -> bool:
     """Whether one of the candidate's quotes is one of ``others`` (or inside one, or holds one)."""
     for quote in candidate.get("quotes", []):
         mine = _bare(quote)
@@ -201,7 +204,7 @@ def _bare(quote: Any) -> str:
 
 def write(
     minds: Minds,
-    candidate: Mapping[str, Any],
+    candidate: Candidate,
     verdict: Verdict,
     *,
     taken: Collection[str],
@@ -246,7 +249,14 @@ def write(
         if on
     )
     slug = unique_slug(str(candidate.get("topic") or title), taken)
-    return Composed(slug, str(candidate.get("kind")), title, description, body.strip() + "\n", flags)
+    return Composed(
+        slug=slug,
+        kind=str(candidate.get("kind")),
+        title=title,
+        description=description,
+        body=body.strip() + "\n",
+        flags=flags,
+    )
 
 
 def describe(minds: Minds) -> str:

@@ -93,7 +93,7 @@ def tasks_for(
     return tasks
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class Night:
     """The resident loop (see the module docstring); ``run`` it, or ``step`` it in tests."""
 

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from kura.distill.candidate import Candidate
 from kura.distill.rules import MIN_CHARS, command_of
 from kura.llm import Usage, complete, last_json_object, with_charter
 from kura.text.claim_match import negated, words
@@ -74,26 +75,38 @@ class Novelty:
     reason: str = ""
 
 
-def statement(candidate: Mapping[str, Any]) -> str:
+def statement(candidate: Candidate) -> str:
     """What the candidate claims: its topic and what the person said."""
     return f"{candidate.get('topic') or ''} {candidate.get('said') or ''}".strip()
 
 
-def neighbours(candidate: Mapping[str, Any], memories: Iterable[tuple[str, str, str]]) -> list[Neighbour]:
+def neighbours(candidate: Candidate, memories: Iterable[tuple[str, str, str]]) -> list[Neighbour]:
     """The memories (slug, title, text) sharing the most content words with the candidate,
     a memory recording the same scar first whatever its share."""
-    mine = words(statement(candidate))
+    return _nearest(statement(candidate), memories, lambda text: same_scar(candidate, text))
+
+
+def covers(claim: str, memories: Iterable[tuple[str, str, str]]) -> Novelty:
+    """The mechanical check for a ``claim`` no spotter proposed (a poured draft's title and
+    description): covered when one memory holds nearly every content word of it."""
+    return _by_words(claim, _nearest(claim, memories, lambda _: False))
+
+
+def _nearest(
+    said: str, memories: Iterable[tuple[str, str, str]], scar: Callable[[str], bool]
+) -> list[Neighbour]:
+    mine = words(said)
     scored = []
     for slug, title, text in memories:
         share = len(mine & words(f"{title} {text}")) / len(mine) if mine else 0.0
-        same = same_scar(candidate, text)
+        same = scar(text)
         if share > 0 or same:
             scored.append((not same, Neighbour(slug, title, text, share)))
     scored.sort(key=lambda pair: (pair[0], -pair[1].share, pair[1].slug))
     return [n for _, n in scored[:NEIGHBOURS]]
 
 
-def same_scar(candidate: Mapping[str, Any], text: str) -> bool:
+def same_scar(candidate: Candidate, text: str) -> bool:
     """Whether memory ``text`` records the scar ``candidate`` is (see the module docstring)."""
     if candidate.get("rule") != "scar":
         return False
@@ -110,13 +123,16 @@ def _spanned(call: str, text: str) -> bool:
     return re.search(rf"(?<=[`\"\u201c\u00ab]){re.escape(call)}(?=[`\"\u201d\u00bb])", text) is not None
 
 
-def mechanical(candidate: Mapping[str, Any], near: Sequence[Neighbour]) -> Novelty:
+def mechanical(candidate: Candidate, near: Sequence[Neighbour]) -> Novelty:
     """Covered when one memory records the same scar, or holds nearly every content word
     with the same polarity."""
     for neighbour in near:
         if same_scar(candidate, neighbour.text):
             return Novelty("covered", neighbour.slug, "it records the same failing call, failure and fix")
-    said = statement(candidate)
+    return _by_words(statement(candidate), near)
+
+
+def _by_words(said: str, near: Sequence[Neighbour]) -> Novelty:
     if len(words(said)) < MIN_WORDS:
         return Novelty("new")
     for neighbour in near:
@@ -128,7 +144,7 @@ def mechanical(candidate: Mapping[str, Any], near: Sequence[Neighbour]) -> Novel
 def ask_novelty(
     model: ModelConfig,
     charter: str,
-    candidate: Mapping[str, Any],
+    candidate: Candidate,
     near: Sequence[Neighbour],
     *,
     usage: Usage | None = None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kura.distill.novelty import mechanical, neighbours
+from kura.distill.novelty import covers
 from kura.files.belief import retired
 from kura.life.lifecycle import from_flags, reinforce
 
@@ -24,10 +24,9 @@ if TYPE_CHECKING:
 def covering(store: Store, title: str, description: str) -> str:
     """The current memory that holds nearly every content word of the claim (the distiller's
     own covered rule), or ""."""
-    claim = {"topic": title, "said": description}
     current = [m for m in store.list() if not retired(m.note.meta)]
     memories = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in current]
-    found = mechanical(claim, neighbours(claim, memories))
+    found = covers(f"{title} {description}".strip(), memories)
     return found.slug if found.verdict == "covered" else ""
 
 

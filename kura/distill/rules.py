@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
+from kura.distill.candidate import Candidate, Rule
 from kura.transcripts.segments import Segment, normalise
 
 QUOTE_CHARS = 400
@@ -64,9 +64,9 @@ _FIRST_PERSON = re.compile(r"\b(?:i\s+am|i['\u2019]m|my|i\s+prefer|i\s+like|i\s+
 _TO_AGENT = re.compile(r"\b(?:you|your|don['\u2019]t|never|always|stop|do not)\b", re.I)
 
 
-def spot(segments: Sequence[Segment]) -> list[dict[str, Any]]:
+def spot(segments: Sequence[Segment]) -> list[Candidate]:
     """Candidates from ``segments`` in transcript order (see the module docstring)."""
-    found: list[dict[str, Any]] = []
+    found: list[Candidate] = []
     used_fixes: set[int] = set()
     for i, segment in enumerate(segments):
         if segment.cls == "USER":
@@ -100,7 +100,7 @@ def sentences(text: str) -> list[str]:
 # -- the human's words --------------------------------------------------------------------
 
 
-def _from_user(segments: Sequence[Segment], i: int) -> dict[str, Any] | None:
+def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
     text = segments[i].text
     after_agent = i > 0 and segments[i - 1].cls in ("SELF", "ACT", "TOOL")
     parts = sentences(text)
@@ -109,7 +109,8 @@ def _from_user(segments: Sequence[Segment], i: int) -> dict[str, Any] | None:
         context = _last_self(segments, i)
         quotes = [f"[USER] {said}"] + ([f"[SELF] {context}"] if context else [])
         candidate = _candidate("correction", "feedback", said, quotes, why="the user corrected the agent")
-        return {**candidate, "topic": topic_of(parts[0])}
+        candidate["topic"] = topic_of(parts[0])
+        return candidate
     for sentence in parts:
         match = _REMEMBER.match(sentence)
         if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?"):
@@ -147,8 +148,8 @@ def _verbatim(piece: str, text: str) -> bool:
     return piece in text
 
 
-def _candidate(rule: str, kind: str, said: str, quotes: list[str], *, why: str) -> dict[str, Any]:
-    return {"topic": topic_of(said), "kind": kind, "why": why, "quotes": quotes, "rule": rule, "said": said}
+def _candidate(rule: Rule, kind: str, said: str, quotes: list[str], *, why: str) -> Candidate:
+    return Candidate(topic=topic_of(said), kind=kind, why=why, quotes=quotes, rule=rule, said=said)
 
 
 def topic_of(said: str) -> str:
@@ -171,7 +172,7 @@ def request_of(said: str) -> str:
 # -- scars: failed, then fixed ------------------------------------------------------------
 
 
-def _scar(segments: Sequence[Segment], i: int) -> tuple[dict[str, Any], int] | None:
+def _scar(segments: Sequence[Segment], i: int) -> tuple[Candidate, int] | None:
     failed = _result(segments, i)
     if failed is None or not failed_output(failed):
         return None
@@ -261,7 +262,7 @@ def command_of(act: str) -> str:
     return cut(shown.replace("`", "'"), 120)
 
 
-def _scar_candidate(failed_act: str, failed: str, fixed_act: str, output: str) -> dict[str, Any]:
+def _scar_candidate(failed_act: str, failed: str, fixed_act: str, output: str) -> Candidate:
     failed_line = telling_line(failed)
     quotes = [f"[TOOL] {failed_line}", f"[ACT] {cut(failed_act)}", f"[ACT] {cut(fixed_act)}"]
     shown = cut(next((normalise(ln) for ln in output.splitlines() if len(ln.strip()) >= MIN_CHARS), ""))
@@ -270,15 +271,15 @@ def _scar_candidate(failed_act: str, failed: str, fixed_act: str, output: str) -
     _, failed_words = _call(failed_act)
     _, fixed_words = _call(fixed_act)
     topic = " ".join(fixed_words[:6]) or fixed_act
-    return {
-        "topic": topic,
-        "kind": "project",
-        "why": "the first attempt failed and a later one worked",
-        "quotes": quotes,
-        "rule": "scar",
-        "failed": failed_line,
-        "failed_call": cut(failed_act),
-        "fixed": cut(fixed_act),
-        "output": shown,
-        "keywords": [w for w in fixed_words if w not in failed_words][:4],
-    }
+    return Candidate(
+        topic=topic,
+        kind="project",
+        why="the first attempt failed and a later one worked",
+        quotes=quotes,
+        rule="scar",
+        failed=failed_line,
+        failed_call=cut(failed_act),
+        fixed=cut(fixed_act),
+        output=shown,
+        keywords=[w for w in fixed_words if w not in failed_words][:4],
+    )

@@ -39,10 +39,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from kura.distill import drafts as dr
 from kura.distill import novelty, seeds
+from kura.distill.candidate import Candidate
 from kura.distill.compose import compose
 from kura.distill.contradict import disagreements
 from kura.distill.draft_file import sweep
@@ -83,7 +84,7 @@ class Stage(Protocol):
     ) -> Path: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Metrics:
     """What one pass did; ``nothing`` when no source had anything new to read."""
 
@@ -148,7 +149,7 @@ class Metrics:
         return f"tokens in {approx}{used_in} out {approx}{used_out}"
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class _Tally:
     sources: int = 0
     segments: Counter[str] = field(default_factory=Counter)
@@ -315,9 +316,7 @@ def _distil(
         tally.drafts.append(path)
 
 
-def _replaces(
-    candidate: Mapping[str, Any], evidence: Sequence[Segment], live: Sequence[tuple[str, str, str]]
-) -> str:
+def _replaces(candidate: Candidate, evidence: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> str:
     """The live memory a candidate in the human's words revises ("" for none)."""
     if not any(seg.cls == "USER" for seg in evidence):
         return ""
@@ -327,18 +326,16 @@ def _replaces(
     return revised(novelty.statement(candidate), [(slug, claim) for slug, claim, _ in live]) or ""
 
 
-def _witness(
-    candidate: Mapping[str, Any], evidence: Sequence[Segment], replaces: str, source: jr.Source
-) -> Witness:
+def _witness(candidate: Candidate, evidence: Sequence[Segment], replaces: str, source: jr.Source) -> Witness:
     """What kind of evidence the candidate is (a revision in the human's words is a FIX), and
     the session and day it was said in: the transcript's timestamp, else the journal file's
     day, never the day it is read."""
-    rule = candidate.get("rule") if isinstance(candidate, Mapping) else None
+    rule = candidate.get("rule")
     by_rule: dict[str, Kind] = {"remember": "SAID", "correction": "FIX", "scar": "SCAR"}
     kind: Kind = "FIX" if replaces else by_rule.get(str(rule), "INFERRED")
     fallback = parse_when(spans.file_day(source.path)) or dt.date.today()
     session, day = said_in(evidence, fallback)
-    return Witness(kind, day, session, source.key, lead_quote(evidence))
+    return Witness(kind=kind, when=day, session=session, source=source.key, quote=lead_quote(evidence))
 
 
 def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:
@@ -361,9 +358,7 @@ def _reinforce(store: Store, slug: str, seen: Witness, tally: _Tally) -> None:
         tally.findings.append(Finding(slug, 1, f"could not add the restatement as a witness: {err}", "note"))
 
 
-def _novelty(
-    candidate: Mapping[str, Any], near: Sequence[novelty.Neighbour], minds: Minds
-) -> novelty.Novelty:
+def _novelty(candidate: Candidate, near: Sequence[novelty.Neighbour], minds: Minds) -> novelty.Novelty:
     """Mechanically covered, else the brain's verdict, else new."""
     found = novelty.mechanical(candidate, near)
     model = minds.usable(minds.brain)
@@ -376,5 +371,5 @@ def _novelty(
     return judged
 
 
-def _field(candidate: Any, name: str) -> str:
-    return str(candidate.get(name) or "") if isinstance(candidate, Mapping) else ""
+def _field(candidate: Candidate, name: Literal["topic", "why"]) -> str:
+    return str(candidate.get(name) or "")

@@ -32,7 +32,7 @@ from kura.evals.scenarios import PASSING
 LABELS = {"kura": "kura memory", "window": "the window", "none": "no memory"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Arm:
     name: str
     success: int
@@ -67,7 +67,7 @@ class Told:
         }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Figures:
     kind: str
     title: str
@@ -108,10 +108,20 @@ def figures(done: Run) -> Figures:
         stale = sum(1 for n in after if turns[n - 1].stated == replaced)
         correct = sum(t.stated == s.value for t, s in stated)
         mean = round(sum(tokens) / len(tokens))
-        arms[name] = Arm(name, sum(t.ok for t in turns), len(stated), correct, mean, max(tokens), stale)
-    return Figures(scenario.kind, scenario.title, len(sessions), sum(s.knowable for s in sessions), arms,
-                   catch(done), scenario.change_at, replaced, change.value if change else "", len(after),
-                   done.store.superseded, done.store.memories, done.store.refused, told(done))  # fmt: skip
+        arms[name] = Arm(
+            name=name,
+            success=sum(t.ok for t in turns),
+            stated=len(stated),
+            correct=correct,
+            tokens_mean=mean,
+            tokens_max=max(tokens),
+            stale=stale,
+        )
+    return Figures(kind=scenario.kind, title=scenario.title, sessions=len(sessions),
+                   ceiling=sum(s.knowable for s in sessions), arms=arms, catch=catch(done),
+                   change_at=scenario.change_at, old=replaced, new=change.value if change else "",
+                   after=len(after), superseded=done.store.superseded, memories=done.store.memories,
+                   refused=done.store.refused, told=told(done))  # fmt: skip
 
 
 def told(done: Run) -> Told | None:

@@ -52,7 +52,7 @@ TITLES = {
 TOLD_EVERY = 2  # in the "passing" scenario a new fact is told every other session
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Lesson:
     """A task, the command tried without knowing better, and the commands that work: the
     first one, then each one that replaced it; ``gone[i]`` is what ``works[i]`` prints once
@@ -80,7 +80,7 @@ class Step:
     output: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Session:
     """One session: its task, the command that works today, whether that was knowable from
     an earlier session, the chatter around the task, the user's words when the working
@@ -107,29 +107,33 @@ class Scenario:
 
 
 LESSONS = (
-    Lesson("tests", "Run the test suite.", "make test",
-           "make: *** No rule to make target 'test'.  Stop. (error 2)", ("make check", "make verify"),
-           "87 passed in 4.21s", ("make: *** No rule to make target 'check'.  Stop. (error 2)",)),
-    Lesson("docs", "Build the documentation.", "mkdocs build",
-           "Error: Config file 'mkdocs.yml' does not exist.", ("mkdocs build -f docs/mkdocs.yml",),
-           "INFO - Documentation built in 1.92 seconds"),
-    Lesson("dev", "Start the dev server.", "npm start", 'npm error Missing script: "start"',
-           ("npm run dev",), "VITE ready in 412 ms at http://localhost:5173/"),
-    Lesson("format", "Format the frontend code.", "prettier --write src",
-           "bash: prettier: command not found", ("npx prettier --write src",),
-           "23 files formatted, done in 0.8s"),
-    Lesson("migrate", "Apply the database migrations.", "alembic upgrade head",
-           "FAILED: No config file 'alembic.ini' found", ("alembic -c db/alembic.ini upgrade head",),
-           "INFO  [alembic.runtime.migration] Running upgrade -> 3f2a, done"),
-    Lesson("types", "Type-check the backend.", "mypy src",
-           "error: Cannot find implementation or library stub for module named 'src'",
-           ("mypy -p app",), "Success: no issues found in 42 source files"),
-    Lesson("lint", "Lint the shell scripts.", "shellcheck deploy.sh",
-           "deploy.sh: openBinaryFile: does not exist (No such file or directory)",
-           ("shellcheck scripts/deploy.sh",), "scripts/deploy.sh: ok, 0 warnings"),
-    Lesson("package", "Build the release package.", "python -m build",
-           "ERROR: No module named build", ("uv run python -m build",),
-           "Successfully built kura-0.4.0.tar.gz"),
+    Lesson(key="tests", ask="Run the test suite.", naive="make test",
+           fails="make: *** No rule to make target 'test'.  Stop. (error 2)",
+           works=("make check", "make verify"),
+           prints="87 passed in 4.21s", gone=(
+               "make: *** No rule to make target 'check'.  Stop. (error 2)",)),
+    Lesson(key="docs", ask="Build the documentation.", naive="mkdocs build",
+           fails="Error: Config file 'mkdocs.yml' does not exist.",
+           works=("mkdocs build -f docs/mkdocs.yml",),
+           prints="INFO - Documentation built in 1.92 seconds"),
+    Lesson(key="dev", ask="Start the dev server.", naive="npm start",
+           fails='npm error Missing script: "start"', works=("npm run dev",), prints="VITE ready in 412 ms at http://localhost:5173/"),
+    Lesson(key="format", ask="Format the frontend code.", naive="prettier --write src",
+           fails="bash: prettier: command not found", works=("npx prettier --write src",),
+           prints="23 files formatted, done in 0.8s"),
+    Lesson(key="migrate", ask="Apply the database migrations.", naive="alembic upgrade head",
+           fails="FAILED: No config file 'alembic.ini' found",
+           works=("alembic -c db/alembic.ini upgrade head",),
+           prints="INFO  [alembic.runtime.migration] Running upgrade -> 3f2a, done"),
+    Lesson(key="types", ask="Type-check the backend.", naive="mypy src",
+           fails="error: Cannot find implementation or library stub for module named 'src'",
+           works=("mypy -p app",), prints="Success: no issues found in 42 source files"),
+    Lesson(key="lint", ask="Lint the shell scripts.", naive="shellcheck deploy.sh",
+           fails="deploy.sh: openBinaryFile: does not exist (No such file or directory)",
+           works=("shellcheck scripts/deploy.sh",), prints="scripts/deploy.sh: ok, 0 warnings"),
+    Lesson(key="package", ask="Build the release package.", naive="python -m build",
+           fails="ERROR: No module named build", works=("uv run python -m build",),
+           prints="Successfully built kura-0.4.0.tar.gz"),
 )  # fmt: skip
 
 # the working command as a user mentions it in passing: news, not a request, a rule or a correction
@@ -221,7 +225,18 @@ def make(
         before = chatter(rng, rng.randint(1, 3)) + (telling(said, working(said, number)) if said else ())
         after = chatter(rng, rng.randint(0, 2))
         knowable = known.get(lesson.key) == value
-        out.append(Session(number, lesson, value, knowable, before, after, change, said))
+        out.append(
+            Session(
+                number=number,
+                lesson=lesson,
+                value=value,
+                knowable=knowable,
+                before=before,
+                after=after,
+                change=change,
+                told=said,
+            )
+        )
         known[lesson.key] = value
         if said is not None:
             known[said.key] = working(said, number)

@@ -43,7 +43,7 @@ class Use:
 Status = Literal["asserted", "on record", "withheld", "superseded", "archived"]  # see ``Standing.status``
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Standing:
     slug: str
     type: str

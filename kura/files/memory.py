@@ -53,13 +53,13 @@ class Memory:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class WriteResult:
     slug: str
     path: Path
     created: bool
     changed: bool
-    index_changed: bool
+    index_changed: bool = False
     restored: tuple[str, ...] = ()  # memories whose index lines an editor's stale save dropped, put back
     body_kept: bool = False  # a body someone wrote, kept under a description that changed
     revived: str = ""  # it was archived (forgotten) on this day and is current again

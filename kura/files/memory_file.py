@@ -37,7 +37,7 @@ _OPEN = re.compile(r"^-{3,}[ \t\r]*$")
 _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class MemoryFile:
     """A parsed memory file. ``meta`` and ``body`` are what to edit; the rest is provenance
     that lets ``render`` give back the original bytes for whatever did not change."""

@@ -112,7 +112,7 @@ class Witness:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Confidence:
     value: float
     asserted: bool
@@ -154,7 +154,7 @@ def _one(item: Any) -> tuple[Witness | None, str]:
     if item.get("when") is not None and when is None:
         return None, f"when {item.get('when')!r} is not a date (YYYY-MM-DD)"
     session, source, quote, domain = (" ".join(str(item.get(k) or "").split()) for k in _FIELDS[2:])
-    return Witness(kind, when, session, source, quote, domain), ""
+    return Witness(kind=kind, when=when, session=session, source=source, quote=quote, domain=domain), ""
 
 
 def kind_of(name: str) -> Kind | None:
@@ -182,7 +182,7 @@ def of_memory(meta: Mapping[str, Any], where: str = "<memory>") -> tuple[list[Wi
     if found or meta.get("witnesses"):
         return found, findings
     when = parse_when(meta.get("created"))
-    return [Witness("SAID", when, AUTHOR, implicit=True)], findings
+    return [Witness(kind="SAID", when=when, session=AUTHOR, implicit=True)], findings
 
 
 def confidence(

@@ -66,7 +66,7 @@ class Upstream:
         return f"{self.remote}/{self.merge.removeprefix('refs/heads/')}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Synced:
     """What one sync did: its commit and what it held, what came in, what went out."""
 
@@ -98,7 +98,7 @@ class Synced:
         }  # fmt: skip
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class _Trail:
     """Where the repository stood, and what sync has done to it so far: all the undo needs."""
 
@@ -117,7 +117,7 @@ def sync(store: Store, *, message: str | None = None) -> Synced:
     repo = find_repo(store.root)
     up = _upstream(repo)
     with _locks(store), _deferred_signals():
-        trail = _Trail(_rev(repo, "HEAD"), repo.run("write-tree").text)
+        trail = _Trail(head=_rev(repo, "HEAD"), tree=repo.run("write-tree").text)
         try:
             return _sync(_Run(repo, store, up, trail), message)
         except BaseException as err:

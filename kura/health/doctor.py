@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from kura.map_settings import MapSettings
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Snapshot:
     store: Store
     entries: dict[str, catalog.Entry]
@@ -70,7 +70,7 @@ class Snapshot:
     index_read: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Report:
     store: str
     memories: int
@@ -317,7 +317,8 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     graph = replace(graph, islands=tuple(s for s in graph.islands if s in current),
                     dead_ends=tuple(s for s in graph.dead_ends if s in current))  # fmt: skip
     index, index_findings, index_read = _read_index(store)
-    snap = Snapshot(store, entries, index, graph, settings, index_findings, index_read)
+    snap = Snapshot(store=store, entries=entries, index=index, graph=graph, settings=settings,
+                    index_findings=index_findings, index_read=index_read)  # fmt: skip
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
     counts = dict(sorted(Counter(e.type or "untyped" for e in entries.values()).items()))
     return Report(

@@ -22,7 +22,7 @@ class DeadLink:
     suggestion: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class GraphReport:
     memories: int
     resolved: int

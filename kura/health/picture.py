@@ -38,7 +38,7 @@ PAGE = Path(__file__).parent.parent / "data" / "graph.html"
 LEGEND = "dashed: island (no links in or out) · orange: dead end (links nowhere) · red: dead link"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Node:
     slug: str
     type: str | None
@@ -88,9 +88,11 @@ def build(
     ins, outs = Counter(e.target for e in counted), Counter(e.source for e in counted)
     islands, dead_ends, about = set(report.islands), set(report.dead_ends), about or {}
     nodes = tuple(
-        Node(slug, *about.get(slug, (None, "")), slug in islands, slug in dead_ends, ins[slug], outs[slug])
+        Node(slug=slug, type=kind, description=said, island=slug in islands, dead_end=slug in dead_ends,
+             links_in=ins[slug], links_out=outs[slug])
         for slug in sorted(links)
-    )
+        for kind, said in (about.get(slug, (None, "")),)
+    )  # fmt: skip
     return Picture(title, nodes, edges, report)
 
 

@@ -44,7 +44,12 @@ def stated_again(note: nt.MemoryFile) -> nt.MemoryFile:
     archive again, the same day, what they just brought back."""
     if not note.meta.get("archived") or not note.meta.get("witnesses"):
         return note
-    return witnessed(note, wt.Witness("SAID", dt.date.today(), "", "kura remember", note.description))
+    return witnessed(
+        note,
+        wt.Witness(
+            kind="SAID", when=dt.date.today(), session="", source="kura remember", quote=note.description
+        ),
+    )
 
 
 def supersede(
@@ -124,4 +129,6 @@ def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tu
     if kind is None:
         return None, replaces
     when = wt.parse_when(found.get("when")) or dt.date.today()
-    return wt.Witness(kind, when, found.get("session", ""), source, wt.lead_quote(evidence)), replaces
+    return wt.Witness(
+        kind=kind, when=when, session=found.get("session", ""), source=source, quote=wt.lead_quote(evidence)
+    ), replaces

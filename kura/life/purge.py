@@ -52,7 +52,7 @@ _ASIDE = tuple(f"{name}{st.ASIDE}" for name in ("search.db", "state.db", "spans.
 _POINTERS = ("supersedes", "superseded_by", "contradicted_by", "derived_from")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Closure:
     slug: str
     files: tuple[Path, ...]  # memory files: the one purged and those derived from it

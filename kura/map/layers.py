@@ -194,20 +194,21 @@ def _layer(
     bare = estimate_tokens(line.head) if line.kind == "entry" and line.head else full
     if line.kind != "entry":
         layer = "grouped" if line.kind == "group" else "other"
-        return Layered(layer, line.text, line.text, "", line.kind, line.head, line.slugs, (full, full, bare))
+        return Layered(layer=layer, text=line.text, short=line.text, slug="", kind=line.kind, head=line.head,
+                       slugs=line.slugs, cost=(full, full, bare))  # fmt: skip
     slug = line.slugs[0]
     entry = entries.get(slug)
     if entry is None or entry.type in settings.pinned_types:
         layer = "other" if entry is None else "pinned"
-        return Layered(
-            layer, line.text, line.text, slug, line.kind, line.head, line.slugs, (full, full, bare)
-        )
+        return Layered(layer=layer, text=line.text, short=line.text, slug=slug, kind=line.kind,
+                       head=line.head, slugs=line.slugs, cost=(full, full, bare))  # fmt: skip
     short = triggers.get(line.trigger)
     folded = line.text
     if short and short != line.trigger and not marked(line.text) and not marked(short):
         folded = line.text[: line.text.rfind(line.trigger)] + short
     cost = (full, estimate_tokens(folded), bare)
-    return Layered("trigger", line.text, folded, slug, line.kind, line.head, line.slugs, cost)
+    return Layered(layer="trigger", text=line.text, short=folded, slug=slug, kind=line.kind, head=line.head,
+                   slugs=line.slugs, cost=cost)  # fmt: skip
 
 
 def marked(text: str) -> bool:

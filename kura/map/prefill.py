@@ -87,7 +87,7 @@ MAX_QUICK_PARSE = 2000
 MapState = Literal["current", "rewoven", "over-budget", "sectors", "stale", "conflicted", "missing"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Block:
     store: str
     text: str

@@ -61,7 +61,7 @@ _MARKERS = ("<!--", "-->", "```", "~~~", "\r")
 BACKUPS = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Woven:
     store: str
     text: str

@@ -78,7 +78,7 @@ class Item:
         return {"section": self.section, "source": self.source, "tokens": self.tokens, "why": self.why}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Context:
     store: str
     task: str

@@ -60,7 +60,7 @@ class Pick:
 How = Literal["meaning", "embedded", "lexical"]  # the thinker picked, or how the search answered
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Recall:
     store: str
     question: str

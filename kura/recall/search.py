@@ -181,8 +181,10 @@ class SearchIndex:
             row = self.db.execute("SELECT sha FROM docs WHERE slug = ?", (slug,)).fetchone()
             if row is None or row[0] != sha:
                 present.append(
-                    catalog.Entry(f"{slug}.md", slug, 0, 0, 0, 0, None, "", "", "", "", 0, sha, "")
-                )
+                    catalog.Entry(rel=f"{slug}.md", slug=slug, ino=0, size=0, mtime_ns=0, ctime_ns=0,
+                                  type=None, name="", description="", written_text="", links_text="",
+                                  findings=0, sha=sha, standing="")
+                )  # fmt: skip
         with self.db:
             self._drop(gone)
             self._embed(self._reindex(present, None), None)

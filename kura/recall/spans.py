@@ -65,7 +65,7 @@ _TABLES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Span:
     id: int
     source: str
@@ -206,7 +206,17 @@ def search(store: Store, question: str, *, k: int = 5) -> list[Span]:
         if shared >= need and shared * 3 >= len(words):
             row = (*row[:7], reads_like_instruction(row[6]), row[8])  # judged now, by today's rules
             found.append(
-                Span(row[0], row[1], int(row[2] or 0), row[3], row[4], row[5], row[6], row[7], -row[8])
+                Span(
+                    id=row[0],
+                    source=row[1],
+                    line=int(row[2] or 0),
+                    session=row[3],
+                    when=row[4],
+                    cls=row[5],
+                    text=row[6],
+                    quarantined=row[7],
+                    score=-row[8],
+                )
             )
     return found[:k]
 

@@ -283,7 +283,7 @@ class StorePool:
         from kura.life.corrections import remember
         from kura.life.lifecycle import witnessed
 
-        seen = Witness("MANUAL", _dt.date.today(), " ".join(session.split())[:120])
+        seen = Witness(kind="MANUAL", when=_dt.date.today(), session=" ".join(session.split())[:120])
         done = remember(  # the witness goes in with the write, under its lock
             served.store, slug, description, body, type=type, title=title, supersedes=supersedes,
             amend=functools.partial(witnessed, witness=seen, slug=slug),

@@ -182,7 +182,7 @@ class Store:
         with self._lock():
             path = self._target(slug)
             first, wrote = self._rewrite(path, make, slug=slug)
-            return WriteResult(slug, path, first is None, wrote, False)
+            return WriteResult(slug=slug, path=path, created=first is None, changed=wrote)
 
     def update(
         self, slug: str, change: Callable[[Memory], nt.MemoryFile | None], *, actor: str = "direct"
@@ -206,7 +206,7 @@ class Store:
                 return write_checks.utf8(f"{self.name}/{slug}", nt.render(note))
 
             _, wrote = self._rewrite(path, make, slug=slug)
-            return WriteResult(slug, path, False, wrote, False)
+            return WriteResult(slug=slug, path=path, created=False, changed=wrote)
 
     def edit_index(self, change: Callable[[ix.Index], ix.Index], *, actor: str = "direct") -> bool:
         """Apply ``change`` to MEMORY.md under the store lock (policy checked); True if it
@@ -254,7 +254,8 @@ class Store:
                 )
 
             index_changed, restored = self._update_index(change)
-            return WriteResult(slug, path, created, wrote, index_changed, restored)
+            return WriteResult(slug=slug, path=path, created=created, changed=wrote,
+                               index_changed=index_changed, restored=restored)  # fmt: skip
 
     # -- internals -----------------------------------------------------------------------
 
@@ -294,7 +295,8 @@ class Store:
                 f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
             ) from err
         revived = str(was.meta.get("archived") or "?") if was is not None and was.meta.get("archived") else ""
-        return WriteResult(slug, path, first is None, changed, index_changed, restored, kept, revived)
+        return WriteResult(slug=slug, path=path, created=first is None, changed=changed, body_kept=kept,
+                           index_changed=index_changed, restored=restored, revived=revived)  # fmt: skip
 
     def _current(self, slug: str) -> bool:  # a memory file, neither archived nor superseded: it has a line
         return self.contains(f"{slug}.md") and not retired(

@@ -85,7 +85,7 @@ class Stretch:
     rewritten: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Raw:
     """Complete lines taken from a file, not yet parsed: ``start`` is where they begin
     (after any rewrite was resolved), ``end`` where the next read begins."""
@@ -144,7 +144,16 @@ def take(path: Path, cursor: Cursor, *, fmt: str | None = None, max_bytes: int =
         session = _session(kind, sniff, path)
         start, rewritten, found = _resume(handle, cursor, size, str(path))
         if start is None:  # rewritten shorter than what was read: wait for it to grow
-            return Raw(path, b"", cursor, cursor, kind, session, tuple(found), rewritten)
+            return Raw(
+                path=path,
+                data=b"",
+                start=cursor,
+                end=cursor,
+                fmt=kind,
+                session=session,
+                findings=tuple(found),
+                rewritten=rewritten,
+            )
         if kind not in FORMATS:
             problem = Finding(
                 str(path),
@@ -153,12 +162,31 @@ def take(path: Path, cursor: Cursor, *, fmt: str | None = None, max_bytes: int =
                 "journal root a format name or convert it to the evidence JSONL",
                 "warning",
             )
-            return Raw(path, b"", start, start, kind, session, (*found, problem), rewritten)
+            return Raw(
+                path=path,
+                data=b"",
+                start=start,
+                end=start,
+                fmt=kind,
+                session=session,
+                findings=(*found, problem),
+                rewritten=rewritten,
+            )
         data, tail = _complete_lines(handle, start.offset, max_bytes, size)
         end_offset = start.offset + len(data)
         head = _fingerprint(_pread(handle, 0, min(end_offset, HEAD_BYTES)))
     end = Cursor(end_offset, start.line + data.count(b"\n"), head)
-    return Raw(path, data, start, end, kind, session, tuple(found), rewritten, tail)
+    return Raw(
+        path=path,
+        data=data,
+        start=start,
+        end=end,
+        fmt=kind,
+        session=session,
+        findings=tuple(found),
+        rewritten=rewritten,
+        tail=tail,
+    )
 
 
 def detect(path: Path, sniff: bytes) -> str:

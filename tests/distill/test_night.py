@@ -37,7 +37,7 @@ class World:
         return NightReport(f"distill: pass {self.runs}", True)
 
     def night(self, *tasks: Task, idle: float = 60, poll: float = 10) -> Night:
-        return Night(lambda: self.state, tasks or (Task("pass", self.task),), idle=idle, poll=poll,
+        return Night(look=lambda: self.state, tasks=tasks or (Task("pass", self.task),), idle=idle, poll=poll,
                      log=self.lines.append, clock=lambda: self.now, sleep=self.sleep)  # fmt: skip
 
     def wait(self, loop: Night, seconds: float) -> None:
