@@ -25,7 +25,8 @@ from typer.core import TyperArgument, TyperCommand
 
 from kura import config as cfg
 from kura.cli.exit import error_exit, version_line
-from kura.errors import KuraError
+from kura.errors import KuraError, NoStore
+from kura.store.store import init_store
 from kura.text.secrets import find_secret, redact
 
 T = TypeVar("T")
@@ -116,8 +117,6 @@ def store_from(ctx: typer.Context) -> Any:
 def store_or_new(ctx: typer.Context) -> Any:
     """The store to write a first memory into: made (``init``) when there is none yet and
     the config allows it (``Config.creatable``), said on stderr; reads never make one."""
-    from kura.errors import NoStore
-
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
 
@@ -133,8 +132,6 @@ def store_or_new(ctx: typer.Context) -> Any:
     target = config.creatable(g.store)
     if target is None:
         return store_from(ctx)  # says why, exit 1
-    from kura.store.store import init_store
-
     store, _ = core(lambda: init_store(target.path, name=target.name))
     warn(f"made store '{target.name}' at {target.path} (MEMORY.md, and a .gitignore for .kura/)")
     return store

@@ -6,9 +6,11 @@ The commands that work on one store's files live here; the ones that look at a s
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import sys
+import time
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -33,8 +35,22 @@ from kura.cli.base import (
     store_or_new,
     warn,
 )  # fmt: skip
+from kura.cli.map import prefill_block, weave_command
+from kura.cli.registration import register_store
 from kura.files.memory_file import TYPES
+from kura.files.slugs import taken_as
+from kura.files.witness import KINDS, Witness, kind_of
+from kura.life.corrections import remember as write
+from kura.life.lifecycle import stated_again, witnessed
+from kura.map.weave import describe, weave
+from kura.recall.search import SearchIndex, has_index, remote_embedder
 from kura.request import REMEMBER
+from kura.serve.watch import stop_watching, watch
+from kura.store.importer import import_folder
+from kura.store.listing import listing
+from kura.store.policy import POLICIES
+from kura.store.store import init_store
+from kura.text.secrets import refuse_secrets
 
 if TYPE_CHECKING:
     from kura.life.corrections import Remembered
@@ -51,10 +67,6 @@ def init(
     write_policy: Annotated[str, typer.Option(help="direct-allowed, distiller-only or frozen.")] = "",
 ) -> None:
     """Create a store folder (MEMORY.md, .gitignore for .kura/) and add it to kura.toml."""
-    from kura.cli.registration import register_store
-    from kura.store.policy import POLICIES
-    from kura.store.store import init_store
-
     g: Globals = ctx.obj
     if not _STORE_NAME.match(name):
         fail("store names are lower-case letters, digits, '-' and '_', e.g. main or maker")
@@ -106,21 +118,12 @@ def remember(
     as_json: JsonOpt = False,
 ) -> None:
     """Write one memory (create or update) and its own line in MEMORY.md."""
-    import datetime as dt
-
-    from kura.files.slugs import taken_as
-    from kura.files.witness import KINDS, Witness, kind_of
-    from kura.life.corrections import remember as write
-    from kura.text.secrets import refuse_secrets
-
     text = stdin_text() if body == "-" else body
     store = store_or_new(ctx)
     kind = None if witness is None else kind_of(witness)
     if witness is not None and kind is None:
         fail(f"--witness {witness!r}: not one of {', '.join(KINDS)}")
     core(lambda: refuse_secrets(f"{store.name}/{slug}, the witness", quote, session))  # before any write
-    from kura.life.lifecycle import stated_again, witnessed
-
     amend = stated_again  # a person bringing back a forgotten memory says it anew (SAID, today)
     if kind is not None:
         seen = Witness(kind=kind, when=dt.date.today(), session=" ".join(session.split()),
@@ -206,8 +209,6 @@ def list_(
 ) -> None:
     """List the current memories (slug, type, description); with --all the archived and
     superseded ones too, each marked with why it is not current. Exit 2 when none is listed."""
-    from kura.store.listing import listing
-
     if type is not None and type not in TYPES:
         fail(f"--type must be one of {', '.join(TYPES)}")
     found = core(lambda: listing(store_from(ctx), type=type, everything=everything))
@@ -267,8 +268,6 @@ def weave_(
     """Fold MEMORY.md into the three-layer map (pinned, fresh, trigger) within the budget.
 
     Exit 0 when the map changed, 2 when it was already current, 1 on error."""
-    from kura.cli.map import weave_command
-
     g: Globals = ctx.obj
     chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
     if no_model:
@@ -295,8 +294,6 @@ def prefill(
 
     Exit 0 current map, 2 stale map served as written, 1 store missing (a block saying so
     is still printed)."""
-    from kura.cli.map import prefill_block
-
     g: Globals = ctx.obj
     block = prefill_block(g.config, g.store, max_chars)
     if as_json:
@@ -321,11 +318,6 @@ def watch_(
 
     When the store has a search index (kura index, or any recall), it is kept up to date
     too, so a recall never waits for a re-index."""
-    import time
-
-    from kura.map.weave import describe, weave
-    from kura.serve.watch import stop_watching, watch
-
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     sc = core(lambda: config.store_config(g.store))
@@ -354,8 +346,6 @@ def watch_(
 
 def _search_index(store: Any, remote: Any) -> Any:
     """An ``after`` hook that keeps an existing search index fresh, or None without one."""
-    from kura.recall.search import SearchIndex, has_index, remote_embedder
-
     if not core(lambda: has_index(store)):
         return None
 
@@ -393,8 +383,6 @@ def import_kura(
 
 
 def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
-    from kura.store.importer import import_folder
-
     store = store_from(ctx)
     report = core(lambda: import_folder(store, folder, kind=kind))
     if as_json:

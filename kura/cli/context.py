@@ -9,8 +9,14 @@ import typer
 
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
 from kura.cli.exit import error_exit
+from kura.cli.recall import ProgressLine
+from kura.config import load_config
 from kura.errors import InvalidRequest
+from kura.recall import spans
+from kura.recall.context import context as build
+from kura.recall.remote_embed import RemoteEmbedder
 from kura.request import CONTEXT, ContextRequest
+from kura.transcripts.sources import FORMATS
 
 
 @app.command()
@@ -32,9 +38,6 @@ def context(
     that it is true; instruction-like spans are never shown), Latest observations
     (`kura observe`). Sections share the budget by weight; nothing is cut mid-line.
     --json lists every item with its source, tokens and why, and what was left out."""
-    from kura.config import load_config
-    from kura.recall.context import context as build
-
     g: Globals = ctx.obj
     problem = ContextRequest(task, budget=budget).out_of_range()
     if problem:
@@ -45,11 +48,7 @@ def context(
     remote = config.embedder_for(chosen)
     embedder = None
     if remote is not None:
-        from kura.recall.remote_embed import RemoteEmbedder
-
         embedder = RemoteEmbedder(remote)
-    from kura.cli.recall import ProgressLine
-
     bar = ProgressLine()
     told = core(
         lambda: build(
@@ -89,9 +88,6 @@ def ingest(
     """Index transcripts as spans: what was said, searchable by `kura recall --spans` and
     offered by `kura context` as evidence (never as fact). Reading a file again adds only
     what is new. Nothing becomes a memory here — `kura distill run` does that."""
-    from kura.recall import spans
-    from kura.transcripts.sources import FORMATS
-
     if fmt is not None and fmt not in FORMATS:
         fail(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     for path in files:  # every path is checked before any is read: all or nothing

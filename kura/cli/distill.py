@@ -21,7 +21,9 @@ pass and a drain once per quiet spell of the journals.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +32,9 @@ import typer
 
 from kura import config as cfg
 from kura.cli.base import App, Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.cli.recall import ProgressLine
+from kura.errors import NoStore
+from kura.transcripts.sources import FORMATS, read_from
 
 distill_app = App(no_args_is_help=True, help="Read agent transcripts without believing them.")
 app.add_typer(distill_app, name="distill")
@@ -65,9 +70,6 @@ def run(
     """One pass: read new journal lines, spot candidates, gate them, judge their novelty and
     stage drafts. With a brain model (or a thinker it inherits) the brain spots too and the
     scribe writes; with none, rules and templates do it all."""
-    import os
-
-    from kura.cli.recall import ProgressLine
     from kura.distill.model_steps import Minds
     from kura.distill.run import run_pass
 
@@ -132,8 +134,6 @@ def check(
 
 
 def _read_raw(path: Path) -> list[Any]:
-    from kura.transcripts.sources import FORMATS, read_from
-
     try:
         stretch = read_from(path, finished=True)  # a finished file: its last line counts too
     except OSError as err:
@@ -167,8 +167,6 @@ def _read_text(path: Path) -> str:
 def _store_material(ctx: typer.Context, name: str | None) -> tuple[str, tuple[str, ...]]:
     """The store's text and slugs: the store every command resolves (--store, -s, kura.toml,
     $KURA_DIR, ./memory); with none named and none there, an empty store."""
-    from kura.errors import NoStore
-
     g: Globals = ctx.obj
     chosen = name or g.store
     config = core(lambda: cfg.load_config(g.config))
@@ -297,8 +295,6 @@ def night(
     """Stay resident: when the journals have been quiet, run one pass and one drain per quiet spell.
     Exit 0 on a clean stop; with --once, 0 when it did work, 2 when there was nothing to do,
     1 when a pass or drain failed."""
-    import datetime as dt
-
     from kura.distill.night import Night, snapshot, tasks_for
 
     config, chosen, journals, opened = _distilling(ctx, store)

@@ -18,7 +18,6 @@ import sys
 from typing import Any
 
 from kura.cli.exit import version_line, warn
-from kura.cli.map import prefill_block, weave_command
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
 _RECALL_NUMBERS = ("--top", "--hops", "--chars")
@@ -137,6 +136,8 @@ def _prefill_args(rest: list[str]) -> dict[str, str] | None:
 
 def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
     """The exit code after answering, or None to let the full CLI answer."""
+    from kura.cli.map import weave_command  # not at the top: `--version` and recall need no map
+
     try:
         return _prefill(chosen, as_json) if command == "prefill" else weave_command(chosen)
     except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
@@ -144,6 +145,8 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
 
 
 def _prefill(chosen: dict[str, str], as_json: bool) -> int:
+    from kura.cli.map import prefill_block
+
     block = prefill_block(chosen.get("config"), chosen.get("store"), chosen.get("max_chars"))
     if as_json:
         sys.stdout.write(json.dumps(block.to_dict(), ensure_ascii=False, indent=2) + "\n")

@@ -11,13 +11,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from kura.version import __version__
+
 if TYPE_CHECKING:
     from kura.errors import KuraError
 
 
 def version_line() -> str:
-    from kura.version import __version__
-
     return f"kura {__version__}"
 
 

@@ -10,6 +10,9 @@ from typing import Annotated
 import typer
 
 from kura.cli.base import App, app, core, fail, say, store_from, warn
+from kura.git.index_merge import merge
+from kura.git.repository import driver_command, install, merge_committed, merge_context
+from kura.store.safe_read import INDEX_CAP
 
 git_app = App(no_args_is_help=True, help="Share a store through git: the MEMORY.md merge driver, hooks.")
 app.add_typer(git_app, name="git")
@@ -32,8 +35,6 @@ def install_(
 
     Exit 0 when something was set up, 2 when all of it already was, 1 outside a git
     repository, without git, or when a hook that is not kura's is in the way."""
-    from kura.git.repository import driver_command, install
-
     store = store_from(ctx)
     found = core(
         lambda: install(store.root, driver=driver_command(sys.executable),
@@ -73,10 +74,6 @@ def merge_index(
 
     Exit 0 when clean, 1 when both sides changed the same prose (conflict markers there,
     never in an entry line). What it decided is said on stderr."""
-    from kura.git.index_merge import merge
-    from kura.git.repository import merge_committed, merge_context
-    from kura.store.safe_read import INDEX_CAP
-
     texts = []
     for file in (base, ours, theirs):
         try:

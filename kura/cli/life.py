@@ -7,6 +7,10 @@ from typing import Annotated
 import typer
 
 from kura.cli.base import JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
+from kura.life import decay as dc
+from kura.life import lifecycle
+from kura.life import purge as pg
+from kura.life.why import explain, render, to_json
 
 AtOpt = Annotated[
     str | None,
@@ -23,8 +27,6 @@ def why(
 ) -> None:
     """Why a memory is believed: its witnesses, confidence and strength, whether it is
     asserted or withheld (and why), what it replaced and what replaced it."""
-    from kura.life.why import explain, render, to_json
-
     found = core(lambda: explain(store_from(ctx), slug, day_from(at)))
     if as_json:
         print_json(to_json(found))
@@ -42,8 +44,6 @@ def decay(
     """What today's forgetting would take: memories that would be archived (spent), that
     are no longer asserted, and that are fading. Changes nothing without --apply; exit 2
     when nothing would change."""
-    from kura.life import decay as dc
-
     store = store_from(ctx)
     today = day_from(at)
     fates = core(lambda: dc.plan(store, today))
@@ -86,9 +86,6 @@ def forget(
     memories and every derived trace, leaving a tombstone so the distiller never learns it
     again. A purge is a person's deletion: a distiller-only store allows it, a frozen one
     does not."""
-    from kura.life import lifecycle
-    from kura.life import purge as pg
-
     store = store_from(ctx)
     if not purge:
         done = core(lambda: lifecycle.archive(store, slug, reason or "forgotten on purpose"))

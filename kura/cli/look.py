@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,6 +11,11 @@ import typer
 
 from kura import config as cfg
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.cli.recall import ProgressLine, recall_command
+from kura.git.staged import staged_copy
+from kura.health.doctor import diagnose, fix_index, in_proportion
+from kura.health.picture import FORMATS, of_store, render, save
+from kura.recall.search import SearchIndex, drop_index, remote_embedder
 from kura.request import RECALL
 
 
@@ -41,8 +47,6 @@ def recall(
     it does not answer, a small embedded model does (how: embedded), offline. Exit 2 when
     nothing in the store bears on the question. A memory its evidence no longer carries
     (thin or aged witnesses, superseded, contradicted) is marked "on record", never fact."""
-    from kura.cli.recall import recall_command
-
     g: Globals = ctx.obj
     chosen = {k: v for k, v in (("config", g.config), ("store", g.store)) if v}
     options = {
@@ -70,9 +74,6 @@ def index_(
     Recall keeps it fresh by itself; run this ahead of time on a big store, after a bulk
     import, or from a hook. Only memories whose bytes changed are embedded again. Exit 0
     when something was indexed, 2 when it was already current."""
-    from kura.cli.recall import ProgressLine
-    from kura.recall.search import SearchIndex, drop_index, remote_embedder
-
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     sc = core(lambda: config.store_config(g.store))
@@ -120,8 +121,6 @@ def doctor(
     the files as staged for the next commit (the pre-commit hook uses it), not the working tree.
     Islands and dead ends are notes, counted on one line each unless --islands or --strict
     (--json lists them all)."""
-    from kura.health.doctor import fix_index, in_proportion
-
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     names = list(config.stores) if all_stores else [g.store]
@@ -147,15 +146,9 @@ def doctor(
 
 
 def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
-    from kura.health.doctor import diagnose
-
     store = config.store_config(name)
     if not staged:
         return diagnose(store.open(), config.map_settings(store))
-    from dataclasses import replace
-
-    from kura.git.staged import staged_copy
-
     with staged_copy(store.path) as copy:
         return diagnose(replace(store, path=copy).open(), config.map_settings(store))
 
@@ -193,8 +186,6 @@ def graph(
       kura graph --format json                 # nodes, edges and doctor's summary
 
     Exit 2 when the store has no memories."""
-    from kura.health.picture import FORMATS, of_store, render, save
-
     if format not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, not {format!r}")
     store = store_from(ctx)

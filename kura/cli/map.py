@@ -8,12 +8,20 @@ SQLite or typer, and the weave itself is loaded only when the map must be re-wov
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from kura.cli.exit import error_exit, warn
+from kura.config import load_config
+from kura.errors import KuraError, StoreError
+from kura.files.slugs import file_stats
+from kura.map.record import cloth_target, fingerprint, scribe_id, stored_map, summary_line
+from kura.map_settings import CEILING_ENV as ENV
+from kura.map_settings import header_text, sector_header_text
+from kura.store.state import folder
 
 if TYPE_CHECKING:
     from kura.map.prefill import Block
@@ -23,7 +31,6 @@ def prefill_block(config: str | None, store: str | None, max_chars: int | str | 
     """The block to print, whatever happens: a hook must never get an empty string.
     ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings."""
     from kura.map.prefill import build_for, missing
-    from kura.map_settings import CEILING_ENV as ENV
 
     host = {"--max-chars": str(max_chars)} if max_chars is not None else {}
     if os.environ.get(ENV, "").strip():
@@ -39,15 +46,6 @@ def prefill_block(config: str | None, store: str | None, max_chars: int | str | 
 def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool = False) -> int:
     """``kura weave``: answered from the stored map when nothing changed (exit 2), else
     woven (exit 0, or 2 when the new map is byte-identical). Errors print one line, exit 1."""
-    import datetime as dt
-
-    from kura.config import load_config
-    from kura.errors import KuraError, StoreError
-    from kura.files.slugs import file_stats
-    from kura.map.record import cloth_target, fingerprint, scribe_id, stored_map, summary_line
-    from kura.map_settings import header_text, sector_header_text
-    from kura.store.state import folder
-
     try:
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))

@@ -8,6 +8,8 @@ import typer
 
 from kura import config as cfg
 from kura.cli.base import Globals, JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
+from kura.observe import observations as ob
+from kura.observe.consolidate import consolidate
 
 if TYPE_CHECKING:
     from kura.observe.consolidate import Consolidated
@@ -69,8 +71,6 @@ def observe(
 
 
 def _add(store: Store, text: str, priority: str, *, at: str | None, as_json: bool) -> None:
-    from kura.observe import observations as ob
-
     entry = core(lambda: ob.observe(store, text, priority, today=day_from(at)))
     log = core(lambda: ob.read_log(store))
     if as_json:
@@ -82,8 +82,6 @@ def _add(store: Store, text: str, priority: str, *, at: str | None, as_json: boo
 
 
 def _list(store: Store, *, as_json: bool) -> None:
-    from kura.observe import observations as ob
-
     log = core(lambda: ob.read_log(store))
     if as_json:
         print_json({"store": store.name, "path": str(log.path), "size": log.size, "hint": log.hint,
@@ -102,8 +100,6 @@ def _list(store: Store, *, as_json: bool) -> None:
 
 
 def _resolve(store: Store, number: int, *, at: str | None, as_json: bool) -> None:
-    from kura.observe import observations as ob
-
     entry, changed = core(lambda: ob.resolve(store, number, today=day_from(at)))
     if as_json:
         print_json({"store": store.name, "entry": entry.to_dict(), "changed": changed})
@@ -113,9 +109,6 @@ def _resolve(store: Store, number: int, *, at: str | None, as_json: bool) -> Non
 
 
 def _consolidate(ctx: typer.Context, *, no_model: bool, at: str | None, as_json: bool) -> None:
-    from kura.observe import observations as ob
-    from kura.observe.consolidate import consolidate
-
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     chosen = core(lambda: config.store_config(g.store))

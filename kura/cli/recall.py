@@ -12,7 +12,16 @@ import json
 import sys
 from typing import Any
 
+from kura.cli.exit import error_exit
+from kura.config import load_config
+from kura.errors import InvalidRequest, KuraError
+from kura.life.usage import mark as mark_used
+from kura.recall.embed import preload
+from kura.recall.recall import recall
+from kura.recall.remote_embed import RemoteEmbedder
 from kura.request import RECALL, RecallRequest
+from kura.store.state import folder
+from kura.text.secrets import redact
 
 
 class ProgressLine:
@@ -55,11 +64,6 @@ def recall_command(
     spans: bool = False,
 ) -> int:
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
-    from kura.cli.exit import error_exit
-    from kura.config import load_config
-    from kura.errors import InvalidRequest, KuraError
-    from kura.text.secrets import redact
-
     bar = ProgressLine()
     try:
         problem = RecallRequest(question, top=top, hops=hops, chars=chars).out_of_range()
@@ -71,15 +75,9 @@ def recall_command(
         remote = config.embedder_for(store)
         embedder = None
         if remote is not None:
-            from kura.recall.remote_embed import RemoteEmbedder
-
             embedder = RemoteEmbedder(remote)
         elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
-            from kura.recall.embed import preload
-
             preload(quick=True)
-        from kura.recall.recall import recall
-
         found = recall(
             store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
             thinker=thinker, progress=bar, quick=True, embedder=embedder, everything=everything,
@@ -90,9 +88,6 @@ def recall_command(
 
             said = evidence(store.open(), question, [found.context], k=5)
         if found.picked:
-            from kura.life.usage import mark as mark_used
-            from kura.store.state import folder
-
             mark_used(folder(store.path, store=store.name), [p.slug for p in found.picked])
     except KuraError as err:
         bar.close()

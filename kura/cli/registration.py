@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kura.config import parse_config
 from kura.errors import ConfigError
+from kura.store.atomic import write_atomic
 
 
 def register_store(
@@ -29,8 +30,6 @@ def register_store(
     """Add ``[stores.NAME]`` to a config file (created if missing), appending text so the
     rest of the file keeps its bytes. Returns False when it is already there. The new file
     is validated before anything is written; ``dry_run`` only validates."""
-    from kura.store.atomic import write_atomic
-
     before = config_path.read_bytes() if config_path.exists() else b""
     text = before.decode("utf-8-sig")
     try:

@@ -15,6 +15,7 @@ import typer
 
 from kura import config as cfg
 from kura.cli.base import Globals, app, core
+from kura.serve.access import resolve_token
 
 EXAMPLES = """\b
 Examples:
@@ -60,7 +61,6 @@ def serve(
     global --store, only that store is served. A file watcher per store brings hand edits
     to recall at once. Listens on loopback; any other address needs a bearer token, which
     is then checked on every route but /health. Runs until Ctrl-C."""
-    from kura.serve.access import resolve_token
     from kura.serve.http import serve
 
     g: Globals = ctx.obj

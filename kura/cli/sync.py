@@ -10,6 +10,8 @@ import typer
 from kura import config as cfg
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, warn
 from kura.errors import GitError, KuraError
+from kura.git.sync import sync
+from kura.map.weave import describe, weave
 
 if TYPE_CHECKING:
     from kura.git.sync import Synced
@@ -91,8 +93,6 @@ def _dangling(store: Store) -> None:
 def _synced(store: Store, message: str | None, as_json: bool) -> Synced:
     """Sync; on failure print the JSON a script reads (the error and the next command), then
     let ``core`` say it on stderr and exit 1."""
-    from kura.git.sync import sync
-
     try:
         return sync(store, message=message)
     except GitError as err:
@@ -115,8 +115,6 @@ def _reweave(
 ) -> dict[str, Any] | None:
     """Weave the map as ``kura weave`` does, now that the files moved. A failure is a warning,
     never exit 1: the push went through, and the next prefill re-weaves a stale map anyway."""
-    from kura.map.weave import describe, weave
-
     try:
         sc = config.store_config(chosen)
         woven = weave(store, config.map_settings(sc), scribe=None if no_model else config.scribe_for(sc))

@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from kura.recall.context import HEADINGS
+
 _FAILED_AFTER = re.compile(
     r"\b(?:fail|fails|failed|failure|error|errors|not found|no rule|cannot|missing|no longer"
     r"|does not exist|no such file)\b",
@@ -41,14 +43,10 @@ _TOLD_BEFORE = re.compile(r"\b(?:use|run|using|with)\W*$", re.I)
 def skipped_headings() -> tuple[str, ...]:
     """The headings whose sections are evidence, not current fact (read from kura's own
     context module, so a reworded heading is still recognised)."""
-    from kura.recall.context import HEADINGS
-
     return (HEADINGS["record"], HEADINGS["spans"])
 
 
 def known_headings() -> tuple[str, ...]:
-    from kura.recall.context import HEADINGS
-
     return tuple(HEADINGS.values())
 
 

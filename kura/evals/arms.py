@@ -27,10 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kura.distill.drafts import drafts, pour, toss
+from kura.distill.run import run_pass
 from kura.evals import agent
 from kura.evals.scenarios import Scenario, Session, Step, chat_rows, render, transcript
+from kura.recall.context import context
+from kura.recall.embed import Unavailable
 from kura.store.store import Store, init_store
 from kura.text.tokens import estimate_tokens
+from kura.transcripts.journals import Journals, Root
 
 ARMS = ("kura", "window", "none")
 DEFAULT_BUDGET = 1500  # tokens: kura's context budget and the window's size alike
@@ -136,8 +141,6 @@ class _Memory:
     """The kura arm's store and journals, in a temporary folder."""
 
     def __init__(self, folder: Path, budget: int, today: dt.date) -> None:
-        from kura.transcripts.journals import Journals, Root
-
         self.store: Store = init_store(folder / "store", name="eval")[0]
         self.journals = folder / "journals"
         self.journals.mkdir()
@@ -146,17 +149,11 @@ class _Memory:
         self.refused = 0
 
     def context(self, task: str) -> str:
-        from kura.recall.context import context
-        from kura.recall.embed import Unavailable
-
         lexical = Unavailable("kura eval runs recall lexical-only, with no embedder")
         return context(self.store, task, budget=self.budget, today=self.today, embedder=lexical).text
 
     def learn(self, number: int, rows: list[dict[str, object]]) -> None:
         """One distiller pass over the session's transcript; every staged draft poured."""
-        from kura.distill.drafts import drafts, pour, toss
-        from kura.distill.run import run_pass
-
         path = self.journals / f"session-{number:03d}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         run_pass(self.store, self.roots)

@@ -25,11 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kura.errors import GitError, KuraError
+from kura.files.memory_file import from_bytes
 from kura.files.slugs import INDEX_NAME, lookup_parts
 from kura.git.index_merge import Dated, Side
 from kura.git.run import Ran, run
 from kura.store.atomic import write_atomic
+from kura.store.catalog import written_date
 from kura.store.safe_read import MEMORY_CAP
+from kura.store.store import Store
 
 DRIVER = "kura-index"
 DRIVER_NAME = "kura: merge MEMORY.md line by memory (kura git merge-index)"
@@ -245,9 +248,6 @@ def _theirs_commit(cwd: Path) -> tuple[str, str] | None:
 
 
 def _work_tree_date(folder: Path, slug: str) -> dt.date | None:
-    from kura.store.catalog import written_date
-    from kura.store.store import Store
-
     try:
         return written_date(Store(folder).show(slug).note)
     except KuraError:  # not there, or not to be read: no date, and the merge says so
@@ -255,9 +255,6 @@ def _work_tree_date(folder: Path, slug: str) -> dt.date | None:
 
 
 def _commit_date(cwd: Path, commit: str, prefix: str, slug: str) -> dt.date | None:
-    from kura.files.memory_file import from_bytes
-    from kura.store.catalog import written_date
-
     rev = f"{commit}:{'' if prefix == '.' else prefix + '/'}{slug}.md"
     size = git(["cat-file", "-s", rev], cwd, check=False).out.strip()
     if not size.isdigit() or int(size) > MEMORY_CAP:

@@ -38,6 +38,8 @@ from typing import Any
 from kura.files import memory_file as nt
 from kura.files import memory_index as ix
 from kura.files import witness as wt
+from kura.life.usage import forget
+from kura.recall.search import open_index
 from kura.recall.spans import carrying
 from kura.recall.spans import forget as forget_spans
 from kura.store import state as st
@@ -134,8 +136,6 @@ def _scrub_state(store: Store, gone: set[str]) -> None:
     state = store.state_dir
     search = state / "search.db"
     if search.exists():
-        from kura.recall.search import open_index
-
         index = open_index(store)
         try:
             index.refresh(sorted(gone))
@@ -151,8 +151,6 @@ def _scrub_state(store: Store, gone: set[str]) -> None:
         (state / name).unlink(missing_ok=True)
     for backup in state.glob("map.md.*"):
         backup.unlink()
-    from kura.life.usage import forget
-
     for slug in gone:
         forget(state, slug)
 

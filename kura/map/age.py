@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from kura.map.record import git_head
 from kura.store.catalog import Entry, kv_get, kv_put
 
 SHARE = 0.2  # a fifth of the store on one file day: the mark of a copy
@@ -115,8 +116,6 @@ def _shared_days(entries: dict[str, Entry], file_days: dict[str, dt.date], git: 
 
 def _git_dates(root: Path, db: sqlite3.Connection | None) -> _Git:
     """Last commit date per store-relative path, cached per HEAD; empty outside git."""
-    from kura.map.record import git_head
-
     if not git_head(root):  # read from .git's files: no process to spawn outside git
         return _Git({}, frozenset())
     head = _git(root, "rev-parse", "HEAD")

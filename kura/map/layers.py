@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kura.errors import KuraError
 from kura.files.memory_index import Index, IndexLine, normalize, parse_index
+from kura.llm import complete
 from kura.map.ceiling import sector_map
 from kura.map_settings import MapSettings
 from kura.store import catalog
@@ -268,8 +269,6 @@ def _trim_all(budget: int, texts: list[str]) -> list[str]:
 
 
 def _model_trigger(scribe: ModelConfig, text: str, budget: int) -> str | None:
-    from kura.llm import complete
-
     prompt = (
         f"Rewrite this memory index line as a recognition trigger of at most {budget} tokens. "
         "Keep proper nouns, numbers with their units, identifiers, ⚠️ markers and the "

@@ -38,6 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kura.config import load_config
 from kura.errors import KuraError, NoStore
 from kura.files.checks import conflict_message, conflicts
 from kura.files.slugs import INDEX_NAME, index_file
@@ -63,7 +64,7 @@ from kura.map.record import (
     scribe_id,
     stored_map,
 )
-from kura.map_settings import CLOSE, OPEN, MapSettings, header_text, sector_header_text, wrap
+from kura.map_settings import CLOSE, OPEN, MapSettings, header_text, parsed, sector_header_text, wrap
 from kura.store import state as st
 from kura.store.safe_read import INDEX_CAP, read_in
 from kura.text.tokens import estimate_tokens
@@ -241,9 +242,6 @@ def build_for(config_path: str | None, selector: str | None, *, host: dict[str, 
     configured one, the smallest holds. Whatever goes wrong — no such store, a broken
     config, a header that ticks, a ceiling that is not one — the answer is still a block,
     one that says the map is missing and why."""
-    from kura.config import load_config
-    from kura.map_settings import parsed
-
     name = selector or "default"
     ceiling = 0
     try:

@@ -38,13 +38,18 @@ from typing import TYPE_CHECKING, Any
 from kura.errors import KuraError
 from kura.files.belief import Standing
 from kura.files.memory_index import classify_line
-from kura.map.weave import ON_RECORD
+from kura.files.slugs import file_stats
+from kura.map.record import fingerprint
+from kura.map.weave import ON_RECORD, weave
 from kura.map_settings import MapSettings
+from kura.observe import observations
 from kura.recall import section_budget as bd
 from kura.recall import spans as sp
 from kura.recall.recall import How, Recall, recall, shorten, why_not
 from kura.request import CONTEXT, ContextRequest
+from kura.store import catalog
 from kura.store.store import Store
+from kura.text.claim_match import words
 from kura.text.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -210,10 +215,6 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> _Map:
     and what went wrong (a map that could not be woven is MEMORY.md as it is, said). Kept
     per process under the weave's own fingerprint (every file's identity, the settings, the
     day), so a server answering many tasks splits the map once per change."""
-    from kura.files.slugs import file_stats
-    from kura.map.record import fingerprint
-    from kura.store import catalog
-
     stats = file_stats(store.root)
     key = (str(store.root), fingerprint(store.root, settings, today=today, stats=stats))
     with _MAPS_LOCK:
@@ -247,8 +248,6 @@ def _map_items(store: Store, settings: MapSettings, today: dt.date) -> _Map:
 
 def _cloth(store: Store, settings: MapSettings, today: dt.date, stats: Stats) -> tuple[str, tuple[str, ...]]:
     """The woven map's text; else MEMORY.md as it is, and why (a weave that failed)."""
-    from kura.map.weave import weave
-
     try:
         woven = weave(store, settings, today=today, stats=stats)
         if woven is not None and woven.text:
@@ -357,8 +356,6 @@ def _spans(
     """Spans to show; those left out (why); and, of those left out as restating a shown
     item, the span as it would be shown with the (section, source) of the item it restates —
     to be shown after all if the budget leaves that item out."""
-    from kura.text.claim_match import words
-
     try:
         found, dropped = sp.evidence(store, task, [i.text for i in shown])
     except KuraError as err:  # a broken span index costs the spans, never the context
@@ -388,8 +385,6 @@ def line(span: sp.Span, task: str) -> str:
 def _observations(store: Store) -> tuple[list[Item], list[Item]]:
     """The latest observations; and, when the log could not be read at all (a link, a
     pipe, too big), why — as something left out, never a failed context."""
-    from kura.observe import observations
-
     log = observations.read_log(store)
     unread = [] if log.entries else [f for f in log.findings if "it was not read" in f.message]
     out = []

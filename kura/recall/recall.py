@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.belief import Standing, standing
+from kura.files.body import verbatim
 from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
 from kura.request import RECALL
@@ -416,8 +417,6 @@ def shorten(text: str, question: str, limit: int) -> str:
 
 def _paragraphs(body: str) -> list[str]:
     """``body`` split at its blank lines, except those inside code or raw HTML."""
-    from kura.files.body import verbatim
-
     kept = {line for first, after in verbatim(body) for line in range(first, after)}
     paragraphs: list[list[str]] = [[]]
     for number, line in enumerate(body.split("\n")):

@@ -36,9 +36,11 @@ from kura.files.finding import Finding
 from kura.recall.search import query_words, quote
 from kura.store import state as st
 from kura.store.store import Store
+from kura.text.claim_match import words
 from kura.text.quarantine import clean, reads_like_instruction
 from kura.text.secrets import redact_widely
 from kura.transcripts.segments import Segment, normalise
+from kura.transcripts.sources import read_from
 
 DB_NAME = "spans.db"
 MIN_CHARS = 12  # shorter segments ("yes", "ok go") are not evidence of anything
@@ -174,8 +176,6 @@ def add(
 
 def ingest(store: Store, path: Path, *, fmt: str | None = None) -> Ingested:
     """Index a whole transcript (any format the distiller reads) as spans."""
-    from kura.transcripts.sources import read_from
-
     stretch = read_from(path, fmt=fmt, finished=True)
     added, quarantined = add(store, str(path), stretch.segments, fallback_when=file_day(path))
     return Ingested(str(path), len(stretch.segments), added, quarantined, stretch.findings)
@@ -227,8 +227,6 @@ def evidence(
     """The spans that may be put before a reader, and those left out with the reason: one
     that reads like an instruction, or that restates ``shown`` text (memories already
     included) — at least ``RESTATED`` of its content words inside one of them."""
-    from kura.text.claim_match import words
-
     lowered = [text.lower() for text in shown]
     kept: list[Span] = []
     dropped: list[tuple[Span, str]] = []
@@ -246,8 +244,6 @@ def restated(said: set[str], shown: Sequence[str]) -> int:
     """The first of ``shown`` (lower-cased texts) holding ``RESTATED`` of the span's content
     words ``said``, or -1 (a substring test first, which a word match implies, so thousands
     of map lines cost little)."""
-    from kura.text.claim_match import words
-
     if len(said) < 3:
         return -1
     need = RESTATED * len(said)
@@ -270,8 +266,6 @@ def carrying(store: Store, texts: Sequence[str]) -> list[int]:
     a span ``RESTATED`` of whose own content words are the memory's (a short restatement);
     or a distinctive token of the memory — one mixing digits with letters, like
     ``4711-B`` — anywhere. Purge errs towards deleting: these are derived copies."""
-    from kura.text.claim_match import words
-
     wanted = [t for t in texts if len(t.strip()) >= MIN_CHARS]
     if not wanted or not (store.state_dir / DB_NAME).is_file():
         return []

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
 from kura.serve.access import Guard, check_bind, error_body, shorten
 from kura.serve.listener import Deadlines, address_of, listen, uvicorn_config
+from kura.serve.mcp_server import streamable_http
 from kura.serve.pool import InvalidRequest, StorePool
 from kura.serve.schemas import (
     ContextIn,
@@ -51,6 +52,7 @@ from kura.serve.schemas import (
     StoreInfo,
     errors,
 )
+from kura.serve.watch import stop_watching, watch
 from kura.version import __version__
 
 if TYPE_CHECKING:
@@ -368,8 +370,6 @@ def _lifespan(
                 async with mcp_lifespan():
                     yield
         finally:
-            from kura.serve.watch import stop_watching
-
             for watcher, observer in watchers:
                 stop_watching(watcher, observer)
 
@@ -379,8 +379,6 @@ def _lifespan(
 def _start_watchers(service: StorePool) -> list[tuple[Any, Any]]:
     """A watcher per served store whose ``after`` hook tells the service what changed; a store
     that cannot be watched is still served (the stamp check keeps it fresh, a little later)."""
-    from kura.serve.watch import watch
-
     started = []
     for info in service.stores():
         name = info["name"]
@@ -410,8 +408,6 @@ def mcp_mount(service: StorePool, *, readonly: bool | None = None) -> Mcp:
     ``kura serve --writable`` (or ``KURA_READONLY=0``) lets MCP clients write (never past
     ``kura serve --readonly``, and a store's write policy still applies). ``POST /remember``
     follows the policy alone."""
-    from kura.serve.mcp_server import streamable_http
-
     mounted: Mcp = streamable_http(service, readonly=readonly)
     log.info("kura serve: MCP over streamable HTTP at /mcp")
     return mounted

@@ -23,7 +23,11 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kura.config import load_config
 from kura.serve.mcp_tools import USE, Spec, Tools
+from kura.serve.pool import StorePool
+from kura.serve.remote import Remote
+from kura.version import __version__
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -90,12 +94,7 @@ def open_backend(config: str | None, store: str | None, *, readonly: bool, env: 
     """``kura serve`` at ``KURA_URL`` if set, else the configured stores. ``store`` binds;
     here (the person's own command line, not a model) it may also be a folder path."""
     if env.get("KURA_URL"):
-        from kura.serve.remote import Remote
-
         return Remote(env["KURA_URL"], token=env.get("KURA_TOKEN") or None, bound=store)
-    from kura.config import load_config
-    from kura.serve.pool import StorePool
-
     loaded = load_config(config)
     if store and store not in loaded.stores and store not in loaded.modes:
         chosen = loaded.store_config(store)  # a folder, or UnknownStore naming what there is
@@ -119,8 +118,6 @@ def build_server(tools: Tools) -> Server[Any]:
     import anyio.to_thread
     from mcp import types
     from mcp.server.lowlevel import NotificationOptions, Server
-
-    from kura.version import __version__
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -29,7 +29,17 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from kura.errors import InvalidRequest as InvalidRequest  # its home was here; callers import it from here
 from kura.errors import KuraError, PolicyRefused, UnknownStore
+from kura.files.memory_file import TYPES
+from kura.files.witness import Witness
+from kura.health.doctor import diagnose
+from kura.life.corrections import remember
+from kura.life.lifecycle import witnessed
+from kura.map.prefill import build
+from kura.recall.context import context
+from kura.recall.recall import recall
+from kura.recall.search import SearchIndex, remote_embedder
 from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
+from kura.store.listing import listing
 from kura.store.store import Store
 
 if TYPE_CHECKING:
@@ -161,8 +171,6 @@ class StorePool:
 
     @_private_paths
     def prefill(self, selector: str | None = None) -> Block:
-        from kura.map.prefill import build
-
         served = self.served(selector)
         settings = self.config.map_settings(served.config)
         with served.map_lock:  # not the index's lock: a slow recall must not hold up the map
@@ -190,9 +198,6 @@ class StorePool:
         self, type: str | None = None, selector: str | None = None, *, everything: bool = False
     ) -> list[dict[str, Any]]:
         """The current memories (of ``type``); ``everything``: archived and superseded too."""
-        from kura.files.memory_file import TYPES
-        from kura.store.listing import listing
-
         if type is not None and type not in TYPES:
             raise InvalidRequest(f"type {type!r} is not one of {', '.join(TYPES)}")
         found = listing(self.served(selector).store, type=type, everything=everything)
@@ -200,8 +205,6 @@ class StorePool:
 
     @_private_paths
     def doctor(self, selector: str | None = None) -> dict[str, Any]:
-        from kura.health.doctor import diagnose
-
         name = self.name(selector)
         try:
             served = self.served(name)
@@ -223,8 +226,6 @@ class StorePool:
         chars: int = RECALL.chars,
         selector: str | None = None,
     ) -> dict[str, Any]:
-        from kura.recall.recall import recall
-
         if not question.strip():
             raise InvalidRequest("the question is empty; ask about something")
         problem = RecallRequest(question, top=top, hops=hops, chars=chars).out_of_range()
@@ -243,8 +244,6 @@ class StorePool:
         self, task: str, *, budget: int = CONTEXT.budget, selector: str | None = None
     ) -> dict[str, Any]:
         """What a model about to do ``task`` would be told (``kura.recall.context``)."""
-        from kura.recall.context import context
-
         if not task.strip():
             raise InvalidRequest("the task is empty; say what the model is about to do")
         problem = ContextRequest(task, budget=budget).out_of_range()
@@ -279,10 +278,6 @@ class StorePool:
         served = self.served(selector)
         if self.readonly:
             raise PolicyRefused(f"this service is read-only; store '{served.store.name}' is not written here")
-        from kura.files.witness import Witness
-        from kura.life.corrections import remember
-        from kura.life.lifecycle import witnessed
-
         seen = Witness(kind="MANUAL", when=_dt.date.today(), session=" ".join(session.split())[:120])
         done = remember(  # the witness goes in with the write, under its lock
             served.store, slug, description, body, type=type, title=title, supersedes=supersedes,
@@ -318,8 +313,6 @@ class StorePool:
             self._served.clear()
 
     def _fresh_index(self, served: _Served) -> SearchIndex:
-        from kura.recall.search import SearchIndex, remote_embedder
-
         if served.index is None:
             embedder = remote_embedder(self.config.embedder_for(served.config))
             served.index = SearchIndex(served.store, embedder=embedder, shared=True)
