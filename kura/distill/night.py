@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kura.distill.drain import drain
+from kura.distill.model_steps import Minds
+from kura.distill.run import run_pass
 from kura.store.store import Store
 from kura.transcripts import journals as jr
 
@@ -72,9 +75,6 @@ def tasks_for(
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one), then one
     drain when a scribe is configured."""
-    from kura.distill.drain import drain
-    from kura.distill.model_steps import Minds
-    from kura.distill.run import run_pass
 
     def one_pass() -> NightReport:
         minds = Minds(brain=brain, scribe=scribe, charter=store.charter)

@@ -35,6 +35,7 @@ from "read something, kept nothing".
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -234,8 +235,6 @@ def run_pass(
 def _keep_spans(store: Store, source: jr.Source, segments: Sequence[Segment], tally: _Tally) -> None:
     """Index what was read as spans (``kura.recall.spans``): evidence of what was said, kept even
     when nothing in it becomes a memory."""
-    import sqlite3
-
     try:
         spans.add(store, source.key, segments, fallback_when=spans.file_day(source.path))
     except sqlite3.Error as err:
