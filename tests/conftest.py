@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import typer.testing
+from filelock import FileLock
 from typer.testing import CliRunner
 
 from kura.cli.commands import app
@@ -42,14 +43,28 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def sample_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A search database holding the vector of every sample memory and no entry, made once
-    per session through kura itself: the sample store indexed (40 memories embedded, the
+    per run through kura itself: the sample store indexed (40 memories embedded, the
     costly part), then the same database updated in an empty store, which drops every entry
     and keeps the vectors (they are keyed by content hash, like a memory removed and put
     back). A copy's first update indexes all 40 memories as a fresh index does, and embeds
-    nothing."""
+    nothing. Under pytest-xdist the first worker to need it makes it in the run's shared
+    temp folder, under a lock, and the others wait for it and reuse it."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # not distributed: this process is the whole run
+        return _make_sample_vectors(tmp_path_factory.mktemp("sample-vectors"))
+    shared = tmp_path_factory.getbasetemp().parent / "sample-vectors"  # this run's, every worker's
+    made = shared / "empty" / ".kura" / "search.db"
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "done").exists():
+            shutil.rmtree(shared, ignore_errors=True)  # a worker that died half way
+            _make_sample_vectors(shared)
+            (shared / "done").touch()
+    return made
+
+
+def _make_sample_vectors(base: Path) -> Path:
     from kura.recall.search import SearchIndex
 
-    base = tmp_path_factory.mktemp("sample-vectors")
+    base.mkdir(parents=True, exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         for key in list(os.environ):
             if key.startswith(("KURA_", "OPENAI_")):

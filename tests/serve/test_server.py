@@ -558,8 +558,8 @@ def test_concurrent_writers_and_hand_edits_lose_nothing(served: Served) -> None:
         with httpx.Client(base_url=served.url, timeout=60) as client:
             for i in range(EACH):
                 if i == EACH // 2:
-                    gate.wait(30)
-                    gate.wait(30)
+                    gate.wait(120)
+                    gate.wait(120)
                 body = {"slug": f"w{n}-m{i:02d}", "description": f"writer {n} memory {i}: sent over HTTP"}
                 response = client.post("/remember", json={**body, "type": "project"})
                 if response.status_code != 200:
@@ -569,8 +569,8 @@ def test_concurrent_writers_and_hand_edits_lose_nothing(served: Served) -> None:
         store = Store(root, name="team")  # another Store object, as another process has
         for i in range(2 * CLI_EACH):
             if i == CLI_EACH:
-                gate.wait(30)
-                gate.wait(30)
+                gate.wait(120)
+                gate.wait(120)
             store.remember(f"cli-{i:02d}", f"written from the command line, number {i}", type="user")
 
     threads = [threading.Thread(target=http_writer, args=(n,)) for n in range(WRITERS)]
@@ -579,11 +579,11 @@ def test_concurrent_writers_and_hand_edits_lose_nothing(served: Served) -> None:
         thread.start()
     edited = (root / "backup-schedule.md").read_text().replace("02:30 UTC nightly", "03:15 UTC nightly")
     _editor_save(root / "backup-schedule.md", edited)  # while the writers run
-    gate.wait(30)
+    gate.wait(120)
     prose = "<!-- Hand-edited: ask Mika before removing anything here. -->"
     index_text = (root / "MEMORY.md").read_text()
     _editor_save(root / "MEMORY.md", index_text.replace(index_text.splitlines()[2], prose))
-    gate.wait(30)
+    gate.wait(120)
     for thread in threads:
         thread.join(60)
     assert failures == []

@@ -32,12 +32,15 @@ from kura.store.store import Store
 
 EDITOR = textwrap.dedent(
     """
-    import sys, time
-    path, pause, source = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    import os, sys, time
+    path, pause, source, release = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
     text = open(source, encoding="utf-8").read()
     handle = open(path, "w", encoding="utf-8")  # an in-place save: the file is empty from here on
     print("truncated", flush=True)
     time.sleep(pause)
+    deadline = time.monotonic() + 60
+    while release and not os.path.exists(release) and time.monotonic() < deadline:
+        time.sleep(0.01)
     handle.write(text)
     handle.close()
     """
@@ -45,18 +48,26 @@ EDITOR = textwrap.dedent(
 
 
 @contextmanager
-def editor_saving(path: Path, text: str, pause: float) -> Iterator[subprocess.Popen[str]]:
+def editor_saving(
+    path: Path, text: str, pause: float, *, until_done: bool = False
+) -> Iterator[subprocess.Popen[str]]:
     """A real process that truncates ``path`` and writes ``text`` into it ``pause`` seconds
-    later; the block runs once the file has been truncated."""
+    later — with ``until_done``, not before the block has ended either, however slow the
+    machine is; the block runs once the file has been truncated."""
     source = path.parent.parent / f"{path.name}.{time.monotonic_ns()}.editor"
     source.write_text(text, encoding="utf-8")
+    release = source.with_suffix(".done") if until_done else None
     proc = subprocess.Popen(
-        [sys.executable, "-c", EDITOR, str(path), str(pause), str(source)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", EDITOR, str(path), str(pause), str(source), str(release or "")],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "truncated"
         yield proc
     finally:
+        if release is not None:
+            release.touch()
         assert proc.wait(timeout=30) == 0
 
 
@@ -92,7 +103,7 @@ def test_an_editor_that_truncates_then_writes_loses_nothing(tmp_path: Path, paus
 def test_an_index_left_empty_is_refused_and_left_untouched(tmp_path: Path) -> None:
     store = seeded(tmp_path / "s", 20)
     saved = store.index_path.read_text(encoding="utf-8")
-    with editor_saving(store.index_path, saved, 3.5):
+    with editor_saving(store.index_path, saved, 0, until_done=True):  # left empty while kura runs
         result = subprocess.run(
             [sys.executable, "-m", "kura", "-s", str(store.root), "remember", "new", "written meanwhile"],
             capture_output=True,

@@ -30,7 +30,7 @@ def test_a_save_begun_during_a_write_that_never_finishes_is_not_taken_for_the_fi
 
     def replace(src: Any, dst: Any) -> None:
         if Path(dst) == path and not editors:  # truncated right after kura's last look, written much later
-            context = editor_saving(path, "the editor's text\n", 6.0)
+            context = editor_saving(path, "the editor's text\n", 0, until_done=True)
             editors.append(context)
             context.__enter__()
         real_replace(src, dst)

@@ -23,10 +23,12 @@ def held_save(
     writes half, then waits until kura has read those half-saved bytes (the event) before it
     writes the rest. Returns once the half is on disk, so kura always arrives mid-save."""
     half = text[: len(text) // 2]
-    written, seen = threading.Event(), threading.Event()
+    written, seen, saved = threading.Event(), threading.Event(), threading.Event()
     read_plain = atomic._read_plain
 
     def watched(where: Path, cap: int) -> tuple[os.stat_result, bytes, os.stat_result]:
+        if Path(where) == path and seen.is_set():
+            saved.wait(10)  # kura looks again only once the editor has finished, however loaded the machine
         got = read_plain(where, cap)
         if Path(where) == path and got[1] == half.encode("utf-8"):
             seen.set()  # kura holds the half-saved file: now let the editor finish
@@ -41,6 +43,7 @@ def held_save(
             written.set()
             seen.wait(10)  # a deadline, not a pause: the test fails below if kura never read it
             handle.write(text[len(text) // 2 :])
+        saved.set()
 
     thread = threading.Thread(target=run)
     thread.start()
