@@ -107,7 +107,7 @@ def chat(
         headers["authorization"] = f"Bearer {key}"
     seconds = model.timeout if timeout is None else timeout
     url = model.url.rstrip("/") + "/chat/completions"
-    failed = NoAnswer("unreachable", "did not answer")
+    failed = NoAnswer("unreachable", "could not be reached")
     for _attempt in range(2):
         try:
             response = httpx.post(url, json=body, headers=headers, timeout=seconds)
@@ -185,7 +185,7 @@ def _advice(model: ModelConfig, fields: list[str]) -> str:
         steps.append(f"remove temperature from {model.table}")
     needed = [name for name in fields if name not in (*extra, *switches, "temperature")]
     if needed:
-        steps.append(f"kura needs {', '.join(needed)}: is {model.url} an OpenAI-compatible chat endpoint?")
+        steps.append(f"kura sends {', '.join(needed)} on every call: is {model.url} an OpenAI chat endpoint?")
     return "; ".join(steps)
 
 

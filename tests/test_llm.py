@@ -167,3 +167,24 @@ def test_a_refusal_that_names_nothing_quotes_the_server_redacted(model_server: M
     answer = chat(ModelConfig(role="brain", url=model_server.url, model="m", where="models.brain"), "s", "u")
     assert isinstance(answer, NoAnswer) and SECRET not in answer.reason
     assert answer.reason.startswith("the server refused the request (HTTP 400: "), answer.reason
+
+
+def test_a_distill_pass_says_which_fields_the_brain_refused(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    store, _ = init_store(tmp_path / "store", name="test")
+    journals = tmp_path / "journals"
+    jsonl(journals / "ferry" / f"{SID}.jsonl", BRAIN_SESSION)
+    config = config_file(tmp_path, store.root, plain(model_server) + 'dialect = "vllm"\n')
+    config.write_text(config.read_text() + f'\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n')
+    model_server.strict = True
+    result = Cli()("-c", str(config), "-s", "test", "distill", "run", "--json")
+    assert result.code == 0, result
+    models = json.loads(result.out)["models"]
+    assert models == (
+        f"brain m, scribe m — the brain (m at {model_server.url}) gave no answer (the server refused "
+        "`chat_template_kwargs` (HTTP 400: Unrecognized request argument supplied: chat_template_kwargs); "
+        'set effort_fields = ["reasoning_effort", "thinking_effort"] in [models.thinker] (or [] if it '
+        "refuses those too)); the rest of the pass used rules"
+    )
+    assert len(model_server.requests) == 1
