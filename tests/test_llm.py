@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import PLAIN_CHAT, Cli, ModelServer, make_store, write_memory
 from test_brain import BRAIN_SESSION, CHARTER, GOOD, Script
-from test_distill_run import ECHOED, SID, jsonl
+from test_distill_run import ECHOED, SESSION, SID, jsonl
 from test_weave import LONG, OLD
 
 from kura.config import ModelConfig, parse_config
@@ -188,3 +188,33 @@ def test_a_distill_pass_says_which_fields_the_brain_refused(
         "refuses those too)); the rest of the pass used rules"
     )
     assert len(model_server.requests) == 1
+
+
+def test_a_drain_says_which_fields_the_scribe_refused_then_works_plain(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    store, _ = init_store(tmp_path / "store", name="test")
+    write_memory(store.root, "archive", "project", "The archive disk is mounted read-only", body=ECHOED)
+    jsonl(tmp_path / "journals" / "ferry" / f"{SID}.jsonl", SESSION)
+    config = config_file(tmp_path, store.root, plain(model_server) + 'dialect = "vllm"\n')
+    config.write_text(
+        config.read_text() + f'\n[stores.test.distill.journals]\nclaude = ["{tmp_path / "journals"}"]\n'
+    )
+    cli = Cli()
+    assert cli("-c", str(config), "-s", "test", "distill", "run", "--no-model").code == 0
+    model_server.strict = True
+    drained = cli("-c", str(config), "-s", "test", "distill", "drain", "--json")
+    reasons = [o["reason"] for o in json.loads(drained.out)["outcomes"]]
+    assert drained.code == 1 and len(reasons) == 3 and len(model_server.requests) == 1
+    assert reasons[0] == (
+        f"the scribe (m at {model_server.url}) did not answer; the draft stays staged (the server refused "
+        "`chat_template_kwargs` (HTTP 400: Unrecognized request argument supplied: chat_template_kwargs); "
+        'set effort_fields = ["reasoning_effort", "thinking_effort"] in [models.thinker] (or [] if it '
+        "refuses those too))"
+    )
+    assert reasons[1:] == ["not judged: the scribe did not answer"] * 2
+    config.write_text(config.read_text().replace('dialect = "vllm"\n', ""))
+    model_server.replies = ['{"verdict": "TOSS", "reason": "already in the README"}']
+    drained = cli("-c", str(config), "-s", "test", "distill", "drain", "--json")
+    assert drained.code == 0 and json.loads(drained.out)["tossed"] == 3
+    assert all(set(body) <= PLAIN_CHAT for body in model_server.requests[1:])
