@@ -22,7 +22,8 @@ recall that reads as "nothing is remembered"); only ``kura init`` makes a store.
 Models: roles thinker, brain, scribe. A role that is not declared is the role above it
 (brain is the thinker, scribe is the brain) — whole, never merged key by key, so a key
 meant for one endpoint is never sent to another. ``[models.embedder]`` optionally names an
-OpenAI-compatible ``/embeddings`` endpoint for recall; it inherits nothing.
+OpenAI-compatible ``/embeddings`` endpoint for recall; it inherits nothing. Their tables are
+read by ``kura.files.model_table``.
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ if TYPE_CHECKING:
 
 from kura.errors import ConfigError, NoStore, UnknownStore
 from kura.files import toml_shape as shape
+from kura.files.model_table import ModelConfig as ModelConfig  # re-exported: callers import it from here
+from kura.files.model_table import roles
 from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 from kura.map_settings import MapSettings, checked
 from kura.store.policy import POLICIES
 
-ROLES = ("thinker", "brain", "scribe")
 _NUM = (int, float)
 _TOP = {
     "server", "models", "model_profiles", "stores", "modes", "prefill", "distill", "fastpath", "payforward",
@@ -67,18 +69,6 @@ _STORE = {
     "prefill": dict,
     "distill": dict,
     "fastpath": dict,
-}
-_MODEL = {
-    "url": str,
-    "model": str,
-    "api_key_env": str,
-    "timeout": _NUM,
-    "temperature": _NUM,
-    "effort": str,
-    "thinking": bool,
-    "dialect": str,
-    "extra": dict,
-    "budget": int,
 }
 _PREFILL = {
     "window_tokens": int,
@@ -111,20 +101,6 @@ _DISTILL = {
     "inherit_global_journals": bool,
 }
 _FASTPATH = {"enabled": bool, "gate": _NUM, "cues": bool}
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class ModelConfig:
-    role: str
-    url: str
-    model: str
-    api_key_env: str = ""
-    timeout: float = 120.0
-    temperature: float | None = None
-    effort: str = ""
-    dialect: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-    budget: int = 0  # tokens of prompt this role may be sent (0: the caller's default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,9 +312,9 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
     checked(prefill.get("max_chars", 0), "[prefill] max_chars")
     distill = shape.table("distill", raw.get("distill", {}), _DISTILL)
     shape.table("fastpath", raw.get("fastpath", {}), _FASTPATH)
-    models = _roles("models", raw.get("models", {}))
+    models = roles("models", raw.get("models", {}))
     profiles = {
-        name: _roles(f"model_profiles.{name}", table)
+        name: roles(f"model_profiles.{name}", table)
         for name, table in shape.table("model_profiles", raw.get("model_profiles", {})).items()
     }
     stores = {
@@ -407,53 +383,6 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
         prefill=dict(table.get("prefill", {})),
         distill=dict(table.get("distill", {})),
     )
-
-
-def _roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
-    table = shape.table(where, table, {**dict.fromkeys(ROLES, dict), "embedder": dict})
-    if set(table) - {"embedder"} and "thinker" not in table:
-        raise ConfigError(
-            f"[{where}] declares {', '.join(sorted(table))} but no thinker; every other "
-            f"role inherits from [{where}.thinker], so declare it"
-        )
-    out: dict[str, ModelConfig | None] = {}
-    above: ModelConfig | None = None
-    for role in ROLES:
-        if role in table:
-            above = _model(f"{where}.{role}", role, table[role])
-        out[role] = above
-    # the embedder is no chat role: it inherits nothing and nothing inherits from it
-    out["embedder"] = (
-        _model(f"{where}.embedder", "embedder", table["embedder"]) if "embedder" in table else None
-    )
-    return out
-
-
-def _model(where: str, role: str, table: Any) -> ModelConfig:
-    table = shape.table(where, table, _MODEL)
-    for key in ("url", "model"):
-        if not table.get(key):
-            raise ConfigError(f'[{where}] needs {key} = "…"')
-    if table.get("dialect") not in (None, "vllm", "openai", "generic"):
-        raise ConfigError(f"[{where}] dialect must be vllm, openai or generic, got {table['dialect']!r}")
-    return ModelConfig(
-        role=role,
-        url=table["url"],
-        model=table["model"],
-        api_key_env=table.get("api_key_env", ""),
-        timeout=float(table.get("timeout", 120.0)),
-        temperature=table.get("temperature"),
-        effort=table.get("effort", ""),
-        dialect=table.get("dialect", ""),
-        extra=dict(table.get("extra", {})),
-        budget=_positive(where, "budget", table.get("budget", 0)),
-    )
-
-
-def _positive(where: str, key: str, value: int) -> int:
-    if value < 0:
-        raise ConfigError(f"[{where}] {key} must be a positive number of tokens, got {value}")
-    return value
 
 
 def _check_paths(stores: dict[str, StoreConfig]) -> None:

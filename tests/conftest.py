@@ -168,11 +168,44 @@ def make_store(
     return store
 
 
+# The request fields every OpenAI chat-completions endpoint takes, whatever the model: the
+# reasoning switches (reasoning_effort, which OpenAI refuses for a model that does not
+# reason, thinking_effort, chat_template_kwargs) are not among them.
+PLAIN_CHAT = frozenset({
+    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stream",
+    "stream_options", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
+    "top_logprobs", "user", "seed", "response_format", "tools", "tool_choice", "parallel_tool_calls",
+})  # fmt: skip
+
+
+def refusal(style: str, body: dict[str, Any], fields: list[str]) -> tuple[int, bytes]:
+    """A strict server's answer to a request carrying ``fields`` it does not take (pydantic's
+    echoes each value back, as a real one does)."""
+    said = f"Unrecognized request argument supplied: {', '.join(fields)}"
+    if style == "detail":
+        detail = [{"type": "extra_forbidden", "loc": ["body", field], "msg": "Extra inputs are not permitted",
+                   "input": body[field]} for field in fields]  # fmt: skip
+        return 422, json.dumps({"detail": detail}).encode()
+    if style == "message":
+        return 400, json.dumps({"object": "error", "message": said, "type": "BadRequestError", "param": None,
+                                "code": 400}).encode()  # fmt: skip
+    said = f"Unrecognized request argument supplied: {fields[0]}"  # OpenAI names the first only
+    error = {"message": said, "type": "invalid_request_error", "param": fields[0], "code": None}
+    return 400, json.dumps({"error": error}).encode()
+
+
 class ModelServer:
     """A scripted OpenAI-compatible endpoint on 127.0.0.1: replies are taken in order
     (the last one repeats), or chosen by ``respond(body)`` when that is set; every request
     body is kept. ``delay`` makes it slow, ``status`` makes it fail, ``usage`` is reported
-    when set; ``/embeddings`` answers with ``embed(text)`` for each input."""
+    when set; ``/embeddings`` answers with ``embed(text)`` for each input.
+
+    ``strict`` makes it behave like a hosted endpoint that validates its input: a chat
+    request with any field outside ``PLAIN_CHAT`` is refused, naming the fields, in the
+    body shape ``refusal`` picks (``openai``: 400 ``{"error": {"message", "param"}}``;
+    ``detail``: 422 with pydantic's ``{"detail": [{"loc": ["body", field]}]}``; ``message``:
+    400 ``{"message": ...}`` with the field only in the prose). ``hang`` makes it accept a
+    request and never answer (until ``close``)."""
 
     def __init__(self) -> None:
         self.replies: list[str] = ["ok"]
@@ -182,6 +215,10 @@ class ModelServer:
         self.embed: Callable[[str], list[float]] = lambda text: [float(len(text)), 1.0]
         self.respond: Callable[[dict[str, Any]], str] | None = None
         self.usage: dict[str, int] | None = None
+        self.strict = False
+        self.refusal = "openai"
+        self.hang = False
+        self.released = threading.Event()
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -189,7 +226,14 @@ class ModelServer:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
                 server.requests.append(body)
+                if server.hang:
+                    server.released.wait()
+                    return
                 time.sleep(server.delay)
+                refused = sorted(set(body) - PLAIN_CHAT)
+                if server.strict and refused and not self.path.endswith("/embeddings"):
+                    self.answer(*refusal(server.refusal, body, refused))
+                    return
                 if self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                     rows = [{"index": i, "embedding": server.embed(text)} for i, text in enumerate(inputs)]
@@ -205,7 +249,10 @@ class ModelServer:
                     if server.usage is not None:
                         answer["usage"] = server.usage
                     data = json.dumps(answer).encode()
-                self.send_response(server.status)
+                self.answer(server.status, data)
+
+            def answer(self, status: int, data: bytes) -> None:
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
@@ -221,6 +268,7 @@ class ModelServer:
         self.thread.start()
 
     def close(self) -> None:
+        self.released.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -267,6 +268,19 @@ def test_register_store_rolls_back_an_invalid_result(tmp_path: Path) -> None:
             '[stores.a]\npath = "a"\n[models.scribe]\nurl = "u"\nmodel = "m"',
             r"\[models\] declares scribe but no thinker",
         ),
+        (
+            '[stores.a]\npath = "a"\n[models.thinker]\nurl = "u"\nmodel = "m"\neffort_fields = ["top_k"]',
+            r"\[models.thinker\] effort_fields may name reasoning_effort, thinking_effort, "
+            r"chat_template_kwargs, got 'top_k'; put any other request field in extra",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[models.thinker]\nurl = "u"\nmodel = "m"\neffort_fields = "reasoning_effort"',
+            r"\[models.thinker\] effort_fields must be list, got str",
+        ),
+        (
+            '[stores.a]\npath = "a"\n[model_profiles.p.thinker]\nurl = "u"\nmodel = "m"\nrecall_timeout = 0',
+            r"\[model_profiles.p.thinker\] recall_timeout must be a positive number of seconds, got 0",
+        ),
     ],
 )
 def test_more_configs_that_cannot_mean_what_they_say(tmp_path: Path, snippet: str, message: str) -> None:
@@ -290,3 +304,16 @@ def test_register_into_an_empty_or_comment_only_config(tmp_path: Path) -> None:
     path = write(tmp_path, "# my kura config\n")
     assert register_store(path, "main", tmp_path / "m")
     assert list(load_config(str(path)).stores) == ["main"]
+
+
+def test_a_thinker_waits_on_recall_for_its_recall_timeout_never_past_its_timeout() -> None:
+    def thinker(body: str) -> tuple[float, float]:
+        raw = tomllib.loads(f'[stores.a]\npath = "a"\n[models.thinker]\nurl = "u"\nmodel = "m"\n{body}')
+        model = parse_config(raw).models["thinker"]
+        assert model is not None
+        return model.timeout, model.recall_timeout
+
+    assert thinker("") == (120.0, 10.0)
+    assert thinker("recall_timeout = 2.5") == (120.0, 2.5)
+    assert thinker("timeout = 4") == (4.0, 4.0)
+    assert thinker("timeout = 300\nrecall_timeout = 30") == (300.0, 30.0)

@@ -8,7 +8,7 @@ reviewing — and is believed about nothing it could get wrong quietly:
   fix); it may sit in a code fence or after some reasoning. Anything else — no object, an
   unknown verdict, a fix with no body, a toss with no reason — is *unread*, and an unread
   draft stays staged with the reason.
-- **Silence is never read as TOSS.** A model outage (``complete`` returns ``None``) leaves
+- **Silence is never read as TOSS.** A model outage (``chat`` returns ``NoAnswer``) leaves
   the draft staged, and the drafts after it are left staged without asking again, so a
   drain against a dead endpoint costs one timeout, not one per draft.
 - **POUR goes through the verified door** (``drafts.pour``): mark, final-surface floor,
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from kura.distill import drafts as dr
 from kura.distill.final_check import violations
 from kura.errors import KuraError
-from kura.llm import Usage, clip, complete, last_json_object, with_charter
+from kura.llm import NoAnswer, Usage, chat, clip, last_json_object, with_charter
 from kura.store.store import Store
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def drain(store: Store, model: ModelConfig) -> DrainMetrics:
                 outcome = review(store, dr.load(store, info.id), model, system, usage=usage)
             except KuraError as err:  # e.g. another drain took the draft meanwhile
                 outcome = Outcome(info.id, "staged", str(err))
-            silent = outcome.reason == _silence(model)
+            silent = outcome.reason.startswith(_silence(model))
             outcomes.append(outcome)
     return DrainMetrics(tuple(outcomes), usage)
 
@@ -171,9 +171,9 @@ def review(
     """Ask the scribe about one draft and act on its verdict."""
     if draft.tampered:
         return _poured(dr.pour(store, draft.id))
-    reply = complete(model, system, user_message(draft), max_tokens=MAX_TOKENS, usage=usage)
-    if reply is None:
-        return Outcome(draft.id, "staged", _silence(model))
+    reply = chat(model, system, user_message(draft), max_tokens=MAX_TOKENS, usage=usage)
+    if isinstance(reply, NoAnswer):
+        return Outcome(draft.id, "staged", f"{_silence(model)} ({reply.reason})")
     verdict = read_verdict(reply)
     if isinstance(verdict, Unread):
         return Outcome(draft.id, "staged", verdict.reason)

@@ -26,7 +26,7 @@ from kura.distill.candidate import Candidate
 from kura.distill.compose import DESC_CHARS, TITLE_CHARS, Composed, unique_slug
 from kura.distill.final_check import violations
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
-from kura.llm import Usage, clip, complete, last_json_object, with_charter
+from kura.llm import NoAnswer, Usage, chat, clip, last_json_object, with_charter
 from kura.transcripts.segments import Segment
 
 if TYPE_CHECKING:
@@ -83,9 +83,10 @@ class Minds:
     def usable(self, model: ModelConfig | None) -> ModelConfig | None:
         return None if self.down else model
 
-    def failed(self, role: str, model: ModelConfig) -> None:
+    def failed(self, role: str, model: ModelConfig, why: NoAnswer | None = None) -> None:
+        said = f" ({why.reason})" if why else ""
         self.down = (
-            f"the {role} ({model.model} at {model.url}) gave no answer; the rest of the pass used rules"
+            f"the {role} ({model.model} at {model.url}) gave no answer{said}; the rest of the pass used rules"
         )
 
 
@@ -127,9 +128,9 @@ def spot(minds: Minds, segments: Sequence[Segment]) -> tuple[list[Candidate], in
     system = with_charter(minds.charter, SPOT_INSTRUCTIONS)
     for piece in chunks(segments, model.budget or DEFAULT_BUDGET):
         user = f"<transcript>\n{piece}\n</transcript>"
-        reply = complete(model, system, user, max_tokens=2_000, usage=minds.usage)
-        if reply is None:
-            minds.failed("brain", model)
+        reply = chat(model, system, user, max_tokens=2_000, usage=minds.usage)
+        if isinstance(reply, NoAnswer):
+            minds.failed("brain", model, reply)
             break
         data = last_json_object(reply, "candidates")
         items = data.get("candidates") if data else None
@@ -227,9 +228,9 @@ def write(
         shown["note"] = "the evidence is the agent's own view: write it in the first person, as a judgement"
     system = with_charter(minds.charter, WRITE_INSTRUCTIONS)
     user = json.dumps(shown, ensure_ascii=False, indent=1)
-    reply = complete(model, system, user, max_tokens=1_200, usage=minds.usage)
-    if reply is None:
-        minds.failed("scribe", model)
+    reply = chat(model, system, user, max_tokens=1_200, usage=minds.usage)
+    if isinstance(reply, NoAnswer):
+        minds.failed("scribe", model, reply)
         return None
     data = last_json_object(reply, "body")
     if data is None:
@@ -262,4 +263,4 @@ def write(
 def describe(minds: Minds) -> str:
     """The models a pass used, for its metrics line."""
     parts = [f"{role} {m.model}" for role, m in (("brain", minds.brain), ("scribe", minds.scribe)) if m]
-    return ", ".join(parts) + (f" — {clip(minds.down, 160)}" if minds.down else "") if parts else "rules only"
+    return ", ".join(parts) + (f" — {clip(minds.down, 480)}" if minds.down else "") if parts else "rules only"

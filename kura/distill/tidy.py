@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from kura.errors import KuraError
 from kura.files import memory_index as ix
-from kura.llm import complete, last_json_object, with_charter
+from kura.llm import NoAnswer, chat, last_json_object, with_charter
 from kura.text.triggers import STOP_WORDS, grounded
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def propose(
         if isinstance(got, Proposal):
             proposals.append(got)
         else:
-            silent = got == _silence(model)
+            silent = got.startswith(_silence(model))
             left.append(Outcome(f.line, f.slug, "left", got, f.text))
     return proposals, left
 
@@ -268,9 +268,9 @@ def _ask(store: Store, finding: RaggedLine, model: ModelConfig, system: str) -> 
         f"Memory {finding.slug}:\n{source.strip()}\n\nCurrent index line {finding.line}:\n{finding.text}\n\n"
         f"Why it is ragged: {'; '.join(finding.reasons)}\n"
     )
-    reply = complete(model, system, user, max_tokens=MAX_TOKENS)
-    if reply is None:
-        return _silence(model)
+    reply = chat(model, system, user, max_tokens=MAX_TOKENS)
+    if isinstance(reply, NoAnswer):
+        return f"{_silence(model)} ({reply.reason})"
     return read_rewrite(reply, finding, source)
 
 

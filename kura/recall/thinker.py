@@ -7,6 +7,10 @@ inference chips" ↔ "running the 2.6T model off an SSD tier") and costs one cal
 the system prompt and the question comes last, so the big stable block sits in a model
 server's prefix cache and only the question is new each time.
 
+Someone is waiting on a recall, so the thinker gets ``recall_timeout`` (10 s by default),
+not the minutes a distill pass may give the same model: a hung endpoint costs one recall
+that much, then the embedded answer, said to be degraded and why.
+
 A menu past the thinker's token budget is not sent whole: the caller passes a shortlist
 from embedded retrieval instead, and the menu says so.
 
@@ -25,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kura.llm import clip, complete, with_charter
+from kura.llm import NoAnswer, chat, clip, with_charter
 from kura.text.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -74,10 +78,21 @@ def ask(
     scope = "\nThese are only the closest candidates, not the whole index." if shortlist else ""
     system = with_charter(charter, f"{_INSTRUCTIONS}{scope}\n\nMemory index:\n{menu(triggers)}\n")
     user = f"Question: {question}\nAt most {top} slugs."
-    reply = complete(model, system, user, max_tokens=64 + 24 * top)
-    if reply is None:
-        return Unheard(f"the thinker ({model.model} at {model.url}) did not answer")
+    reply = chat(
+        model, system, user, max_tokens=64 + 24 * top, timeout=min(model.recall_timeout, model.timeout)
+    )
+    if isinstance(reply, NoAnswer):
+        return Unheard(unheard(model, reply))
     return read_reply(reply, triggers, top)
+
+
+def unheard(model: ModelConfig, failed: NoAnswer) -> str:
+    """Why the thinker gave no picks, with the key to change when one would help."""
+    who = f"the thinker ({model.model} at {model.url})"
+    if failed.kind == "timeout":
+        hint = f"raise recall_timeout in {model.table} if it needs longer"
+        return f"{who} {failed.reason}; recall answered without it ({hint})"
+    return f"{who} did not answer: {failed.reason}"
 
 
 def read_reply(reply: str, known: Mapping[str, str] | Sequence[str], top: int) -> Picked | Unheard:

@@ -157,7 +157,9 @@ def test_cli_context_json_and_exit_codes(desk: Store, cli: Cli, tmp_path: Path) 
     assert text.out.rstrip("\n") == body["text"].rstrip("\n")
     assert "tokens" in text.err
     bad = cli("--config", str(config), "context", "x", "--budget", "5")
-    assert bad.code == 1 and "budget must be between 50 and 200000, got 5" in bad.err  # as HTTP and MCP say it
+    assert (
+        bad.code == 1 and "budget must be between 50 and 200000, got 5" in bad.err
+    )  # as HTTP and MCP say it
 
 
 def test_recall_spans_labels_what_was_said_and_never_asserts_it(

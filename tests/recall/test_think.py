@@ -162,3 +162,35 @@ def test_cli_uses_the_configured_thinker_and_no_model_skips_it(
     model_server.replies = ["gibberish"]
     degraded = cli("-c", str(config), "recall", "who is on call this week", "--top", "1")
     assert degraded.out.startswith("recall (embedded — ⚠ degraded: the thinker's reply was not")
+
+
+def test_a_hung_thinker_costs_a_recall_only_its_recall_timeout(
+    tmp_path: Path, sample_copy: Callable[[Path], Path], model_server: ModelServer
+) -> None:
+    root = sample_copy(tmp_path / "store")
+    model_server.hang = True  # accepts the request and never answers
+    config = tmp_path / "kura.toml"
+    config.write_text(
+        f'[stores.test]\npath = "{root}"\n\n'
+        f'[models.thinker]\nurl = "{model_server.url}"\nmodel = "m"\nrecall_timeout = 0.3\n'
+    )
+    result = Cli()(
+        "-c", str(config), "-s", "test", "recall", "who is on call this week", "--json", "--top", "1"
+    )
+    assert result.code == 0, result
+    found = json.loads(result.out)
+    assert (found["how"], found["degraded"]) == ("embedded", True)
+    assert [p["slug"] for p in found["picked"]] == ["tomasz-backend-oncall"]
+    assert found["reason"] == (
+        f"the thinker (m at {model_server.url}) did not answer within 0.3 s; recall answered without "
+        "it (raise recall_timeout in [models.thinker] if it needs longer)"
+    )
+    deadline = time.monotonic() + 5  # the handler may record the request after the client gave up
+    while not model_server.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(model_server.requests) == 1  # a timeout is not retried
+
+
+def test_a_thinker_waits_at_most_fifteen_seconds_on_the_recall_path_by_default() -> None:
+    model = ModelConfig(role="thinker", url="http://h/v1", model="m")
+    assert (model.timeout, model.recall_timeout) == (120.0, 10.0)
