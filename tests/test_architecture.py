@@ -40,7 +40,18 @@ LAYERS = (
 )
 EDGES = {"serve", "cli", "__main__"}  # the layers that may use the frameworks that face the outside
 EDGE_ONLY = {"typer", "fastapi", "uvicorn", "mcp", "watchdog", "starlette"}
-HEAVY = {"networkx", "onnxruntime", "numpy", "fastapi", "uvicorn", "mcp", "watchdog", "httpx", "markdown_it"}
+HEAVY = {
+    "networkx",
+    "rapidfuzz",
+    "onnxruntime",
+    "numpy",
+    "fastapi",
+    "uvicorn",
+    "mcp",
+    "watchdog",
+    "httpx",
+    "markdown_it",
+}
 MAX_TOP_MODULES = 10
 
 

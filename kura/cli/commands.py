@@ -206,7 +206,8 @@ def list_(
 ) -> None:
     """List the current memories (slug, type, description); with --all the archived and
     superseded ones too, each marked with why it is not current. Exit 2 when none is listed."""
-    from kura.store.listing import listing
+    from kura.cli.listed import show_listing
+    from kura.store.catalog import listing
 
     if type is not None and type not in TYPES:
         fail(f"--type must be one of {', '.join(TYPES)}")
@@ -215,13 +216,7 @@ def list_(
     if as_json:
         print_json([m.to_dict() for m in rows])
     else:
-        width = max((len(m.slug) for m in rows), default=0)
-        for m in rows:
-            mark = f"  {m.retired.mark}" if m.retired else ""
-            typer.echo(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}{mark}")
-        if found.hidden:
-            which = "memory" if found.hidden == 1 else "memories"
-            warn(f"{found.hidden} archived or superseded {which} not shown — kura list --all lists them")
+        show_listing(found)
     if not rows:
         raise typer.Exit(2)
 
