@@ -2,6 +2,7 @@
 
     python bench/map_scale.py [N ...]          # default: 500 5000 20000
     python bench/map_scale.py --code [N ...]   # every body also holds code (read by markdown-it-py)
+    python bench/map_scale.py --dead 233 [N ...]  # 233 memories also hold a dead, near-miss link
 
 For each N a generator writes a synthetic store (realistic lines, four types, sections,
 dates spread over a year, some memories dated in their frontmatter and some not), then
@@ -12,16 +13,27 @@ time of a fresh ``kura`` process (best of 3 where the run can be repeated):
     weave unchanged   weave again with nothing changed
     weave one edit    weave after one memory file was edited
     prefill           kura prefill with the map current
+    doctor            kura doctor with the catalog current (its "did you mean" for every dead link)
+    list              kura list with the catalog current
 
-Targets (issue 3, 2-core machine): cold ≤ 2 s, unchanged ≤ 0.3 s, one edit ≤ 0.5 s,
-prefill ≤ 0.1 s at 20,000 memories.
+Weave cold, unchanged, doctor and list are the median of 3 runs; a second line gives their
+CPU seconds (user + system, the process and its workers), which a loaded machine inflates
+far less than the wall time. With ``--dead`` the script
+also checks, in this process, that doctor's suggestions for the store's dead links are
+difflib's (``get_close_matches``, n=1, cutoff 0.75: what doctor used before rapidfuzz) and
+prints how many differ.
+
+Targets (issues 3 and 19, 2-core machine): cold ≤ 1.5 s, unchanged ≤ 0.3 s, one edit ≤ 0.5 s,
+prefill ≤ 0.1 s, doctor ≤ 1.5 s with hundreds of dead links, list ≤ 0.5 s at 20,000 memories.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,8 +57,27 @@ def line(rng: random.Random, i: int) -> str:
     )
 
 
-def generate(root: Path, n: int, seed: int = 7, *, code: bool = False) -> None:
+def near_miss(rng: random.Random, n: int) -> str:
+    """A link a person could have meant for an existing slug, or one that matches nothing."""
+    slug = f"m{rng.randrange(n):05d}"
+    at = rng.randrange(1, len(slug))
+    kind = rng.randrange(5)
+    if kind == 0:
+        return slug[:at] + slug[at + 1 :]  # a digit dropped
+    if kind == 1:
+        return slug[:at] + str(rng.randrange(10)) + slug[at:]  # a digit too many
+    if kind == 2:
+        return slug + rng.choice(("-old", "s", "-v2"))
+    if kind == 3:
+        return "-".join(rng.sample(WORDS, 2))
+    return slug.upper()
+
+
+def generate(root: Path, n: int, seed: int = 7, *, code: bool = False, dead: int = 0) -> None:
+    """``dead``: that many memories (spread evenly) also hold a link that resolves to none."""
     rng = random.Random(seed)
+    misses = random.Random(seed + 1)  # its own stream: without dead links the bytes are as before
+    every = n // dead if dead else 0
     root.mkdir(parents=True)
     year = 365 * 86400
     now = time.time()
@@ -59,6 +90,7 @@ def generate(root: Path, n: int, seed: int = 7, *, code: bool = False) -> None:
             text = line(rng, i)
             dated = f"created: 2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}\n" if i % 3 == 0 else ""
             path = root / f"{slug}.md"
+            deadly = every and i % every == 0 and i // every < dead
             path.write_text(
                 f"---\nname: Memory {i}\ndescription: {text}\ntype: {kind}\n{dated}---\n\n{text}.\n\n"
                 f"**Why:** it matters.\n\nRelated: [[m{(i + 1) % n:05d}]]\n"
@@ -67,6 +99,7 @@ def generate(root: Path, n: int, seed: int = 7, *, code: bool = False) -> None:
                     if code
                     else ""
                 )
+                + (f"See also: [[{near_miss(misses, n)}]]\n" if deadly else "")
             )
             stamp = now - rng.random() * year
             os.utime(path, (stamp, stamp))
@@ -79,40 +112,97 @@ def generate(root: Path, n: int, seed: int = 7, *, code: bool = False) -> None:
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+CPU: list[float] = []  # CPU seconds (user + system) of each process ``kura`` ran, in order
+
+
 def kura(*args: str) -> float:
+    """Wall seconds of one ``kura`` process; its CPU seconds go to ``CPU`` (on a shared,
+    loaded machine the wall time is mostly waiting for a core, the CPU time is the work)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "kura", *args], check=False, capture_output=True, env=ENV)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def best(runs: int, *args: str) -> float:
     return min(kura(*args) for _ in range(runs))
 
 
-def measure(n: int, *, code: bool = False) -> None:
+def median(runs: int, *args: str) -> float:
+    return statistics.median(kura(*args) for _ in range(runs))
+
+
+def cpu(runs: int) -> float:
+    """The median CPU seconds of the last ``runs`` processes."""
+    return statistics.median(CPU[-runs:])
+
+
+def compare_suggestions(root: Path) -> tuple[int, int]:
+    """(dead links, how many of doctor's suggestions differ from difflib's)."""
+    import difflib
+
+    from kura.health.graph import analyse
+    from kura.store import catalog
+    from kura.store.store import Store
+
+    links = {slug: entry.links for slug, entry in catalog.entries(Store(root)).items()}
+    known = sorted(links)
+    dead = analyse(links).dead
+    differ = 0
+    for link in dead:
+        old = difflib.get_close_matches(link.target, known, n=1, cutoff=0.75)
+        if (old[0] if old else None) != link.suggestion:
+            differ += 1
+            print(f"    differs: [[{link.target}]] difflib {old} rapidfuzz {link.suggestion!r}")
+    return len(dead), differ
+
+
+def measure(n: int, *, code: bool = False, dead: int = 0) -> None:
     kura("--help")  # compile and cache the modules once
     with tempfile.TemporaryDirectory() as tmp:
         source, copy = Path(tmp) / "gen", Path(tmp) / "copy"
-        generate(source, n, code=code)
+        generate(source, n, code=code, dead=dead)
         subprocess.run(["cp", "-a", str(source), str(copy)], check=True)
         s = str(copy)
         colds = []
         for _ in range(3):
             shutil.rmtree(copy / ".kura", ignore_errors=True)
             colds.append(kura("-s", s, "weave", "--no-model"))
-        cold = min(colds)
-        unchanged = best(3, "-s", s, "weave", "--no-model")
+        cold, cold_cpu = statistics.median(colds), cpu(3)
+        unchanged = median(3, "-s", s, "weave", "--no-model")
+        unchanged_cpu = cpu(3)
         edits = []
         for k in range(3):
             target = copy / f"m{(k * 7919) % n:05d}.md"
             target.write_text(target.read_text() + f"\nedit {k}\n")
             edits.append(kura("-s", s, "weave", "--no-model"))
         prefill = best(5, "-s", s, "prefill")
+        doctor = median(3, "-s", s, "doctor")
+        doctor_cpu = cpu(3)
+        listed = median(3, "-s", s, "list")
+        listed_cpu = cpu(3)
+        print(
+            f"{n:>6} memories  weave cold {cold:6.2f} s   unchanged {unchanged:5.2f} s   "
+            f"one edit {min(edits):5.2f} s   prefill {prefill:5.3f} s   doctor {doctor:5.2f} s   "
+            f"list {listed:5.2f} s"
+        )
+        print(f"{n:>6} memories  CPU s: weave cold {cold_cpu:6.2f}   unchanged {unchanged_cpu:5.2f}   "
+              f"doctor {doctor_cpu:5.2f}   list {listed_cpu:5.2f}")  # fmt: skip
+        if dead:
+            links, differ = compare_suggestions(copy)
+            print(f"{n:>6} memories  {links} dead links, {differ} suggestions differ from difflib's")
         shutil.rmtree(copy / ".kura")
-        print(f"{n:>6} memories  weave cold {cold:6.2f} s   unchanged {unchanged:5.2f} s   "
-              f"one edit {min(edits):5.2f} s   prefill {prefill:5.3f} s")  # fmt: skip
+
+
+def main(args: list[str]) -> None:
+    dead = int(args[args.index("--dead") + 1]) if "--dead" in args else 0
+    sizes = [int(a) for i, a in enumerate(args) if a.isdigit() and (i == 0 or args[i - 1] != "--dead")]
+    for size in sizes or [500, 5000, 20000]:
+        measure(size, code="--code" in args, dead=dead)
 
 
 if __name__ == "__main__":
-    for size in [int(a) for a in sys.argv[1:] if a != "--code"] or [500, 5000, 20000]:
-        measure(size, code="--code" in sys.argv[1:])
+    main(sys.argv[1:])

@@ -3,7 +3,8 @@
     python bench/store_scale.py [N ...]        # default: 1000 5000 20000
 
 Writes N synthetic memories (and their MEMORY.md) into a temp folder, then times a walk
-(slugs only), a full read (parse every file), one lookup, one update through
+(slugs only), a full read (parse every file), ``kura list``'s listing from the catalog
+(cold: the catalog is built; warm: nothing changed), one lookup, one update through
 ``remember`` (memory file + index line under the lock) and a doctor pass.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from kura.files.memory_index import entry_text
 from kura.health.doctor import diagnose
+from kura.store import catalog
 from kura.store.store import Store, init_store
 
 MEMORY = (
@@ -48,6 +50,8 @@ def run(store: Store, n: int) -> None:
     print(f"{n} memories")
     timed("walk (slugs)", store.slugs)
     timed("read all (list)", store.list)
+    timed("listing, catalog cold", lambda: catalog.listing(store))
+    timed("listing, catalog warm", lambda: catalog.listing(store))
     timed("show one", lambda: store.show(middle))
     timed("remember (update one)", lambda: store.remember(middle, "changed fact"))
     timed("remember (new one)", lambda: store.remember("brand-new", "a new fact", type="user"))

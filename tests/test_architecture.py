@@ -41,7 +41,18 @@ LAYERS = (
 )
 EDGES = {"serve", "cli", "__main__"}  # the layers that may use the frameworks that face the outside
 EDGE_ONLY = {"typer", "fastapi", "uvicorn", "mcp", "watchdog", "starlette"}
-HEAVY = {"networkx", "onnxruntime", "numpy", "fastapi", "uvicorn", "mcp", "watchdog", "httpx", "markdown_it"}
+HEAVY = {
+    "networkx",
+    "rapidfuzz",
+    "onnxruntime",
+    "numpy",
+    "fastapi",
+    "uvicorn",
+    "mcp",
+    "watchdog",
+    "httpx",
+    "markdown_it",
+}
 MAX_TOP_MODULES = 10
 
 # Imports that stay inside a function besides the HEAVY ones: (module file, what it imports)
@@ -53,7 +64,9 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("__init__.py", "kura.store.store"): "the public API is lazy: `import kura` loads no store",
     ("cli/entry.py", "kura.cli.commands"): FAST + "typer, pydantic and every command",
     ("cli/entry.py", "kura.cli.recall"): FAST + "the recall stack (yaml, sqlite3, numpy)",
+    ("cli/entry.py", "kura.cli.listed"): FAST + "the catalog (sqlite3, yaml): only `kura list` reads it",
     ("cli/entry.py", "kura.cli.map"): "fast path: `kura --version` and `kura recall` load no map",
+    ("cli/listed.py", "typer"): "its echo, only once a listing is printed: the fast path builds no app",
     ("cli/exit.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only to warn)",
     ("cli/map.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
     ("cli/map.py", "kura.map.prefill"): "fast path: a current `kura weave` builds no prefill block",
@@ -71,8 +84,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("serve/listener.py", "h11"): WITH_SERVER,
     ("serve/mcp_server.py", "anyio"): WITH_SERVER,
 }
-# Temporary: the distiller and the transcripts (and the catalog they share) are being typed
-# on another branch; their in-function imports are left for that change to settle.
 
 
 def layer_of(module: str) -> str:

@@ -35,6 +35,7 @@ from kura.cli.base import (
     store_or_new,
     warn,
 )  # fmt: skip
+from kura.cli.listed import show_listing
 from kura.cli.map import prefill_block, weave_command
 from kura.cli.registration import register_store
 from kura.files.memory_file import TYPES
@@ -46,8 +47,8 @@ from kura.map.weave import describe, weave
 from kura.recall.search import SearchIndex, has_index, remote_embedder
 from kura.request import REMEMBER
 from kura.serve.watch import stop_watching, watch
+from kura.store.catalog import listing
 from kura.store.importer import import_folder
-from kura.store.listing import listing
 from kura.store.policy import POLICIES
 from kura.store.store import init_store
 from kura.text.secrets import refuse_secrets
@@ -216,13 +217,7 @@ def list_(
     if as_json:
         print_json([m.to_dict() for m in rows])
     else:
-        width = max((len(m.slug) for m in rows), default=0)
-        for m in rows:
-            mark = f"  {m.retired.mark}" if m.retired else ""
-            typer.echo(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}{mark}")
-        if found.hidden:
-            which = "memory" if found.hidden == 1 else "memories"
-            warn(f"{found.hidden} archived or superseded {which} not shown — kura list --all lists them")
+        show_listing(found)
     if not rows:
         raise typer.Exit(2)
 

@@ -2,10 +2,15 @@
 
 Weaving a map of 20,000 memories must not mean parsing 20,000 files each time. The
 catalog keeps, per memory file, the few fields the map and the link graph need (type,
-name, description, a written date, links, how many findings) keyed by the file's identity
+name, description, a written date, links, how many findings, and what ``kura list`` prints)
+keyed by the file's identity
 — inode, size, mtime and ctime — in SQLite in the store's state folder. A scan stats every
 file and re-reads only those whose identity changed, so the work is proportional to what
 changed. Nothing here is authoritative: delete ``.kura/`` and the next scan rebuilds it.
+
+``kura list`` reads its rows from here too (``listing``): the description as the file
+gives it and why the memory is retired, taken when the file was read. A row that is not
+what kura writes there is not believed: that memory's file is read instead.
 
 The same database holds the trigger ledger (a trigger is a pure function of the line, the
 budget and the method, so it is cached forever under that key) and a small key/value
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -29,6 +35,7 @@ from kura.files.belief import summary
 from kura.files.memory_file import MemoryFile
 from kura.files.slugs import Stats, file_stats, is_memory_name
 from kura.store import state as st
+from kura.store.listing import Listed, Listing, Retired, retirement
 from kura.store.parallel import parallel_map
 from kura.store.store import Store
 
@@ -36,12 +43,12 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
     rel TEXT PRIMARY KEY, slug TEXT NOT NULL, ino INTEGER, size INTEGER, mtime_ns INTEGER,
     ctime_ns INTEGER, type TEXT, name TEXT, description TEXT, written TEXT, links TEXT,
-    findings INTEGER, sha TEXT, standing TEXT
+    findings INTEGER, sha TEXT, standing TEXT, listed TEXT
 );
 CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_READER = 3  # bump when reading a file can find something new: cached rows are read again
+_READER = 4  # bump when reading a file can find something new: cached rows are read again
 _DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
 _BODY_DATE = re.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"
@@ -68,6 +75,9 @@ class Entry(NamedTuple):
     findings: int
     sha: str
     standing: str  # the lifecycle fields as JSON (``standing.summary``), "" when there are none
+    # JSON [description as the file gives it, archived, archived_reason, superseded_by]; "" for
+    # the most common case: the description above is as the file gives it, not retired
+    listed: str = ""
 
     @property
     def retired(self) -> bool:
@@ -91,7 +101,7 @@ class Scan:
 
 _TABLES = {
     "notes": ("rel", "slug", "ino", "size", "mtime_ns", "ctime_ns", "type", "name", "description",
-              "written", "links", "findings", "sha", "standing"),
+              "written", "links", "findings", "sha", "standing", "listed"),
     "ledger": ("key", "text"),
     "kv": ("key", "value"),
 }  # fmt: skip
@@ -115,7 +125,7 @@ def connect(store: Store) -> sqlite3.Connection:
 def _setup(db: sqlite3.Connection) -> None:
     columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
     older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
-    if columns and ("standing" not in columns or older):  # an older layout or reader: rebuilt
+    if columns and ("listed" not in columns or older):  # an older layout or reader: rebuilt
         db.execute("DROP TABLE notes")
     db.executescript(_SCHEMA)
     db.execute(f"PRAGMA user_version = {_READER}")
@@ -162,6 +172,34 @@ def entries(store: Store) -> dict[str, Entry]:
         db.close()
     assert found is not None  # no max_parse: a scan always completes
     return found.entries
+
+
+def listing(store: Store, *, type: str | None = None, everything: bool = False) -> Listing:
+    """What ``kura.store.listing.listing`` answers, from the catalog: only files that
+    changed since the last scan are read (and any whose row is not what kura writes)."""
+    rows = [_listed(store, entry) for entry in entries(store).values()]
+    kept = [r for r in rows if type is None or r.type == type]
+    shown = tuple(r for r in kept if everything or r.retired is None)
+    return Listing(shown, len(kept) - len(shown))
+
+
+def _listed(store: Store, entry: Entry) -> Listed:
+    try:
+        said = [entry.description] if entry.listed == "" else json.loads(entry.listed)
+    except (TypeError, ValueError, RecursionError):
+        said = None
+    if (
+        isinstance(entry.name, str)
+        and isinstance(entry.type, str | None)
+        and isinstance(said, list)
+        and len(said) in (1, 4)
+        and all(isinstance(v, str) for v in said[:1] + said[2:])
+        and (len(said) == 1 or (isinstance(said[1], str | None) and (said[1] is not None or said[3])))
+    ):
+        gone = Retired(archived=said[1], reason=said[2], superseded_by=said[3]) if len(said) == 4 else None
+        return Listed(entry.slug, entry.name, said[0], entry.type, gone)
+    note = store.read(entry.slug, store.root / entry.rel)[1].note  # a row kura did not write
+    return Listed(entry.slug, note.name, note.description, note.type, retirement(note.meta))
 
 
 def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
@@ -212,10 +250,16 @@ def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) 
     data, memory = store.read(slug, store.root / rel)  # a file that must not be read: b"" and a finding
     note = memory.note
     written = written_date(note)
+    gone = retirement(note.meta)
+    listed = (
+        [note.description, gone.archived, gone.reason, gone.superseded_by] if gone else [note.description]
+    )
+    description = " ".join(note.description.split())
     return (
-        rel, slug, *ident, note.type, note.name, " ".join(note.description.split()),
+        rel, slug, *ident, note.type, note.name, description,
         written.isoformat() if written else "", "\n".join(note.links), len(note.findings),
         hashlib.sha256(data).hexdigest(), summary(note.meta),
+        "" if listed == [description] else json.dumps(listed),
     )  # fmt: skip
 
 
@@ -223,7 +267,7 @@ def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) 
     if not fresh and not gone:
         return
     with db:
-        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
         db.executemany("DELETE FROM notes WHERE rel = ?", [(rel,) for rel in gone])
 
 

@@ -1,0 +1,49 @@
+"""``kura list``'s text, shared by the fast path (``kura.cli.entry``) and the typer command.
+
+At 20,000 memories the listing itself comes from the catalog in a few tenths of a second,
+about what building the typer app costs, so a plain ``kura list`` or ``kura list --all`` is
+answered by the front door; any other option goes through typer, which prints the same.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kura.cli.exit import warn
+from kura.config import load_config
+from kura.store.catalog import listing
+
+if TYPE_CHECKING:
+    from kura.store.listing import Listing
+
+
+def list_command(chosen: dict[str, str]) -> int:
+    """``kura [-c CONFIG] [-s STORE] list [--all]`` (``chosen["all"]``); raises whatever
+    went wrong before anything is printed, for the full command line to report."""
+
+    store = load_config(chosen.get("config")).open(chosen.get("store"))
+    found = listing(store, everything="all" in chosen)
+    try:
+        return show_listing(found)
+    except Exception as err:  # noqa: BLE001 - printing began: said here, not printed twice
+        warn(f"unexpected error: {type(err).__name__}: {err}")
+        return 1
+
+
+def show_listing(found: Listing) -> int:
+    """Print one line per memory (slug, type, description, why it is retired) and how many
+    were left out; the exit code: 2 when none is listed."""
+    import typer  # its echo, so the bytes are typer's wherever the listing is printed
+
+    rows = found.memories
+    width = max((len(m.slug) for m in rows), default=0)
+    lines = []
+    for m in rows:
+        mark = f"  {m.retired.mark}" if m.retired else ""
+        lines.append(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}{mark}")
+    if lines:  # one write: echoing 20,000 lines one by one takes longer than reading them
+        typer.echo("\n".join(lines))
+    if found.hidden:
+        which = "memory" if found.hidden == 1 else "memories"
+        warn(f"{found.hidden} archived or superseded {which} not shown — kura list --all lists them")
+    return 0 if rows else 2
