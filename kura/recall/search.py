@@ -17,6 +17,7 @@ or ``NOT this`` are words, never query syntax. Without the embedder the search i
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import math
 import re
@@ -45,6 +46,7 @@ AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 LEXICAL_WEIGHT = 0.2
+TIE = 1e-6  # fused scores closer than this are equal: recency decides
 _EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -265,7 +267,35 @@ class SearchIndex:
         slugs = matrix.slugs
         hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i])) for i in best]
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
-        return Results(tuple(hits[:k]), "embedded")
+        return Results(tuple(self._newest_first(hits)[:k]), "embedded")
+
+    def _newest_first(self, hits: list[Hit]) -> list[Hit]:
+        """Hits in score order, and among hits of the same score the newer memory first:
+        recency breaks a tie, it never outranks a better match."""
+        out: list[Hit] = []
+        start = 0
+        while start < len(hits):
+            end = start + 1
+            while end < len(hits) and hits[start].score - hits[end].score <= TIE:
+                end += 1
+            tied = hits[start:end]
+            if len(tied) > 1:  # rare (the same words twice): only then is a file read
+                recency = {hit.slug: self._recency(hit.slug) for hit in tied}
+                tied.sort(key=lambda hit: (-recency[hit.slug][0], -recency[hit.slug][1], hit.slug))
+            out += tied
+            start = end
+        return out
+
+    def _recency(self, slug: str) -> tuple[int, int]:
+        """(the day the memory says it was written, else its file's day; the file's mtime)."""
+        try:
+            _, memory = self.store.read(slug)
+            mtime = self.store.resolve(slug).stat().st_mtime_ns
+        except (KuraError, OSError):  # gone since it was indexed: oldest
+            return (0, 0)
+        written = catalog.written_date(memory.note)
+        day = written or dt.date.fromtimestamp(mtime / 1e9)
+        return (day.toordinal(), mtime)
 
     def _heal(self) -> None:
         """Embed memories indexed without a vector (an embedding endpoint was down when they
