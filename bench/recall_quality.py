@@ -53,7 +53,7 @@ HERE = Path(__file__).parent / "eval"
 CONVERSATIONAL = HERE / "conversational"
 TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
 TOP = 3  # recall's default
-GRID = [0.20 + 0.025 * step for step in range(11)]
+GRID = sorted({round(0.20 + 0.025 * step, 3) for step in range(11)} | {FLOOR})
 
 
 def pad_templated(root: Path, n: int) -> None:
