@@ -1,13 +1,20 @@
-"""Recall quality on a held-out set: recall@1, recall@5 and MRR per method and query kind.
+"""Recall quality on held-out sets: recall@1, recall@5 and MRR per method and query kind.
 
-    python bench/recall_quality.py [--pad N] [--pad-style realistic|templated] [--floors]
+    python bench/recall_quality.py [--set bakery|conversational] [--pad N]
+        [--pad-style realistic|templated] [--floors] [--keep DIR]
 
-Uses bench/eval/store (64 memories of a family bakery and rental flat, not the sample
-store) and bench/eval/queries.jsonl (166 questions: 64 lexical, 72 paraphrases that share
-no content word with their target, 30 about subjects the store does not hold). Methods:
-``lexical`` (FTS5 BM25, the offline fallback), ``dense`` (MiniLM cosine alone) and ``fused``
-(cosine + 0.2 × IDF share, what kura uses). For the unrelated questions it reports how
+``--set bakery`` (the default) uses bench/eval/store (64 memories of a family bakery and
+rental flat, not the sample store) and bench/eval/queries.jsonl (166 questions: 64 lexical,
+72 paraphrases that share no content word with their target, 30 about subjects the store
+does not hold). ``--set conversational`` uses bench/eval/conversational/: 185 short
+observations of who said what and when in a year of chats (observations.txt, written into
+a store one memory each) and 88 questions (78 answered by one observation, 10 unrelated).
+Methods: ``lexical`` (FTS5 BM25, the offline fallback), ``dense`` (MiniLM cosine alone) and
+``fused`` (what kura uses: kura.recall.search). For the unrelated questions it reports how
 often recall refuses (picks nothing).
+
+Every figure is given for the whole kind and for its two halves, A and B (by a hash of the
+question): weights and floors were tuned looking at A only, so B is the held-out check.
 
 ``--pad N`` adds N distractor memories, to see how the numbers hold in a bigger store. By
 default they are bench/distractors.py's realistic ones (other subjects written like real
@@ -15,15 +22,19 @@ memories, a quarter of them hard negatives close to the bakery and the flat, non
 unrelated question's subject); ``--pad-style templated`` gives the old filler ("kayak and
 chess details number 12").
 
-``--floors`` calibrates ``kura.recall.recall.FLOOR``: the distribution of the best hit's fused
-score for unrelated and for answerable questions, then, for absolute floors 0.20 to 0.45
-with recall's relative rule (picks within ``RELATIVE`` of the best), how many unrelated
-questions are refused and how many answerable ones are wrongly refused (nothing picked).
+``--floors`` calibrates ``kura.recall.recall.FLOOR``: the distribution of the best hit's
+cosine for unrelated and for answerable questions, then, for floors 0.20 to 0.45 with
+recall's own rule (``_pick``), how many unrelated questions are refused and how many
+answerable ones are wrongly refused (nothing picked).
+
+``--keep DIR`` builds the (padded) store in DIR, or reuses it and its index if DIR holds
+one: a 20,000-memory store is embedded once, not on every run.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import shutil
@@ -34,14 +45,15 @@ from pathlib import Path
 import distractors
 
 from kura.recall.embed import Unavailable, load_embedder
-from kura.recall.recall import FLOOR, RELATIVE, recall
+from kura.recall.recall import FLOOR, RELATIVE, _pick, recall
 from kura.recall.search import Hit, SearchIndex
 from kura.store.store import Store
 
 HERE = Path(__file__).parent / "eval"
+CONVERSATIONAL = HERE / "conversational"
 TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
 TOP = 3  # recall's default
-GRID = [0.20 + 0.025 * step for step in range(11)]
+GRID = sorted({round(0.20 + 0.025 * step, 3) for step in range(11)} | {FLOOR})
 
 
 def pad_templated(root: Path, n: int) -> None:
@@ -52,6 +64,22 @@ def pad_templated(root: Path, n: int) -> None:
             f"---\nname: {a} note {i}\ndescription: {a} and {b} details number {i} for the club\n"
             f"type: reference\n---\n\nSomething about {a} and {b}, entry {i}.\n"
         )
+
+
+def write_conversational(root: Path) -> None:
+    """The conversational store: one short observation a memory, from CONVERSATIONAL's lines."""
+    root.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for line in (CONVERSATIONAL / "observations.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        slug, day, who, said = (part.strip() for part in line.split("|", 3))
+        (root / f"{slug}.md").write_text(
+            f"---\nname: {slug.replace('-', ' ')}\ndescription: {said}\ntype: user\n---\n\n"
+            f"Said by {who} in the chat of {day}: {said}\n"
+        )
+        lines.append(f"- [{slug.replace('-', ' ')}]({slug}.md) — {said}")
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n")
 
 
 def ranks(index: SearchIndex, queries: list[dict[str, str]], method: str) -> list[int | None]:
@@ -66,6 +94,11 @@ def ranks(index: SearchIndex, queries: list[dict[str, str]], method: str) -> lis
     return out
 
 
+def half(question: str) -> str:
+    """A (looked at while tuning) or B (held out), fixed by the question's text."""
+    return "AB"[int(hashlib.sha256(question.encode()).hexdigest(), 16) % 2]
+
+
 def summary(found: list[int | None]) -> str:
     n = len(found) or 1
     at1 = sum(1 for r in found if r == 1) / n
@@ -75,11 +108,8 @@ def summary(found: list[int | None]) -> str:
 
 
 def picks(hits: tuple[Hit, ...], floor: float) -> list[str]:
-    """What recall picks from fused hits with this absolute floor (kura.recall.recall._pick's rule)."""
-    if not hits or hits[0].score < floor:
-        return []
-    bar = max(floor, hits[0].score * RELATIVE)
-    return [h.slug for h in hits[:TOP] if h.score >= bar]
+    """What recall picks from the hits with this floor (kura.recall.recall._pick itself)."""
+    return [p.slug for p in _pick(hits, "embedded", TOP, floor=floor)]
 
 
 def spread(values: list[float]) -> str:
@@ -89,51 +119,59 @@ def spread(values: list[float]) -> str:
 
 
 def floors(index: SearchIndex, queries: list[dict[str, str]]) -> None:
-    """The best fused score per question kind, and the refusals each absolute floor would give."""
+    """The best cosine per question kind, and the refusals each floor would give."""
     hits = {q["q"]: index.search(q["q"], k=max(TOP * 4, 10)).hits for q in queries}
     unrelated = [q for q in queries if q["kind"] == "unrelated"]
     answerable = [q for q in queries if q["kind"] != "unrelated"]
-    paraphrase = [q for q in answerable if q["kind"] == "paraphrase"]
-    print("  best hit's fused score      min    p10    p25    median p75    p90    max")
-    for label, group in (("unrelated", unrelated), ("answerable", answerable), ("  paraphrase", paraphrase)):
-        best = [hits[q["q"]][0].score if hits[q["q"]] else 0.0 for q in group]
+    print("  best hit's cosine           min    p10    p25    median p75    p90    max")
+    for label, group in (("unrelated", unrelated), ("answerable", answerable)):
+        best = [max((h.cosine or 0.0) for h in hits[q["q"]]) if hits[q["q"]] else 0.0 for q in group]
         print(f"    {label + f' ({len(group)})':<25} {spread(best)}")
-    print(f"  absolute floor with RELATIVE {RELATIVE}: unrelated refused | answerable wrongly refused"
-          " (of them paraphrase) | target picked")  # fmt: skip
+    print(f"  floor (RELATIVE {RELATIVE}): unrelated refused (A+B) | answerable refused | target picked")
     for floor in GRID:
-        refused = sum(1 for q in unrelated if not picks(hits[q["q"]], floor))
-        wrong = [q for q in answerable if not picks(hits[q["q"]], floor)]
-        wrong_para = sum(1 for q in wrong if q["kind"] == "paraphrase")
+        cells = []
+        for group in (unrelated, answerable):
+            wrong = [q for q in group if not picks(hits[q["q"]], floor)]
+            a = sum(1 for q in wrong if half(q["q"]) == "A")
+            cells.append(f"{len(wrong):>3}/{len(group)} ({a:>2}+{len(wrong) - a:>2})")
         found = sum(1 for q in answerable if q["target"] in picks(hits[q["q"]], floor))
         mark = "  <- kura.recall.recall.FLOOR" if abs(floor - FLOOR) < 1e-9 else ""
-        print(f"    {floor:.3f}   {refused:>2}/{len(unrelated)}   |   {len(wrong):>3}/{len(answerable)}"
-              f" ({wrong_para:>2}/{len(paraphrase)})   |   {found:>3}/{len(answerable)}{mark}")  # fmt: skip
+        print(f"    {floor:.3f}   {cells[0]}   |   {cells[1]}   |   {found:>3}/{len(answerable)}{mark}")
 
 
 def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, str]]) -> None:
     print(f"{len(store.slugs())} memories, {len(queries)} questions")
-    for kind in ("lexical", "paraphrase"):
+    for kind in sorted({q["kind"] for q in queries} - {"unrelated"}):
         chosen = [q for q in queries if q["kind"] == kind]
         print(f"  {kind} questions ({len(chosen)}):")
         for method, index in (("lexical", lexical), ("dense", dense), ("fused", dense)):
-            print(f"    {method:<8} {summary(ranks(index, chosen, method))}")
+            found = ranks(index, chosen, method)
+            parts = [
+                summary([r for r, q in zip(found, chosen, strict=True) if half(q["q"]) == h]) for h in "AB"
+            ]
+            print(f"    {method:<8} {summary(found)}   A: {parts[0]}   B: {parts[1]}")
     unrelated = [q for q in queries if q["kind"] == "unrelated"]
     refused = sum(1 for q in unrelated if not recall(store, q["q"], hops=0, index=dense).picked)
     answered = [q for q in queries if q["kind"] != "unrelated"]
     found = sum(1 for q in answered if recall(store, q["q"], hops=0, index=dense).picked)
     print(f"  refused {refused}/{len(unrelated)} unrelated questions", end="; ")
-    print(f"answered {found}/{len(answered)} others")
+    print(f"answered {found}/{len(answered)} others (wrongly refused {len(answered) - found})")
 
 
-def main(padding: int, style: str, calibrate: bool) -> None:
-    queries = [json.loads(line) for line in (HERE / "queries.jsonl").read_text().splitlines() if line.strip()]
+def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None) -> None:
+    asked = HERE / "queries.jsonl" if which == "bakery" else CONVERSATIONAL / "questions.jsonl"
+    queries = [json.loads(line) for line in asked.read_text().splitlines() if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "store"
-        shutil.copytree(HERE / "store", root, ignore=shutil.ignore_patterns(".kura"))
-        if style == "templated":
-            pad_templated(root, padding)
-        else:
-            distractors.write(root, padding)
+        root = keep or Path(tmp) / "store"
+        if not (root / "MEMORY.md").is_file():  # a kept store is reused, its .kura/ index too
+            if which == "bakery":
+                shutil.copytree(HERE / "store", root, ignore=shutil.ignore_patterns(".kura"))
+            else:
+                write_conversational(root)
+            if style == "templated":
+                pad_templated(root, padding)
+            else:
+                distractors.write(root, padding)
         store = Store(root)
         dense = SearchIndex(store)
         dense.update()
@@ -150,10 +188,12 @@ def main(padding: int, style: str, calibrate: bool) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=("bakery", "conversational"), default="bakery")
     parser.add_argument("--pad", type=int, default=0, help="add this many distractor memories")
     parser.add_argument("--pad-style", choices=("realistic", "templated"), default="realistic")
     parser.add_argument("--floors", action="store_true", help="print the score spread and a floor grid")
+    parser.add_argument("--keep", type=Path, help="build the padded store here, or reuse it (and its index)")
+    options = parser.parse_args()
     if isinstance(load_embedder(), Unavailable):
         print("the embedder is unavailable; only the lexical figures mean anything")
-    options = parser.parse_args()
-    main(options.pad, options.pad_style, options.floors)
+    main(options.set, options.pad, options.pad_style, options.floors, options.keep)

@@ -46,8 +46,9 @@ if TYPE_CHECKING:
     from kura.config import ModelConfig
     from kura.recall.search import Hit
 
-FLOOR = 0.25  # fused score below which a memory does not bear on the question
+FLOOR = 0.27  # dense cosine below which a memory does not bear on the question
 RELATIVE = 0.6  # and picks must be within this share of the best one
+ALL_WORDS, WORDS_FLOOR = 0.8, 0.20  # a memory with this share of the question's words: this cosine will do
 DEFAULT_CHARS = RECALL.chars
 
 
@@ -325,15 +326,23 @@ def _triggers(store: Store) -> dict[str, str]:
     return triggers
 
 
-def _pick(hits: tuple[Hit, ...], how: Searched, top: int) -> tuple[Pick, ...]:
+def _pick(hits: tuple[Hit, ...], how: Searched, top: int, *, floor: float = FLOOR) -> tuple[Pick, ...]:
+    """The best ``top`` hits that bear on the question. Whether one does is the dense
+    cosine's call, not the fused score's: shared words lift a memory's rank but cannot make
+    a question the store knows nothing about look answered."""
     if not hits:
         return ()
     if how == "lexical":  # BM25 scores have no absolute scale; a match is a match
         return tuple(Pick(h.slug, h.score) for h in hits[:top])
-    best = hits[0].score
-    if best < FLOOR:
-        return ()
-    return tuple(Pick(h.slug, h.score) for h in hits[:top] if h.score >= max(FLOOR, best * RELATIVE))
+    bar = hits[0].score * RELATIVE
+    return tuple(Pick(h.slug, h.score) for h in hits[:top] if h.score >= bar and _bears(h, floor))
+
+
+def _bears(hit: Hit, floor: float) -> bool:
+    """Close enough in meaning, or holding nearly every word asked and not far in meaning
+    ("who is on call this week" is short and plain: its cosine to the rota is only 0.26)."""
+    cosine = hit.cosine or 0.0
+    return cosine >= floor or (hit.lexical >= ALL_WORDS and cosine >= WORDS_FLOOR)
 
 
 def _walk(store: Store, start: list[str], hops: int) -> list[str]:
