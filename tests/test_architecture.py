@@ -26,6 +26,7 @@ LAYERS = (
     "llm",
     "transcripts",
     "observe",
+    "threads",
     "git",
     "map",
     "recall",
