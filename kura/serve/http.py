@@ -51,6 +51,7 @@ from kura.serve.schemas import (
     StoreInfo,
     errors,
 )
+from kura.serve.thread_routes import thread_routes
 from kura.version import __version__
 
 if TYPE_CHECKING:
@@ -289,11 +290,17 @@ def _matches(header: str, etag: str) -> bool:
 
 
 def create_app(
-    service: StorePool, *, token: str | None = None, mcp: Mcp | None = None, watch: bool = True
+    service: StorePool,
+    *,
+    token: str | None = None,
+    mcp: Mcp | None = None,
+    watch: bool = True,
+    thread: str | None = None,
 ) -> "FastAPI":
     """The ASGI app over ``service``. ``mcp`` is ``(asgi_app, lifespan)`` from
     ``kura.serve.mcp_server.streamable_http``: mounted at ``/mcp``, its lifespan (called with no
-    arguments) run inside this one. ``watch`` starts a file watcher per served store."""
+    arguments) run inside this one. ``watch`` starts a file watcher per served store.
+    ``thread``: the one thread the thread routes answer for (``kura.serve.thread_routes``)."""
     from fastapi import Depends, FastAPI, Path
 
     app = FastAPI(
@@ -313,6 +320,7 @@ def create_app(
     router = _routes(service)
     app.include_router(router)
     app.include_router(router, prefix="/s/{name}", dependencies=[Depends(path_store)])
+    app.include_router(thread_routes(service, bound=thread))
     if mcp is not None:
         app.mount("/mcp", mcp[0])
     app.add_middleware(Guard, token=token)
@@ -405,14 +413,14 @@ def _nothing() -> None:
     """The watcher's re-weave step: /prefill re-weaves on demand, so there is none here."""
 
 
-def mcp_mount(service: StorePool, *, readonly: bool | None = None) -> Mcp:
+def mcp_mount(service: StorePool, *, readonly: bool | None = None, thread: str | None = None) -> Mcp:
     """MCP over streamable HTTP at ``/mcp``, read-only by default as ``kura mcp`` is:
     ``kura serve --writable`` (or ``KURA_READONLY=0``) lets MCP clients write (never past
     ``kura serve --readonly``, and a store's write policy still applies). ``POST /remember``
     follows the policy alone."""
     from kura.serve.mcp_server import streamable_http
 
-    mounted: Mcp = streamable_http(service, readonly=readonly)
+    mounted: Mcp = streamable_http(service, readonly=readonly, thread=thread)
     log.info("kura serve: MCP over streamable HTTP at /mcp")
     return mounted
 
@@ -427,6 +435,7 @@ def serve(
     mcp_readonly: bool | None = None,
     bound: str | None = None,
     deadlines: Deadlines = Deadlines(),
+    thread: str | None = None,
 ) -> None:
     """Serve ``config``'s stores until interrupted. Raises ConfigError before opening
     anything when it may not listen (beyond loopback without a token) or cannot (a busy
@@ -442,7 +451,8 @@ def serve(
     service: StorePool | None = None
     try:
         service = StorePool(config, readonly=readonly, bound=bound)
-        app = create_app(service, token=token, mcp=mcp_mount(service, readonly=mcp_readonly))
+        mounted = mcp_mount(service, readonly=mcp_readonly, thread=thread)
+        app = create_app(service, token=token, mcp=mounted, thread=thread)
         served = ", ".join(f"{s['name']}{'' if s['writable'] else ' (read-only)'}" for s in service.stores())
         log.info("kura serve: stores %s%s", served, "; token required" if token else "")
         log.info("kura serve: listening on %s (Ctrl-C to stop)", ", ".join(map(address_of, sockets)))

@@ -307,7 +307,8 @@ class Thread:
     def _no_item(self, key: object) -> NotFound:
         shown = repr(key) if len(repr(key)) <= 80 else repr(key)[:79] + "…'"
         return NotFound(
-            f"thread '{self.id}' of store '{self.store.name}' has no item {shown}; list shows the keys"
+            f"thread '{self.id}' of store '{self.store.name}' has no item {shown}; "
+            "listing the thread shows its keys"
         )
 
 
