@@ -51,6 +51,7 @@ from kura.serve.schemas import (
     StoreInfo,
     errors,
 )
+from kura.serve.thread_ops import journal_path
 from kura.serve.thread_routes import thread_routes
 from kura.version import __version__
 
@@ -238,7 +239,10 @@ def _routes(service: StorePool) -> "APIRouter":
         said before (evidence, never fact) and the latest observations; every item with its
         source, tokens and why, and what was left out."""
         name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
-        return service.context(body.task, budget=body.budget, selector=name)
+        journal = journal_path(service, name, body.journal, recent=body.recent)
+        return service.context(
+            body.task, budget=body.budget, selector=name, recent=body.recent, journal=journal
+        )
 
     @router.post(
         "/remember", response_model=Remembered, tags=["write"],

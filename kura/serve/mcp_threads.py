@@ -20,8 +20,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kura.errors import InvalidRequest, KuraError, PolicyRefused
+from kura.recall.working import MAX_RECENT
 from kura.serve import thread_ops
-from kura.serve.mcp_tools import STDIO_UNLOCK, STORE, Backend, Param, Spec, Tools, _safe
+from kura.serve.mcp_text import context_text
+from kura.serve.mcp_tools import STDIO_UNLOCK, STORE, Backend, Param, Spec, Tools, _safe, _value
 from kura.serve.pool import StorePool
 from kura.threads import NAMESPACES, thread_id
 
@@ -72,6 +74,11 @@ OBSERVE = Spec(
 )  # fmt: skip
 OURS = {MEMORY.name: MEMORY, OBSERVE.name: OBSERVE}
 _UPDATES = ("updates", "memoryupdates", "memory_updates", "map")
+_WORKING = {
+    "recent": {"type": "integer", "minimum": 0, "maximum": MAX_RECENT, "default": 0,
+               "description": "Carry the last N messages of journal as working memory."},
+    "journal": {"type": "string", "description": "The transcript (one of the store's configured journals)."},
+}  # fmt: skip
 
 
 class ThreadTools(Tools):
@@ -102,11 +109,18 @@ class ThreadTools(Tools):
                     "description": 'update: a map of key to value, e.g. {"work:current-project": "…"}.',
                 }  # fmt: skip
             offered.append((spec, schema))
+        for spec, schema in offered:
+            if spec.name == "kura_context":
+                schema["properties"].update(_WORKING)
         return offered
 
     def call(
         self, name: str, arguments: Mapping[str, Any] | None, session: str | None, thread: str | None = None
     ) -> tuple[str, bool]:
+        given = dict(arguments or {})
+        working = {k: given.pop(k) for k in list(given) if k in _WORKING}
+        if name == "kura_context" and working and self._service() is not None:
+            return self._context(given, session, working)
         if name not in OURS:
             return super().call(name, arguments, session)
         try:
@@ -142,6 +156,25 @@ class ThreadTools(Tools):
                                   value=args.get("value"), namespace=args.get("namespace"),
                                   updates=_map(updates[0]) if updates else None, **common)  # fmt: skip
         return _memory_text(args["operation"], found)
+
+    def _context(
+        self, given: dict[str, Any], session: str | None, working: dict[str, Any]
+    ) -> tuple[str, bool]:
+        """``kura_context`` with working memory: the last ``recent`` messages of ``journal``,
+        one of the store's configured journals (never a file the model picks)."""
+        try:
+            spec = next(s for s, _ in super().listed(session) if s.name == "kura_context")
+            args = self.arguments(spec, given)
+            recent = _value(spec.name, Param("recent", "", range=(0, MAX_RECENT)), working.get("recent", 0))
+            service = self._service()
+            assert service is not None
+            selector = self._selector(args.pop("store", None) or self.current(session))
+            journal = thread_ops.journal_path(service, selector, working.get("journal"), recent=recent)
+            told = service.context(args["task"], budget=args["budget"], selector=selector, recent=recent,
+                                   journal=journal)  # fmt: skip
+            return context_text(told), False
+        except KuraError as err:
+            return _safe(str(err)), True
 
     def _service(self) -> StorePool | None:
         service = getattr(self.backend, "service", None)

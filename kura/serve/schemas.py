@@ -49,6 +49,10 @@ class ContextIn(_In):
     budget: int = Field(
         CONTEXT.budget, ge=_BUDGET[0], le=_BUDGET[1], description="Tokens the whole context may take."
     )
+    recent: int = Field(
+        0, ge=0, le=200, description="Carry the last N messages of journal as working memory."
+    )
+    journal: str | None = Field(None, description="A transcript among the store's configured journals.")
 
 
 class RememberIn(_In):

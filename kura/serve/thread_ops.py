@@ -17,13 +17,16 @@ request), never echoed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from kura.errors import InvalidRequest, PolicyRefused
+from kura.distill.run import journals_for
+from kura.errors import InvalidRequest, NotFound, PolicyRefused
 from kura.serve.pool import StorePool
 from kura.store.store import Store
 from kura.threads import Thread, thread_id
 from kura.threads.observer import observe
+from kura.transcripts.journals import discover
 
 OPERATIONS = ("write", "read", "list", "delete", "update")
 WRITES = {"write", "delete", "update"}
@@ -128,6 +131,31 @@ def observation(
         )
     )
     return {"store": store.name, "thread": chosen.id if chosen else None, **done.to_dict()}
+
+
+def journal_path(service: StorePool, selector: str | None, given: str | None, *, recent: int) -> Path | None:
+    """The transcript a remote caller's ``journal`` names — only ever one of the store's
+    configured journals (``[distill] journals``), by its path or its file name, so a
+    request cannot make the server read a file of its choosing."""
+    if not recent and not given:
+        return None
+    if not recent or not given:
+        raise InvalidRequest("recent and journal go together: the last N messages of that transcript")
+    served = service.served(selector)
+    config = service.config
+    journals = journals_for(
+        config.distill, served.config.distill, config_source=config.source, store=served.config.name
+    )
+    sources, _ = discover(journals, served.store.root)
+    found = [s.path for s in sources if given in (str(s.path), s.path.name)]
+    if len(found) != 1:
+        shown = repr(given) if len(given) <= 80 else repr(given[:79] + "…")
+        raise NotFound(
+            f"no journal {shown} among store '{served.store.name}''s configured journals"
+            + (" (two share that name; give its path)" if found else "")
+            + " — a server reads only the transcripts [distill] journals names"
+        )
+    return found[0]
 
 
 def _refusing(write: Any) -> Any:

@@ -72,3 +72,50 @@ def test_recent_needs_a_journal(tmp_path: Path, cli: Cli) -> None:
     store = make_store(tmp_path / "s", [("deploy-day", "project", "we deploy on Tuesdays", None)])
     got = cli("-s", str(store.root), "context", "deploy", "--recent", "2")
     assert got.code == 1 and "--recent N and --journal FILE go together" in got.err
+
+
+def _served_config(tmp_path: Path) -> Path:
+    make_store(tmp_path / "main", [("deploy-day", "project", "we deploy on Tuesdays", None)])
+    (tmp_path / "journals").mkdir()
+    _transcript(tmp_path / "journals" / "session.jsonl")
+    (tmp_path / "secret.txt").write_text("a file the server must not read\n")
+    (tmp_path / "kura.toml").write_text(
+        '[stores.main]\npath = "main"\n\n[stores.main.distill.journals]\nroots = ["journals"]\n'
+    )
+    return tmp_path / "kura.toml"
+
+
+def test_http_context_carries_recent_messages_of_a_configured_journal_only(tmp_path: Path) -> None:
+    import httpx
+    from conftest import uvicorn_app
+
+    from kura.config import load_config
+    from kura.serve.http import create_app
+    from kura.serve.pool import StorePool
+
+    service = StorePool(load_config(str(_served_config(tmp_path))))
+    body = {"task": "fix the flaky deploy test", "budget": 4000, "recent": 2, "journal": "session.jsonl"}
+    with uvicorn_app(create_app(service, watch=False)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        told = http.post("/context", json=body).json()
+        outside = http.post("/context", json={**body, "journal": str(tmp_path / "secret.txt")})
+    service.close()
+    assert [i["source"] for i in told["items"] if i["section"] == "working"] == [
+        "session.jsonl:5",
+        "session.jsonl:6",
+    ]
+    assert told["text"].endswith("- user: so the Friday cron races the test?\n")
+    assert outside.status_code == 404 and "a file the server must not read" not in outside.text
+    assert "configured journals" in outside.json()["error"]["message"]
+
+
+def test_mcp_context_carries_recent_messages(tmp_path: Path) -> None:
+    from test_mcp import client
+
+    config = _served_config(tmp_path)
+    with client(tmp_path, "mcp", KURA_CONFIG=str(config)) as mcp:
+        assert "recent" in mcp.tools()["kura_context"].input_schema["properties"]
+        told = mcp.ok("kura_context", task="fix the flaky deploy test", budget=4000, recent=1,
+                      journal="session.jsonl")  # fmt: skip
+        refused = mcp.error("kura_context", task="x", recent=1, journal=str(tmp_path / "secret.txt"))
+    assert "- user: so the Friday cron races the test?" in told and "Checking the cron." not in told
+    assert "configured journals" in refused
