@@ -22,7 +22,7 @@ from typing import Any
 
 from kura.distill.run import journals_for
 from kura.errors import InvalidRequest, NotFound, PolicyRefused
-from kura.serve.pool import StorePool
+from kura.serve.pool import StorePool, _private_paths
 from kura.store.store import Store
 from kura.threads import Thread, thread_id
 from kura.threads.observer import observe
@@ -60,6 +60,7 @@ def check_writable(service: StorePool, store: Store, *, readonly: bool, unlock: 
         store.check_write()
 
 
+@_private_paths  # errors name stores, never the folders they live in
 def memory(
     service: StorePool,
     selector: str | None,
@@ -105,6 +106,7 @@ def memory(
     return written
 
 
+@_private_paths  # errors name stores, never the folders they live in
 def observation(
     service: StorePool,
     selector: str | None,
