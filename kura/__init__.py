@@ -8,6 +8,7 @@ The public Python API. A store is a folder of one-fact markdown files plus ``MEM
     store.remember("deploy-day", "we deploy on Tuesdays, never Fridays", type="project")
     store.show("deploy-day").description
     [m.slug for m in store.list(type="feedback")]
+    kura.Thread.of(store, "support-4711").write("work:current-project", "the A2A handshake")
 
 Configured stores and modes: ``kura.load_config().open("main")``.
 """
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from kura.config import Config, load_config
     from kura.recall.context import Context, context
     from kura.store.store import Memory, Store, WriteResult, init_store
+    from kura.threads import Thread
 
 
 # Loaded on first use, so `import kura.<anything>` stays cheap for shell hooks.
@@ -44,6 +46,7 @@ _LAZY = {
     "load_config": "kura.config",
     "Memory": "kura.store.store",
     "Store": "kura.store.store",
+    "Thread": "kura.threads",
     "WriteResult": "kura.store.store",
     "init_store": "kura.store.store",
 }
@@ -60,6 +63,7 @@ __all__ = [
     "PolicyRefused",
     "Store",
     "StoreError",
+    "Thread",
     "UnknownStore",
     "WriteResult",
     "context",

@@ -27,6 +27,7 @@ LAYERS = (
     "llm",
     "transcripts",
     "observe",
+    "threads",
     "git",
     "map",
     "recall",

@@ -418,6 +418,7 @@ from kura.cli import (  # noqa: E402,F401 - register their commands after the re
     observe,
     serve,
     sync,
+    thread,
 )
 
 

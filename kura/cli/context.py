@@ -27,6 +27,16 @@ def context(
     no_model: Annotated[
         bool, typer.Option("--no-model", help="Do not ask the thinker model; recall with the offline index.")
     ] = False,
+    recent: Annotated[
+        int,
+        typer.Option(
+            "--recent", help="Carry the last N messages of --journal as working memory.", metavar="N"
+        ),
+    ] = 0,
+    journal: Annotated[
+        Path | None,
+        typer.Option("--journal", help="The transcript --recent takes messages from.", metavar="FILE"),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print exactly what a model working on TASK would be told, within --budget tokens.
@@ -36,12 +46,16 @@ def context(
     (thin, aged or replaced memories, as history), Said before (transcript spans from
     `kura ingest` and the distiller's journals: evidence that something was said, never
     that it is true; instruction-like spans are never shown), Latest observations
-    (`kura observe`). Sections share the budget by weight; nothing is cut mid-line.
+    (`kura observe`), and with --recent N --journal FILE, Working memory: the last N messages
+    of that transcript, verbatim (tool output that reads like an instruction is withheld).
+    Sections share the budget by weight; nothing is cut mid-line.
     --json lists every item with its source, tokens and why, and what was left out."""
     g: Globals = ctx.obj
     problem = ContextRequest(task, budget=budget).out_of_range()
     if problem:
         raise typer.Exit(error_exit(InvalidRequest(problem)))
+    if (recent > 0) != (journal is not None):
+        fail("--recent N and --journal FILE go together: the last N messages of that transcript")
     config = core(lambda: load_config(g.config))
     chosen = core(lambda: config.store_config(g.store))
     thinker = None if no_model else config.thinker_for(chosen)
@@ -60,6 +74,8 @@ def context(
             embedder=embedder,
             quick=True,
             progress=bar,
+            recent=recent,
+            journal=journal,
         )
     )
     bar.close()

@@ -37,6 +37,15 @@ def mcp_(
             "(the default; unset, $KURA_READONLY=0 means --writable). Same switch as `kura serve`.",
         ),
     ] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option(
+            "--thread",
+            help="Bind to this thread: kura_memory and kura_observe reach its folder threads/ID/ "
+            "and no other (else $KURA_THREAD; unset: each call names its thread).",
+            metavar="ID",
+        ),
+    ] = None,
 ) -> None:
     """Serve the memory to an MCP host over stdio (Claude Code, VS Code, Goose, …).
 
@@ -44,7 +53,7 @@ def mcp_(
     With KURA_URL set it calls that running `kura serve` (KURA_TOKEN as its bearer token)
     instead of opening the stores itself."""
     from kura.serve.mcp_server import open_backend, readonly_from, serve_stdio
-    from kura.serve.mcp_tools import Tools
+    from kura.serve.mcp_threads import ThreadTools
 
     g: Globals = ctx.obj
     logging.basicConfig(level=logging.WARNING, format="kura mcp: %(levelname)s %(name)s: %(message)s")
@@ -52,5 +61,7 @@ def mcp_(
     bound = store or g.store or env.get("KURA_STORE") or None
     readonly = readonly_from(env, writable)
     backend = core(lambda: open_backend(g.config, bound, readonly=readonly, env=env))
+    chosen = thread or env.get("KURA_THREAD") or None
+    tools = core(lambda: ThreadTools(backend, readonly=readonly, thread=chosen))
     with contextlib.suppress(KeyboardInterrupt):
-        serve_stdio(Tools(backend, readonly=readonly))
+        serve_stdio(tools)

@@ -10,6 +10,9 @@ from kura import config as cfg
 from kura.cli.base import Globals, JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
 from kura.observe import observations as ob
 from kura.observe.consolidate import consolidate
+from kura.threads import Thread
+from kura.threads.observer import log_store
+from kura.threads.observer import observe as observe_in
 
 if TYPE_CHECKING:
     from kura.observe.consolidate import Consolidated
@@ -40,6 +43,16 @@ def observe(
         str | None,
         typer.Option("--at", help="Use this date (YYYY-MM-DD) instead of today.", metavar="DATE"),
     ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="With TEXT: the task you are on.", metavar="TASK")
+    ] = None,
+    next_: Annotated[
+        str | None, typer.Option("--next", help="With TEXT: what should come next.", metavar="NEXT")
+    ] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option("--thread", help="With TEXT: write to that thread's log (threads/ID/).", metavar="ID"),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Keep the store's observation log: _observations.md at the store root, one line per
@@ -47,7 +60,9 @@ def observe(
     🟢 low, with "(resolved)" or "✅" at the end once it is dealt with. The file is yours to
     read and edit by hand; kura keeps every line you wrote.
 
-    kura observe "TEXT" [-p high] adds an entry; --list numbers the entries; --resolve N
+    kura observe "TEXT" [-p high] [--task T] [--next N] [--thread ID] adds an entry (with
+    the task you are on and what should come next; to a thread's own log), and consolidates
+    the log mechanically once it passes its size hint; --list numbers the entries; --resolve N
     marks one resolved; --consolidate drops resolved entries and ones a later entry repeats
     or revises — chosen by the scribe model when one is configured (--no-model: mechanically),
     never an unresolved 🔴 — and archives them in .kura/observations/dropped-DATE.md.
@@ -59,6 +74,8 @@ def observe(
             f"give one of TEXT, --list, --resolve N or --consolidate (got {', '.join(chosen) or 'none'}); "
             "kura observe --help explains them"
         )
+    if text is None and (task or next_ or thread):
+        fail("--task, --next and --thread go with TEXT (a new observation)")
     if consolidate:
         _consolidate(ctx, no_model=no_model, at=at, as_json=as_json)
     elif show:
@@ -67,16 +84,30 @@ def observe(
         _resolve(store_from(ctx), resolve, at=at, as_json=as_json)
     else:
         assert text is not None
-        _add(store_from(ctx), text, priority, at=at, as_json=as_json)
+        _add(store_from(ctx), text, priority, at=at, as_json=as_json, task=task or "",
+             continuation=next_ or "", thread=thread)  # fmt: skip
 
 
-def _add(store: Store, text: str, priority: str, *, at: str | None, as_json: bool) -> None:
-    entry = core(lambda: ob.observe(store, text, priority, today=day_from(at)))
-    log = core(lambda: ob.read_log(store))
+def _add(
+    store: Store, text: str, priority: str, *, at: str | None, as_json: bool, task: str, continuation: str,
+    thread: str | None,
+) -> None:  # fmt: skip
+    chosen = core(lambda: Thread.of(store, thread)) if thread is not None else None
+    done = core(lambda: observe_in(store, text, priority, thread=chosen, task=task, continuation=continuation,
+                                today=day_from(at)))  # fmt: skip
+    entry = done.entry
+    log = core(lambda: ob.read_log(log_store(store, chosen)))
     if as_json:
-        print_json({"store": store.name, "path": str(log.path), "entry": entry.to_dict(), "hint": log.hint})
+        extra = {"thread": chosen.id} if chosen else {}
+        if done.consolidated:
+            extra["consolidated"] = done.to_dict()["consolidated"]
+        print_json({"store": store.name, "path": str(log.path), "entry": entry.to_dict(), "hint": log.hint,
+                    **extra})  # fmt: skip
     else:
         say(f"observed {entry.render()} in {log.path}")
+        if done.consolidated:
+            c = done.consolidated
+            say(f"the log passed its size hint: consolidated, {len(c.dropped)} dropped, {len(c.kept)} kept")
     if log.hint and not as_json:
         warn(log.hint)
 

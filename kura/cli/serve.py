@@ -53,6 +53,14 @@ def serve(
             "follow the policies, /mcp is read-only unless KURA_READONLY=0.",
         ),
     ] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option(
+            "--thread",
+            metavar="ID",
+            help="Answer for this thread only: /threads/ID/…, /observe and /mcp reach no other thread.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the configured stores over HTTP (and MCP at /mcp), warm between requests.
 
@@ -71,7 +79,8 @@ def serve(
 
     def run() -> None:
         serve(config, host=chosen_host, port=chosen_port, token=token, readonly=writable is False,
-              mcp_readonly=None if writable is None else not writable, bound=bound)  # fmt: skip
+              mcp_readonly=None if writable is None else not writable, bound=bound,
+              thread=thread)  # fmt: skip
 
     core(run)
 

@@ -34,6 +34,7 @@ from kura.distill.drain import drain
 from kura.distill.model_steps import Minds
 from kura.distill.run import run_pass
 from kura.store.store import Store
+from kura.threads.groom import groom
 from kura.transcripts import journals as jr
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def tasks_for(
     store: Store, journals: jr.Journals, scribe: ModelConfig | None, brain: ModelConfig | None = None
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one), then one
-    drain when a scribe is configured."""
+    drain when a scribe is configured, then grooming the store's threads (``kura.threads.groom``)."""
 
     def one_pass() -> NightReport:
         minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
@@ -90,6 +91,12 @@ def tasks_for(
             return NightReport(metrics.line(), metrics.did_work)
 
         tasks.append(Task("drain", one_drain))
+
+    def one_groom() -> NightReport:
+        groomed = groom(store)
+        return NightReport(groomed.line(), groomed.worked)
+
+    tasks.append(Task("groom", one_groom))  # thread items: duplicates by key, resolved observations
     return tasks
 
 

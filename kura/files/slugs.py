@@ -16,6 +16,11 @@ form, then a file a person saved under a decomposed spelling (macOS and some too
 NFD) that is the same in NFC (``lookalike``); and kura refuses to create a memory beside
 such a twin. The containment rule is applied to the name as given and again, by the store,
 to the real location of whatever file is found.
+
+The folder ``threads/`` at the top of a store (any case) belongs to threads
+(``kura.threads``): the notebooks and keyed items of agents' threads. Nothing in it is a
+memory — not listed, not looked up, not created, not in the index, the map, doctor or
+recall — so a thread's scratch notes never pose as the store's durable facts.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ STATE_DIR = ".kura"
 INDEX_NAME = "MEMORY.md"
 SLUG_MAX = 160
 PART_BYTES = 200  # a file name is at most 255 bytes; ".md" and a temporary suffix need room
+THREADS_DIR = "threads"  # the store's folder of threads: never memories (kura.threads)
 _NEW_PART = re.compile(r"^[^\W_][\w.\-]*$")
 
 
@@ -46,7 +52,14 @@ def is_memory_name(rel: Path | str) -> bool:
         and len(parts[-1]) > 3
         and parts[-1].lower() != INDEX_NAME.lower()
         and all(part[:1] not in ("", ".", "_") for part in parts)
+        and not in_threads(parts)
     )
+
+
+def in_threads(parts: list[str]) -> bool:
+    """Whether a path's parts lie in the store's ``threads/`` folder (any case: a file
+    system that ignores case would make ``Threads/`` the same folder)."""
+    return len(parts) > 1 and parts[0].lower() == THREADS_DIR
 
 
 def lookup_parts(slug: object) -> list[str] | None:
@@ -56,7 +69,7 @@ def lookup_parts(slug: object) -> list[str] | None:
     if slug.endswith(".md"):
         slug = slug[:-3]
     parts = slug.split("/")
-    if any(not p or p[:1] in "._" or ":" in p or p != p.strip() for p in parts):
+    if any(not p or p[:1] in "._" or ":" in p or p != p.strip() for p in parts) or in_threads(parts):
         return None
     return parts
 
@@ -66,6 +79,11 @@ def new_slug(slug: str) -> str:
     slug = unicodedata.normalize("NFC", slug)
     bare = slug[:-3] if slug.endswith(".md") else slug
     parts = bare.split("/")
+    if in_threads(parts):
+        raise StoreError(
+            f"{slug!r} is not a usable slug: the folder {THREADS_DIR}/ holds threads' notebooks "
+            "(kura thread), never memories — choose another folder"
+        )
     if (
         len(bare) > SLUG_MAX
         or not all(_NEW_PART.match(p) and len(p.encode("utf-8")) <= PART_BYTES for p in parts)
@@ -77,6 +95,11 @@ def new_slug(slug: str) -> str:
             "'_' (not first), with '/' for folders, e.g. deploy-checklist"
         )
     return bare
+
+
+def new_part(part: str) -> bool:
+    """Whether one part of a name (between ``/``) is one kura may create."""
+    return bool(_NEW_PART.fullmatch(part)) and len(part.encode("utf-8")) <= PART_BYTES
 
 
 def taken_as(given: str, slug: str) -> str | None:
@@ -201,7 +224,8 @@ def _scan(root: Path, *, with_stats: bool) -> Iterator[tuple[str, str, Ident | N
                 continue
             rel = f"{prefix}/{name}" if prefix else name
             if entry.is_dir(follow_symlinks=False):
-                stack.append(rel)
+                if prefix or name.lower() != THREADS_DIR:  # threads/ holds no memories
+                    stack.append(rel)
                 continue
             if not name.endswith(".md"):
                 continue

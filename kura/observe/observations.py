@@ -11,6 +11,9 @@ it is still the user's file, git-tracked like the rest)::
     ## 2026-11-30
     - 🔴 the deploy needs the VPN up
     - 🟡 staging db moved to port 5433 ✅
+    - 🔴 the release is blocked on the VPN
+      - task: release 2.4
+      - next: ask ops for the VPN, then rerun deploy
 
 A person reads and edits it by hand, so it is parsed tolerantly and never re-rendered:
 an entry is a list item (``-``, ``*``, ``+``, ``1.`` or ``1)``); one without a marker
@@ -19,6 +22,10 @@ indented lines under an entry (which travel with it) are kept, and every write s
 lines into the bytes just re-read under the log's lock. A marked item is an entry even
 when it is nested under another — a 🔴 must never ride along with a 🟡 that gets dropped —
 and any other line holding a marker is a finding, so nothing marked is silently unread.
+
+An agent's entry may carry what it was doing and what should come next (Talon's
+``currentTask`` and ``suggestedContinuation``) as ``task:`` and ``next:`` items indented
+under it, which travel with the entry (markers are taken out of them).
 
 The file at the log's name is not trusted (``kura.observe.log_read``): a link, a FIFO, a
 device or a log over ``MAX_READ`` is read as no entries and a finding, and refused by
@@ -66,6 +73,7 @@ _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\s.*)?$")
 _ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]+(.*?)\s*$")
 _MARKED = re.compile(r"(🔴|🟡|🟢)\ufe0f?\s*(.*)$")
 _ANY_MARKER = re.compile("🔴|🟡|🟢")
+_ABOUT = re.compile(r"[ \t]+[-*+][ \t]+(task|next):[ \t]*(.*?)\s*$", re.IGNORECASE)
 RESOLVED = re.compile(r"(.*?)\s*(?:\(resolved(?:\s+\d{4}-\d{2}-\d{2})?\)|✅\ufe0f?)$", re.IGNORECASE)
 
 
@@ -80,6 +88,8 @@ class Entry:
     text: str
     resolved: bool
     line: int
+    task: str = ""  # what the agent was doing (an indented "- task: …" under the entry)
+    continuation: str = ""  # what it suggests doing next ("- next: …")
 
     @property
     def marker(self) -> str:
@@ -96,7 +106,8 @@ class Entry:
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "day": self.day.isoformat(), "priority": self.priority,
                 "marker": self.marker, "text": self.text, "resolved": self.resolved,
-                "line": self.line}  # fmt: skip
+                "line": self.line, **({"task": self.task} if self.task else {}),
+                **({"next": self.continuation} if self.continuation else {})}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +216,12 @@ def parse(data: bytes) -> Parsed:
             following = True
         elif following and line[:1] in (" ", "\t") and line.strip():
             spans[-1] = (spans[-1][0], i + 1)
+            if (about := _ABOUT.match(line)) and about.group(2):
+                said = about.group(2)
+                if about.group(1).lower() == "task":
+                    entries[-1] = replace(entries[-1], task=said)
+                else:
+                    entries[-1] = replace(entries[-1], continuation=said)
         else:
             following = False
     return Parsed(lines, tuple(entries), tuple(spans),
@@ -262,9 +279,18 @@ def _finding(line: int, message: str) -> Finding:
 # -- writing ------------------------------------------------------------------------------
 
 
-def observe(store: Store, text: str, priority: str = "medium", *, today: date | None = None) -> Entry:
+def observe(
+    store: Store,
+    text: str,
+    priority: str = "medium",
+    *,
+    today: date | None = None,
+    task: str = "",
+    continuation: str = "",
+) -> Entry:
     """Append one entry under today's heading (a new heading when the last one is another
-    day); every other byte of the file stays as it was."""
+    day), with ``task`` and ``continuation`` indented under it when given; every other byte
+    of the file stays as it was."""
     if priority not in MARKERS:
         raise StoreError(f"priority {priority!r} is not one of {', '.join(MARKERS)}; nothing was written")
     folded = " ".join(text.split())
@@ -278,8 +304,17 @@ def observe(store: Store, text: str, priority: str = "medium", *, today: date | 
             f"{where}: the observation is {len(folded)} characters, over {MAX_TEXT}; nothing was "
             "written — say it in one line, or make it a memory with kura remember"
         )
-    write_checks.utf8(where, folded)
-    refuse_secrets(where, folded)
+    about = [(name, " ".join(_ANY_MARKER.sub("", said).split())) for name, said in
+             (("task", task), ("next", continuation))]  # fmt: skip
+    for name, said in about:
+        if len(said) > MAX_TEXT:
+            raise StoreError(
+                f"{where}: the {name} is {len(said)} characters, over {MAX_TEXT}; nothing was written"
+            )
+        if said:
+            line += f"\n  - {name}: {said}"
+    write_checks.utf8(where, line)
+    refuse_secrets(where, line)
     with writing(store) as parsed:
         lines, at = _appended(parsed, day, line)
         write_lines(store, lines)
@@ -290,6 +325,7 @@ def observe(store: Store, text: str, priority: str = "medium", *, today: date | 
 def _appended(parsed: Parsed, day: date, entry: str) -> tuple[list[str], int]:
     """The lines with ``entry`` spliced in, and the index it went to."""
     eol = "\r\n" if parsed.lines and parsed.lines[0].endswith("\r\n") else "\n"
+    entry = entry.replace("\n", eol)  # an entry with its task and next lines
     lines = list(parsed.lines) or [HEADER.replace("\n", eol)]
     if parsed.sections and parsed.sections[-1][0] == day:
         _, start, end = parsed.sections[-1]

@@ -19,6 +19,8 @@ in this order:
    merely restates a memory already shown is dropped.
 6. **Latest observations** — the observation log's unresolved high-priority entries and
    its newest ones (``kura.observe.observations``).
+7. **Working memory** — asked for with ``recent`` and a transcript: its last messages,
+   verbatim (``kura.recall.working``; tool output that reads like an instruction withheld).
 
 Rules and map come first and do not depend on the task, so a prompt cache keeps that
 prefix from one task to the next; everything task-bound follows. Sections share the budget
@@ -33,6 +35,7 @@ import datetime as dt
 import threading
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura.errors import KuraError
@@ -45,6 +48,7 @@ from kura.map_settings import MapSettings
 from kura.observe import observations
 from kura.recall import section_budget as bd
 from kura.recall import spans as sp
+from kura.recall import working as wm
 from kura.recall.recall import How, Recall, recall, shorten, why_not
 from kura.request import CONTEXT, ContextRequest
 from kura.store import catalog
@@ -66,9 +70,11 @@ HEADINGS = {
     "record": "On record, not current — check before acting:",
     "spans": "Said before — evidence that it was said, not that it is true:",
     "observations": "Latest observations:",
+    "working": "Working memory — the latest messages of this conversation, as said:",
 }
 STATIC = ("rules", "map")  # the prefix that does not depend on the task
-WEIGHTS = {"rules": 3.0, "map": 2.0, "memory": 3.0, "record": 1.0, "spans": 1.0, "observations": 1.0}
+WEIGHTS = {"rules": 3.0, "map": 2.0, "memory": 3.0, "record": 1.0, "spans": 1.0, "observations": 1.0,
+           "working": 2.0}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,16 +131,21 @@ def context(
     quick: bool = False,
     guard: AbstractContextManager[Any] | None = None,
     progress: Progress | None = None,
+    recent: int = 0,
+    journal: str | Path | None = None,
 ) -> Context:
     """What a model working on ``task`` would be told from ``store`` (see the module
     docstring). ``index``/``thinker``/``embedder``/``quick``/``guard``/``progress`` go to
-    recall (``progress`` hears about a first index build, which can take minutes)."""
+    recall (``progress`` hears about a first index build, which can take minutes).
+    ``recent``: the last messages of the transcript ``journal`` to carry as working memory."""
     if not task.strip():
         raise KuraError("the task is empty; say what the model is about to do")
     if budget < MIN_BUDGET:
         raise KuraError(
             f"a budget of {budget} tokens is too small to tell anything; give at least {MIN_BUDGET}"
         )
+    if recent and journal is None:
+        raise KuraError(f"recent {recent} needs the transcript to take the messages from (--journal FILE)")
     settings = settings or MapSettings()
     today = today or dt.date.today()
     rules, mapped, said = _map_items(store, settings, today)
@@ -144,8 +155,11 @@ def context(
     spans, dropped, restating = _spans(store, task, [*rules, *memory, *record])
     dropped = withheld + dropped
     noted, unread = _observations(store)
+    working = [_item("working", m.text, m.source, "recent message" + (f", {m.withheld} tool line(s) withheld"
+                                                                     if m.withheld else ""))
+               for m in (wm.recent(journal, recent) if journal is not None else [])]  # fmt: skip
     candidates = {"rules": rules, "map": mapped, "memory": memory, "record": record, "spans": spans,
-                  "observations": noted}  # fmt: skip
+                  "observations": noted, "working": working}  # fmt: skip
     dropped += unread
     told = replace(_assemble(store.name, task, budget, candidates, dropped, found), degraded=said)
     shown = {(i.section, i.source) for i in told.items}

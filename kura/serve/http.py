@@ -52,6 +52,8 @@ from kura.serve.schemas import (
     StoreInfo,
     errors,
 )
+from kura.serve.thread_ops import journal_path
+from kura.serve.thread_routes import thread_routes
 from kura.serve.watch import stop_watching, watch
 from kura.version import __version__
 
@@ -239,7 +241,10 @@ def _routes(service: StorePool) -> "APIRouter":
         said before (evidence, never fact) and the latest observations; every item with its
         source, tokens and why, and what was left out."""
         name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
-        return service.context(body.task, budget=body.budget, selector=name)
+        journal = journal_path(service, name, body.journal, recent=body.recent)
+        return service.context(
+            body.task, budget=body.budget, selector=name, recent=body.recent, journal=journal
+        )
 
     @router.post(
         "/remember", response_model=Remembered, tags=["write"],
@@ -291,11 +296,17 @@ def _matches(header: str, etag: str) -> bool:
 
 
 def create_app(
-    service: StorePool, *, token: str | None = None, mcp: Mcp | None = None, watch: bool = True
+    service: StorePool,
+    *,
+    token: str | None = None,
+    mcp: Mcp | None = None,
+    watch: bool = True,
+    thread: str | None = None,
 ) -> "FastAPI":
     """The ASGI app over ``service``. ``mcp`` is ``(asgi_app, lifespan)`` from
     ``kura.serve.mcp_server.streamable_http``: mounted at ``/mcp``, its lifespan (called with no
-    arguments) run inside this one. ``watch`` starts a file watcher per served store."""
+    arguments) run inside this one. ``watch`` starts a file watcher per served store.
+    ``thread``: the one thread the thread routes answer for (``kura.serve.thread_routes``)."""
     from fastapi import Depends, FastAPI, Path
 
     app = FastAPI(
@@ -315,6 +326,7 @@ def create_app(
     router = _routes(service)
     app.include_router(router)
     app.include_router(router, prefix="/s/{name}", dependencies=[Depends(path_store)])
+    app.include_router(thread_routes(service, bound=thread))
     if mcp is not None:
         app.mount("/mcp", mcp[0])
     app.add_middleware(Guard, token=token)
@@ -403,12 +415,12 @@ def _nothing() -> None:
     """The watcher's re-weave step: /prefill re-weaves on demand, so there is none here."""
 
 
-def mcp_mount(service: StorePool, *, readonly: bool | None = None) -> Mcp:
+def mcp_mount(service: StorePool, *, readonly: bool | None = None, thread: str | None = None) -> Mcp:
     """MCP over streamable HTTP at ``/mcp``, read-only by default as ``kura mcp`` is:
     ``kura serve --writable`` (or ``KURA_READONLY=0``) lets MCP clients write (never past
     ``kura serve --readonly``, and a store's write policy still applies). ``POST /remember``
     follows the policy alone."""
-    mounted: Mcp = streamable_http(service, readonly=readonly)
+    mounted: Mcp = streamable_http(service, readonly=readonly, thread=thread)
     log.info("kura serve: MCP over streamable HTTP at /mcp")
     return mounted
 
@@ -423,6 +435,7 @@ def serve(
     mcp_readonly: bool | None = None,
     bound: str | None = None,
     deadlines: Deadlines = Deadlines(),
+    thread: str | None = None,
 ) -> None:
     """Serve ``config``'s stores until interrupted. Raises ConfigError before opening
     anything when it may not listen (beyond loopback without a token) or cannot (a busy
@@ -438,7 +451,8 @@ def serve(
     service: StorePool | None = None
     try:
         service = StorePool(config, readonly=readonly, bound=bound)
-        app = create_app(service, token=token, mcp=mcp_mount(service, readonly=mcp_readonly))
+        mounted = mcp_mount(service, readonly=mcp_readonly, thread=thread)
+        app = create_app(service, token=token, mcp=mounted, thread=thread)
         served = ", ".join(f"{s['name']}{'' if s['writable'] else ' (read-only)'}" for s in service.stores())
         log.info("kura serve: stores %s%s", served, "; token required" if token else "")
         log.info("kura serve: listening on %s (Ctrl-C to stop)", ", ".join(map(address_of, sockets)))

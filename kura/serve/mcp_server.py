@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kura.config import load_config
-from kura.serve.mcp_tools import USE, Spec, Tools
+from kura.serve.mcp_threads import ThreadTools
+from kura.serve.mcp_tools import USE, Spec
 from kura.serve.pool import StorePool
 from kura.serve.remote import Remote
 from kura.version import __version__
@@ -113,7 +114,14 @@ def _session(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return str(found) if found else None
 
 
-def build_server(tools: Tools) -> Server[Any]:
+def _thread(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The thread the connection's URL binds it to (``/mcp?thread=ID``); None on stdio."""
+    params = getattr(ctx.request, "query_params", None) if ctx.request is not None else None
+    found = params.get("thread") if params is not None else None
+    return str(found) if found is not None else None
+
+
+def build_server(tools: ThreadTools) -> Server[Any]:
     """The low-level MCP server for these tools: tools/list and tools/call, nothing else."""
     import anyio.to_thread
     from mcp import types
@@ -122,14 +130,16 @@ def build_server(tools: Tools) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        listed = await anyio.to_thread.run_sync(tools.listed, _session(ctx))
+        listed = await anyio.to_thread.run_sync(tools.listed, _session(ctx), _thread(ctx))
         return types.ListToolsResult(tools=[_tool(spec, schema) for spec, schema in listed])
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         session = _session(ctx)
-        text, failed = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments, session)
+        text, failed = await anyio.to_thread.run_sync(
+            tools.call, params.name, params.arguments, session, _thread(ctx)
+        )
         if params.name == USE.name and not failed:
             try:  # what is offered may differ in the new store (kura_remember)
                 await ctx.session.send_tool_list_changed()
@@ -169,7 +179,7 @@ def _tool(spec: Spec, schema: dict[str, Any]) -> Any:
     )
 
 
-def serve_stdio(tools: Tools) -> None:
+def serve_stdio(tools: ThreadTools) -> None:
     """Serve over stdin/stdout until the host closes them. While it serves, the SDK points
     file descriptor 1 elsewhere, so nothing but protocol can reach stdout."""
     import anyio
@@ -188,19 +198,19 @@ SERVE_UNLOCK = "restart `kura serve` with --writable (or KURA_READONLY=0)"
 SERVE_LOCKED = "restart `kura serve` with --writable instead of --readonly"
 
 
-def http_tools(service: StorePool, *, readonly: bool | None) -> Tools:
+def http_tools(service: StorePool, *, readonly: bool | None, thread: str | None = None) -> ThreadTools:
     """The tools ``/mcp`` offers: read-only when ``kura serve --readonly`` made the whole
     service so; else as ``readonly`` says (``kura serve --writable``/``--readonly``), or
     ``KURA_READONLY`` when the switch was not given (on unless turned off), as for ``kura mcp``."""
     if service.readonly:
-        return Tools(Local(service), readonly=True, unlock=SERVE_LOCKED)
+        return ThreadTools(Local(service), readonly=True, unlock=SERVE_LOCKED, thread=thread)
     if readonly is None:
         readonly = readonly_from(os.environ)
-    return Tools(Local(service), readonly=readonly, unlock=SERVE_UNLOCK)
+    return ThreadTools(Local(service), readonly=readonly, unlock=SERVE_UNLOCK, thread=thread)
 
 
 def streamable_http(
-    service: StorePool, *, readonly: bool | None = None, host: str | None = None
+    service: StorePool, *, readonly: bool | None = None, host: str | None = None, thread: str | None = None
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
     """MCP over streamable HTTP for ``kura serve``: (ASGI app, lifespan).
 
@@ -213,7 +223,7 @@ def streamable_http(
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(http_tools(service, readonly=readonly))
+    server = build_server(http_tools(service, readonly=readonly, thread=thread))
     security = None
     if host in _LOOPBACK:
         security = TransportSecuritySettings(

@@ -241,7 +241,13 @@ class StorePool:
 
     @_private_paths
     def context(
-        self, task: str, *, budget: int = CONTEXT.budget, selector: str | None = None
+        self,
+        task: str,
+        *,
+        budget: int = CONTEXT.budget,
+        selector: str | None = None,
+        recent: int = 0,
+        journal: Path | None = None,
     ) -> dict[str, Any]:
         """What a model about to do ``task`` would be told (``kura.recall.context``)."""
         if not task.strip():
@@ -254,7 +260,8 @@ class StorePool:
             index = self._fresh_index(served)
         thinker = self.config.thinker_for(served.config)
         told = context(served.store, task, budget=budget, settings=self.config.map_settings(served.config),
-                       index=index, thinker=thinker, guard=served.lock)  # fmt: skip
+                       index=index, thinker=thinker, guard=served.lock, recent=recent,
+                       journal=journal)  # fmt: skip
         return told.to_dict()
 
     # -- writing -----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kura.recall.working import MAX_RECENT
 from kura.request import CONTEXT, RECALL, REMEMBER, ContextRequest, RecallRequest
 
 _TOP, _HOPS, _CHARS = (RecallRequest.RANGES[name] for name in ("top", "hops", "chars"))
@@ -49,6 +50,10 @@ class ContextIn(_In):
     budget: int = Field(
         CONTEXT.budget, ge=_BUDGET[0], le=_BUDGET[1], description="Tokens the whole context may take."
     )
+    recent: int = Field(
+        0, ge=0, le=MAX_RECENT, description="Carry the last N messages of journal as working memory."
+    )
+    journal: str | None = Field(None, description="A transcript among the store's configured journals.")
 
 
 class RememberIn(_In):

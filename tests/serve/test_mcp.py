@@ -38,7 +38,11 @@ ALL_TOOLS = [
     "kura_doctor",
     "kura_use",
     "kura_remember",
+    "kura_memory",
+    "kura_observe",
 ]
+MEMORY_TOOLS = ALL_TOOLS[:-2]  # a proxy (KURA_URL) offers these alone
+READ_TOOLS = [t for t in ALL_TOOLS if t not in ("kura_remember", "kura_observe")]
 TOKEN = "s3cret-token-for-tests"
 PAGER = "recalled from store 'team' (embedded): runbooks-location\n\n"
 
@@ -163,8 +167,9 @@ def test_free_and_writable_offers_every_tool_with_honest_hints(free: Client) -> 
         assert tool.description and len(tool.description) > 80, name
         hints = tool.annotations
         assert hints is not None
-        writes = name == "kura_remember"
-        assert (hints.read_only_hint, hints.destructive_hint) == (not writes, writes), name
+        writes = name in ("kura_remember", "kura_memory", "kura_observe")
+        destroys = name in ("kura_remember", "kura_memory")
+        assert (hints.read_only_hint, hints.destructive_hint) == (not writes, destroys), name
         assert hints.idempotent_hint is True and hints.open_world_hint is False
     recall = tools["kura_recall"].input_schema
     assert recall["required"] == ["question"]
@@ -179,7 +184,7 @@ def test_free_and_writable_offers_every_tool_with_honest_hints(free: Client) -> 
 
 
 def test_read_only_by_default_hides_and_refuses_remember(readonly: Client, root: Path) -> None:
-    assert list(readonly.tools()) == [t for t in ALL_TOOLS if t != "kura_remember"]
+    assert list(readonly.tools()) == READ_TOOLS
     said = readonly.error("kura_remember", slug="sneaky", description="written by a read-only server")
     assert said.startswith("kura_remember is off: this MCP server is read-only")
     assert "KURA_READONLY=0" in said
@@ -464,7 +469,7 @@ def kura_serve(root: Path) -> Iterator[str]:
 
 def test_proxy_mode_answers_from_a_running_kura_serve(root: Path, kura_serve: str) -> None:
     with client(root, "mcp", KURA_URL=kura_serve, KURA_TOKEN=TOKEN, KURA_READONLY="0") as proxy:
-        assert list(proxy.tools()) == ALL_TOOLS
+        assert list(proxy.tools()) == MEMORY_TOOLS
         recalled = proxy.ok("kura_recall", query="where are the runbooks", top=1, hops=0)
         assert recalled.startswith("recalled from store 'team' (embedded): runbooks-location\n\n")
         assert proxy.ok("kura_read", slug="deploy-commands").startswith(
@@ -527,7 +532,7 @@ def test_streamable_http_mounted_in_an_asgi_app(root: Path) -> None:
     with serving(app) as url:
         tools, used, listed = anyio.run(_over_http, f"{url}/mcp/")
     service.close()
-    assert tools == [t for t in ALL_TOOLS if t != "kura_remember"]
+    assert tools == READ_TOOLS
     assert used == "now using store 'vault' for this session; read-only here (this server is read-only)"
     assert listed.startswith("store 'vault': 1 memories")
 
