@@ -143,7 +143,7 @@ def test_the_brain_reader_keeps_well_formed_items_and_counts_the_rest(
         {"topic": "an idea", "kind": "idea", "judgement": True, "quotes": [USER_Q] * 8},
     ]
     replies = iter([json.dumps({"candidates": items})])
-    monkeypatch.setattr(model_steps, "complete", lambda *_, **__: next(replies))
+    monkeypatch.setattr(model_steps, "chat", lambda *_, **__: next(replies))
     minds = model_steps.Minds(brain=ModelConfig(role="brain", url="http://127.0.0.1:9/v1", model="unused"))
     found, malformed = model_steps.spot(minds, RAW)
     assert malformed == 5
