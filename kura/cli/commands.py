@@ -371,7 +371,7 @@ def _search_index(store: Any, remote: Any) -> Any:
         if changed <= {"MEMORY.md"}:  # the index file is not searched; memories are
             return
         with lock:
-            index.update(budget=env_budget(AT_ONCE))
+            index.update(budget=None if build.running else env_budget(AT_ONCE))
             if index.complete():
                 index.prepare()
             else:

@@ -49,13 +49,14 @@ class Budget:
     """How long a caller may spend embedding before it answers."""
 
     seconds: float | None = None  # None: until every memory has a vector
-    whole_below: int = SMALL  # this many to embed or fewer: all of them, whatever the time
+    whole_below: int = SMALL  # a store of at most this many memories: all of them, whatever the time
 
 
 WHOLE = Budget()
 ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
+FEW = 32  # this many or fewer to embed (a few edits): done at once, unless the budget is NOW
 
 
 def budget_from(environ: Mapping[str, str], default: Budget) -> Budget:
@@ -210,6 +211,7 @@ def fill(
     bulk_above: int = 8,
 ) -> int:
     """Embed memories that have no vector, chunk by chunk, within ``budget``; how many.
+    A small store, or a few memories to embed, are done whatever the time.
     More than ``bulk_above`` to embed: the embedder made for bulk work (``full``).
     ``EmbedFailed`` (an endpoint down) leaves the chunks done so far committed."""
     todo = missing(db, embedder.model_id, only)
@@ -218,8 +220,11 @@ def fill(
     if len(todo) > bulk_above:
         embedder = embedder.full()
     started = time.monotonic()
-    small = budget.seconds is None or len(todo) <= budget.whole_below
-    deadline = None if small or budget.seconds is None else started + budget.seconds
+    if budget.seconds is None or (budget.whole_below > 0 and len(todo) <= FEW):
+        deadline = None
+    else:
+        (memories,) = db.execute("SELECT count(*) FROM docs").fetchone()
+        deadline = None if memories <= budget.whole_below else started + budget.seconds
     pace, done = Pace(), 0
     while done < len(todo):
         left = None if deadline is None else deadline - time.monotonic()

@@ -45,7 +45,7 @@ Progress = Callable[[str, int, int], None]  # stage, done, total
 AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
-HEAL = Budget(0.0, 64)  # what a question may embed itself (an endpoint back up); the rest is a build's
+HEAL = Budget(0.0, 64)  # a question embeds a few itself (an endpoint back up); the rest is a build's
 LEXICAL_WEIGHT = 0.2
 _EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
@@ -133,17 +133,18 @@ class SearchIndex:
     def close(self) -> None:
         self.db.close()
 
-    def update(self, *, progress: Progress | None = None, budget: Budget = WHOLE) -> int:
+    def update(self, *, progress: Progress | None = None, budget: Budget | None = WHOLE) -> int:
         """Re-index memories whose content changed (and drop vanished ones); how many.
         ``progress(stage, done, total)`` is called as files are read and embedded.
 
         When no memory file changed identity since the last update (one walk and a stat per
         file, compared as a checksum), nothing else is read. Every changed memory is indexed
-        for its words at once; vectors are made within ``budget`` (``kura.recall.index_build``),
-        the rest by a later update, ``fill`` or a background build."""
+        for its words at once; vectors are made within ``budget`` (``kura.recall.index_build``;
+        None: none now), the rest by a later update, ``fill`` or a background build."""
         current = self._sync(progress)
         if current is None:
-            self.fill(progress=progress, budget=budget)
+            if budget is not None:
+                self.fill(progress=progress, budget=budget)
             return 0
         changed, gone = current
         dense = not isinstance(self.embedder, Unavailable)
@@ -157,7 +158,8 @@ class SearchIndex:
             self._set_kv("model", self._model_id())
         if changed or gone:
             self._forget_matrix()
-        self.fill(progress=progress, budget=budget)
+        if budget is not None:
+            self.fill(progress=progress, budget=budget)
         if before is not None and self._filled():  # a few files changed: patch the saved matrix
             rows = self._rows_of([e.slug for e in changed])
             self._matrix = before.patch(rows, set(gone) | ({e.slug for e in changed} - set(rows)))

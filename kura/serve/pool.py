@@ -332,7 +332,8 @@ class StorePool:
             served.index = SearchIndex(served.store, embedder=embedder, shared=True)
             served.build = Background(served.index, served.lock)
         if time.monotonic() - served.checked >= FRESH_SECONDS:
-            served.index.update(budget=env_budget(AT_ONCE))
+            building = served.build is not None and served.build.running
+            served.index.update(budget=None if building else env_budget(AT_ONCE))
             served.checked = time.monotonic()
             if served.build is not None and not served.index.complete():
                 served.build.start()
