@@ -201,7 +201,7 @@ class SearchIndex:
         except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
             self._failed = str(err)
             return 0
-        if only is None and not index_build.missing(self.db, self._model_id()):
+        if only is None and index_build.complete(self.db, self._model_id()):
             self._set_filled()
         return done
 
