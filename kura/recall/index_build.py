@@ -42,6 +42,7 @@ ENV = "KURA_INDEX_BUDGET"  # seconds a recall may spend embedding (set: for bigg
 FIRST_CHUNK = 8  # rows of the first chunk, before the build knows its pace (a budget overshoots by one chunk)
 MAX_CHUNK = 512  # the embedder sorts a chunk by length: a bigger one pads less
 CHUNK_SECONDS = 1.0
+TEXT_CAP = 65_536  # characters of a text read back to embed: the model sees 256 tokens of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +128,12 @@ def complete(db: sqlite3.Connection, model: str) -> bool:
 
 def texts(db: sqlite3.Connection, shas: Sequence[str]) -> list[tuple[str, str]]:
     """(sha, what is embedded) for these hashes, from the full-text table; a hash whose
-    memory left the index meanwhile is skipped."""
+    memory left the index meanwhile is skipped. The table is in the state folder, which may
+    come from someone else's clone: a text is cut at ``TEXT_CAP`` characters, so a planted
+    row costs no more to tokenise than a real memory."""
     marks = ",".join("?" * len(shas))
     found = {
-        sha: text_of(name, description, body)
+        sha: text_of(str(name), str(description), str(body))[:TEXT_CAP]
         for sha, name, description, body in db.execute(
             "SELECT docs.sha, docs_fts.name, docs_fts.description, docs_fts.body FROM docs "
             f"JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.sha IN ({marks})",
