@@ -9,10 +9,11 @@ most the chunk in hand: the next one asks the database which memories have no ve
 and embeds only those — what to embed is read back from the full-text table, never from
 a list held in memory, so a build's memory does not grow with the store.
 
-Chunks are sized to about a second of work (measured as the build goes), which bounds both
-what a kill loses and how far a time budget can overshoot. ``Budget`` says how long a
-caller may spend: ``kura index`` builds everything; a one-shot recall builds for a few
-seconds (a small store — the usual case — is always built whole, as before); a server
+Chunks are sized by time, measured as the build goes: about a second of work within a
+time budget (what the budget can overshoot), about ten in a build with no deadline (what a
+kill can lose; bigger chunks pad less, since each is sorted by length before batching).
+``Budget`` says how long a caller may spend: ``kura index`` builds everything; a one-shot
+recall builds for a few seconds (a small store — the usual case — is always built whole, as before); a server
 answers at once and builds in a ``Background`` thread, outside the index lock except to
 read a chunk's texts and to write its vectors.
 """
@@ -41,7 +42,8 @@ SECONDS = 3.0  # more: a one-shot recall embeds for this long, then answers from
 ENV = "KURA_INDEX_BUDGET"  # seconds a recall may spend embedding (set: for bigger stores too)
 FIRST_CHUNK = 8  # rows of the first chunk, before the build knows its pace (a budget overshoots by one chunk)
 MAX_CHUNK = 512  # the embedder sorts a chunk by length: a bigger one pads less
-CHUNK_SECONDS = 1.0
+CHUNK_SECONDS = 1.0  # within a time budget: what it can overshoot
+BUILD_SECONDS = 10.0  # a build with no deadline: bigger chunks pad less (measured: 20% less CPU)
 TEXT_CAP = 65_536  # characters of a text read back to embed: the model sees 256 tokens of it
 
 
@@ -191,13 +193,14 @@ def by_words(
 
 
 class Pace:
-    """Chunk sizes of about ``CHUNK_SECONDS`` of work, learned from the chunks done."""
+    """Chunk sizes of about ``seconds`` of work, learned from the chunks done."""
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float = CHUNK_SECONDS) -> None:
+        self.seconds = seconds
         self.rate: float | None = None  # rows a second
 
     def size(self, left: float | None = None) -> int:
-        want = FIRST_CHUNK if self.rate is None else int(self.rate * CHUNK_SECONDS)
+        want = FIRST_CHUNK if self.rate is None else int(self.rate * self.seconds)
         if left is not None and self.rate is not None:
             want = min(want, int(self.rate * left) + 1)
         return max(1, min(MAX_CHUNK, max(want, 8)))
@@ -231,7 +234,7 @@ def fill(
     else:
         (memories,) = db.execute("SELECT count(*) FROM docs").fetchone()
         deadline = None if memories <= budget.whole_below else started + budget.seconds
-    pace, done = Pace(), 0
+    pace, done = Pace(BUILD_SECONDS if deadline is None else CHUNK_SECONDS), 0
     while done < len(todo):
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
@@ -294,7 +297,7 @@ class Background:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        pace, done = Pace(), 0
+        pace, done = Pace(BUILD_SECONDS), 0
         try:
             with self.lock:
                 embedder: Any = self.index.embedder
