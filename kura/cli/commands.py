@@ -10,6 +10,7 @@ import datetime as dt
 import os
 import re
 import sys
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -44,6 +45,7 @@ from kura.files.witness import KINDS, Witness, kind_of
 from kura.life.corrections import remember as write
 from kura.life.lifecycle import stated_again, witnessed
 from kura.map.weave import describe, weave
+from kura.recall.index_build import AT_ONCE, Background, env_budget
 from kura.recall.search import SearchIndex, has_index, remote_embedder
 from kura.request import REMEMBER
 from kura.serve.watch import stop_watching, watch
@@ -340,20 +342,26 @@ def watch_(
 
 
 def _search_index(store: Any, remote: Any) -> Any:
-    """An ``after`` hook that keeps an existing search index fresh, or None without one."""
+    """An ``after`` hook that keeps an existing search index fresh, or None without one. The
+    vectors a big store lacks (a first build, one killed midway) are made in a background
+    thread, resumed at start."""
     if not core(lambda: has_index(store)):
         return None
+    lock = threading.Lock()
+    index = SearchIndex(store, embedder=remote_embedder(remote), shared=True)
+    build = Background(index, lock)
 
     def update(changed: set[str]) -> None:
         if changed <= {"MEMORY.md"}:  # the index file is not searched; memories are
             return
-        index = SearchIndex(store, embedder=remote_embedder(remote))
-        try:
-            index.update()
-            index.prepare()
-        finally:
-            index.close()
+        with lock:
+            index.update(budget=None if build.running else env_budget(AT_ONCE))
+            if index.complete():
+                index.prepare()
+            else:
+                build.start()
 
+    update({"*"})
     return update
 
 

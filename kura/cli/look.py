@@ -71,9 +71,11 @@ def index_(
 ) -> None:
     """Build or refresh the search index recall uses (.kura/search.db), with a progress bar.
 
-    Recall keeps it fresh by itself; run this ahead of time on a big store, after a bulk
-    import, or from a hook. Only memories whose bytes changed are embedded again. Exit 0
-    when something was indexed, 2 when it was already current."""
+    Recall keeps it fresh by itself, but on a big store it answers before every memory has
+    a vector (partial, and it says so); run this ahead of time on a big store, after a bulk
+    import, or from a hook. Only memories whose bytes changed are embedded again, and a
+    build that is stopped (Ctrl-C, a kill) resumes where it stopped. Exit 0 when something
+    was indexed or embedded, 2 when it was already current."""
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     sc = core(lambda: config.store_config(g.store))
@@ -83,17 +85,20 @@ def index_(
     bar = ProgressLine(least=1)
     index = core(lambda: SearchIndex(store, embedder=remote_embedder(config.embedder_for(sc))))
     try:
+        before = core(index.status)["vectors"]
         changed = core(lambda: index.update(progress=bar))
         status = index.status()
     finally:
         bar.close()
         index.close()
+    embedded = max(status["vectors"] - before, 0)
     if as_json:
-        print_json({"store": store.name, "changed": changed, **status})
+        print_json({"store": store.name, "changed": changed, "embedded": embedded, **status})
     else:
         dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
-        say(f"{store.name}: {changed} memories indexed; {status['memories']} in the index, search {dense}")
-    if not changed:
+        say(f"{store.name}: {changed} memories indexed, {embedded} embedded; {status['memories']} in the "
+            f"index, {status['vectors']} with vectors, search {dense}")  # fmt: skip
+    if not changed and not embedded:
         raise typer.Exit(2)
 
 

@@ -17,6 +17,7 @@ from kura.config import load_config
 from kura.errors import InvalidRequest, KuraError
 from kura.life.usage import mark as mark_used
 from kura.recall.embed import preload
+from kura.recall.index_build import ONE_SHOT, env_budget
 from kura.recall.recall import recall
 from kura.recall.remote_embed import RemoteEmbedder
 from kura.request import RECALL, RecallRequest
@@ -25,20 +26,27 @@ from kura.text.secrets import redact
 
 
 class ProgressLine:
-    """``stage [####  ] done/total`` redrawn in place on stderr, only when stderr is a
-    terminal and the work is big enough to wait for; scripts and logs see nothing."""
+    """``stage [####  ] done/total  rate/s  ETA m:ss`` redrawn in place on stderr, only when
+    stderr is a terminal and the work is big enough to wait for; scripts and logs see nothing."""
 
     def __init__(self, *, least: int = 200) -> None:
         self.least = least
         self.live = sys.stderr.isatty()
         self.drawn = False
+        self.began: dict[str, tuple[float, int]] = {}  # stage: when and at what count it was first heard
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.live or total < self.least:
             return
+        import time
+
         width = 30
         bar = "#" * (width * done // max(total, 1))
-        sys.stderr.write(f"\rkura: {stage:<9} [{bar:<{width}}] {done}/{total}")
+        began, first = self.began.setdefault(stage, (time.monotonic(), done))
+        rate = (done - first) / max(time.monotonic() - began, 1e-6)
+        left = int((total - done) / rate) if rate > 0 else None
+        eta = "" if left is None or done >= total else f"  {rate:,.0f}/s  ETA {left // 60}:{left % 60:02d}"
+        sys.stderr.write(f"\rkura: {stage:<9} [{bar:<{width}}] {done}/{total}{eta}\x1b[K")
         self.drawn = done < total
         if done >= total:
             sys.stderr.write("\n")
@@ -81,6 +89,7 @@ def recall_command(
         found = recall(
             store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
             thinker=thinker, progress=bar, quick=True, embedder=embedder, everything=everything,
+            budget=env_budget(ONE_SHOT),
         )  # fmt: skip
         said: tuple[list[Any], list[Any]] = ([], [])
         if spans:
@@ -102,7 +111,7 @@ def recall_command(
             data["spans_left_out"] = [{**s.to_dict(question, words=False), "why": why} for s, why in said[1]]
         out(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
         return done
-    how = f"{found.how} — ⚠ degraded: {found.reason}" if found.degraded else found.how
+    how = f"{found.label} — ⚠ degraded: {found.reason}" if found.degraded else found.label
     picks = ", ".join(
         (p.slug if p.score is None else f"{p.slug} {p.score:.2f}")
         + (f" (replaces {p.replaces})" if p.replaces else "")

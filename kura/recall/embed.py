@@ -32,6 +32,7 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIM = 384
 BATCH = 32
+BATCH_TOKENS = 2048  # rows × width of one batch at most: what bounds the build's memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +64,13 @@ class Embedder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         encoded = [self.tokenizer.encode(text).ids for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))  # batches of like length pad less
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
-            out[rows] = self._batch([encoded[i] for i in rows])
+        done = 0
+        for rows in batches([len(encoded[i]) for i in order]):
+            chosen = order[done : done + rows]
+            out[chosen] = self._batch([encoded[i] for i in chosen])
+            done += rows
             if progress is not None:
-                progress(min(start + BATCH, len(order)), len(order))
+                progress(done, len(order))
         return out
 
     def _batch(self, encoded: Sequence[Sequence[int]]) -> np.ndarray:
@@ -86,6 +89,26 @@ class Embedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit
+
+
+def batches(lengths: Sequence[int]) -> list[int]:
+    """Sizes of consecutive batches over sequences sorted by length: at most ``BATCH`` rows
+    and ``BATCH_TOKENS`` padded tokens each. onnxruntime keeps the memory of its biggest
+    batch, and 32 rows of 256 tokens take 1 GB (the attention is not fused): so long texts
+    go in smaller batches, short ones in full ones, at the same speed."""
+    sizes: list[int] = []
+    start = 0
+    while start < len(lengths):
+        rows = 1
+        while (
+            rows < BATCH
+            and start + rows < len(lengths)
+            and (rows + 1) * lengths[start + rows] <= BATCH_TOKENS
+        ):
+            rows += 1
+        sizes.append(rows)
+        start += rows
+    return sizes
 
 
 _loading = threading.Lock()

@@ -22,7 +22,10 @@
    question worded like the old fact still finds the new one.
 5. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
    ``lexical`` (the dense half unavailable); ``degraded`` with the reason whenever a
-   better method was configured or expected and did not answer.
+   better method was configured or expected and did not answer — and ``partial`` (how many
+   memories have vectors, of how many) while the index is still being built: a big store
+   is answered at once from what is embedded plus the words of the rest, never after a
+   minutes-long build (``kura.recall.index_build``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from kura.errors import KuraError
 from kura.files.belief import Standing, standing
 from kura.files.body import verbatim
+from kura.recall.index_build import ONE_SHOT, Budget, Coverage
 from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
 from kura.request import RECALL
@@ -76,6 +80,12 @@ class Recall:
     explain: list[dict[str, Any]] = field(default_factory=list)
     standing: dict[str, Standing] = field(default_factory=dict)
     unread: tuple[str, ...] = ()  # memories the search could not read, so cannot find: one finding each
+    partial: Coverage | None = None  # the search index is still being built: what it covers
+
+    @property
+    def label(self) -> str:
+        """``how`` as people read it: ``embedded (partial: 4,120 of 20,000 indexed)``."""
+        return self.how if self.partial is None else f"{self.how} ({self.partial.label()})"
 
     def asserted(self, slug: str) -> bool:
         found = self.standing.get(slug)
@@ -93,6 +103,7 @@ class Recall:
             "context": self.context, "chars": len(self.context),
             "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
             "unread": list(self.unread),
+            "partial": None if self.partial is None else self.partial.to_dict(),
         }  # fmt: skip
 
     def _standing(self, slug: str) -> dict[str, Any]:
@@ -122,6 +133,7 @@ def recall(
     guard: AbstractContextManager[Any] | None = None,
     everything: bool = False,
     today: dt.date | None = None,
+    budget: Budget = ONE_SHOT,
 ) -> Recall:
     """What the store remembers about ``question``.
 
@@ -132,17 +144,19 @@ def recall(
     ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint);
     ``guard``: held around every use of the index (a server's per-store lock) but not
     around a thinker's call, so a slow model holds up nobody else; ``everything``: archived
-    memories too."""
+    memories too; ``budget``: how long an own index may spend embedding before it answers
+    (a small store is embedded whole; a big one answers partial and says so)."""
     started = time.perf_counter()
     today = today or dt.date.today()
     standings = _Standings(store, today)
     own = index is None
-    searching = _Search(store, index, progress, quick, embedder, guard)
+    searching = _Search(store, index, progress, quick, embedder, guard, budget)
     try:
         how: How | None = None
         reason = ""
         picked: tuple[Pick, ...] = ()
         details: list[dict[str, Any]] = []
+        partial: Coverage | None = None
         if thinker is not None:
             heard = _think(store, question, top, thinker, searching)
             if isinstance(heard, Picked):
@@ -157,8 +171,9 @@ def recall(
         if how is None:
             results = searching.search(question, max(top * 4, 10))
             hits = tuple(h for h in results.hits if everything or not standings.archived(h.slug))
-            how, picked = results.how, _pick(hits, results.how, top)
-            reason = "; ".join(r for r in (reason, results.reason) if r)
+            how, picked, partial = results.how, _pick(hits, results.how, top), results.partial
+            told = results.partial.reason() if results.partial is not None else ""
+            reason = "; ".join(r for r in (reason, results.reason, told) if r)
             chosen = {p.slug for p in picked}
             details = [
                 {"slug": h.slug, "score": h.score, "cosine": h.cosine, "lexical": h.lexical,
@@ -176,7 +191,7 @@ def recall(
     shown = [p.slug for p in picked] + walked
     marks = {s: standings.get(s) for s in shown}
     context = _fit(store, shown, question, chars, {s: v for s, v in marks.items() if v is not None})
-    degraded = how == "lexical" or (thinker is not None and how != "meaning")
+    degraded = how == "lexical" or (thinker is not None and how != "meaning") or partial is not None
     return Recall(
         store=store.name,
         question=question,
@@ -190,6 +205,7 @@ def recall(
         explain=details if explain else [],
         standing={s: v for s, v in marks.items() if v is not None},
         unread=unread,
+        partial=partial,
     )
 
 
@@ -262,8 +278,10 @@ class _Search:
         quick: bool,
         embedder: AnyEmbedder | None,
         guard: AbstractContextManager[Any] | None,
+        budget: Budget = ONE_SHOT,
     ) -> None:
         self.store = store
+        self._budget = budget
         self.guard = guard if guard is not None else nullcontext()
         self._quick = quick
         self._embedder = embedder
@@ -274,7 +292,7 @@ class _Search:
         with self.guard:
             if self._index is None:
                 self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
-                self._index.update(progress=self._progress)
+                self._index.update(progress=self._progress, budget=self._budget)
             return self._index.search(question, k=k)
 
     def unread(self) -> tuple[str, ...]:

@@ -22,7 +22,6 @@ or ``NOT this`` are words, never query syntax. Without the embedder the search i
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import math
 import re
@@ -34,9 +33,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import vectors
+from kura.recall import index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
+from kura.recall.index_build import WHOLE, Budget, Coverage
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
+from kura.recall.ties import newest_first
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -50,8 +51,8 @@ Progress = Callable[[str, int, int], None]  # stage, done, total
 AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
+HEAL = Budget(0.0, 64)  # a question embeds a few itself (an endpoint back up); the rest is a build's
 LEXICAL_WEIGHT = 0.2
-TIE = 1e-6  # fused scores closer than this are equal: recency decides
 _EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -96,6 +97,7 @@ class Results:
     hits: tuple[Hit, ...]
     how: Searched
     reason: str = ""  # why the dense half was not used
+    partial: Coverage | None = None  # set when some memories have no vector yet (found by words)
 
 
 class SearchIndex:
@@ -125,6 +127,8 @@ class SearchIndex:
         self._matrix: vectors.Matrix | None = None
         self._failed: str | None = None  # why the embedding endpoint failed in this process
         self._unread: tuple[str, ...] | None = None  # kept until the index changes
+        self._count: int | None = None  # memories in the index, kept with the matrix
+        self._stamp = ""
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -135,16 +139,45 @@ class SearchIndex:
     def close(self) -> None:
         self.db.close()
 
-    def update(self, *, progress: Progress | None = None) -> int:
+    def update(self, *, progress: Progress | None = None, budget: Budget | None = WHOLE) -> int:
         """Re-index memories whose content changed (and drop vanished ones); how many.
         ``progress(stage, done, total)`` is called as files are read and embedded.
 
         When no memory file changed identity since the last update (one walk and a stat per
-        file, compared as a checksum), nothing else is read."""
+        file, compared as a checksum), nothing else is read. Every changed memory is indexed
+        for its words at once; vectors are made within ``budget`` (``kura.recall.index_build``;
+        None: none now), the rest by a later update, ``fill`` or a background build."""
+        current = self._sync(progress)
+        if current is None:
+            if budget is not None:
+                self.fill(progress=progress, budget=budget)
+            return 0
+        changed, gone = current
+        dense = not isinstance(self.embedder, Unavailable)
+        before = None
+        if dense and 0 < len(changed) + len(gone) <= PATCH:  # the matrix in hand, else the saved one
+            before = self._matrix or vectors.saved(self.db, self._model_id(), DIM)
+        with self.db:
+            self._drop(gone)
+            self._reindex(changed, progress)
+            self._set_kv("stamp", self._stamp)
+            self._set_kv("model", self._model_id())
+        if changed or gone:
+            self._forget_matrix()
+        if budget is not None:
+            self.fill(progress=progress, budget=budget)
+        if before is not None and self._filled():  # a few files changed: patch the saved matrix
+            rows = self._rows_of([e.slug for e in changed])
+            self._matrix = before.patch(rows, set(gone) | ({e.slug for e in changed} - set(rows)))
+            vectors.save(self.db, self._matrix, self._model_id())
+        return len(changed) + len(gone)
+
+    def _sync(self, progress: Progress | None) -> tuple[list[catalog.Entry], list[str]] | None:
+        """The memories changed and gone since the last update (None: no file changed)."""
         if stamp_files(self.store.root) == self._kv("stamp") and self._kv("model") == self._model_id():
-            return 0  # the common case: one walk, a stat per file, no list built
+            return None  # the common case: one walk, a stat per file, no list built
         stats = file_stats(self.store.root)  # something changed: the catalog's walk gives the stamp too
-        stamp = identity(stats)
+        self._stamp = identity(stats)
         state = catalog.connect(self.store)
         try:
             scanned = catalog.scan(self.store, state, stats=stats)
@@ -154,23 +187,52 @@ class SearchIndex:
         current = scanned.entries
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
         changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
-        gone = [slug for slug in known if slug not in current]
-        dense = not isinstance(self.embedder, Unavailable)
-        before = None
-        if dense and 0 < len(changed) + len(gone) <= PATCH:  # the matrix in hand, else the saved one
-            before = self._matrix or vectors.saved(self.db, self._model_id(), DIM)
+        return changed, [slug for slug in known if slug not in current]
+
+    def fill(
+        self, *, progress: Progress | None = None, budget: Budget = WHOLE, only: set[str] | None = None
+    ) -> int:
+        """Embed memories that have no vector yet, within ``budget``, committing as it goes
+        (a killed build resumes where it stopped); how many. ``only``: just these hashes."""
+        if isinstance(self.embedder, Unavailable) or self._failed is not None:
+            return 0
+        if only is None and self._filled():
+            return 0
+        report = None if progress is None else partial(progress, "embedding")
+        try:
+            done = index_build.fill(
+                self.db, self.embedder, budget=budget, progress=report, only=only, after_chunk=self.filled,
+                bulk_above=QUICK_LIMIT,
+            )  # fmt: skip
+        except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
+            self._failed = str(err)
+            return 0
+        if only is None and index_build.complete(self.db, self._model_id()):
+            self._set_filled()
+        return done
+
+    def filled(self) -> None:
+        """New vectors were committed (by ``fill`` or a background build): the matrix in hand
+        is out of date."""
+        self._forget_matrix()
+
+    def coverage(self) -> Coverage:
+        """How many memories the dense search covers, of how many indexed."""
+        if self._count is None:
+            self._count = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+        indexed = 0 if isinstance(self.embedder, Unavailable) else len(self._vectors().slugs)
+        return Coverage(indexed, self._count)
+
+    def complete(self) -> bool:
+        """Every memory has a vector (as far as this process knows)."""
+        return self._filled()
+
+    def _filled(self) -> bool:
+        return bool(self._kv("filled") == f"{self._kv('stamp')}:{self._model_id()}")
+
+    def _set_filled(self) -> None:
         with self.db:
-            self._drop(gone)
-            self._embed(self._reindex(changed, progress), progress)
-            self._set_kv("stamp", stamp)
-            self._set_kv("model", self._model_id())
-        if changed or gone:
-            self._forget_matrix()
-        if before is not None:  # a few files changed: patch the saved matrix, don't rebuild it
-            rows = self._rows_of([e.slug for e in changed])
-            self._matrix = before.patch(rows, set(gone) | ({e.slug for e in changed} - set(rows)))
-            vectors.save(self.db, self._matrix, self._model_id())
-        return len(changed) + len(gone)
+            self._set_kv("filled", f"{self._kv('stamp')}:{self._model_id()}")
 
     def refresh(self, slugs: Iterable[str]) -> int:
         """Re-read just these memories (a watcher saw them change); gone ones are dropped.
@@ -194,7 +256,9 @@ class SearchIndex:
                 )  # fmt: skip
         with self.db:
             self._drop(gone)
-            self._embed(self._reindex(present, None), None)
+            self._reindex(present, None)
+        if present:
+            self.fill(only={entry.sha for entry in present})
         if present or gone:
             matrix = self._matrix
             self._forget_matrix()
@@ -258,13 +322,16 @@ class SearchIndex:
             if self._matrix is None or self._failed is not None:
                 self._heal()  # only when the matrix is (re)loaded: a warm question stays one product
             matrix = self._vectors()
-            if not matrix.slugs:
+            coverage = self.coverage()
+            if not coverage.memories:
                 return Results((), "embedded")
             query = self.embedder.embed([question])[0]
-            if matrix.half.shape[1] != len(query):  # vectors of another width: not this model's
+            if matrix.slugs and matrix.half.shape[1] != len(
+                query
+            ):  # vectors of another width: not this model's
                 reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
                 return Results(self._bm25(words, k), "lexical", reason)
-            cosines = matrix.cosines(query)
+            cosines = matrix.cosines(query) if matrix.slugs else np.zeros(0, dtype=np.float32)
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
         bonus = self._lexical_share(words, matrix)
@@ -273,63 +340,33 @@ class SearchIndex:
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
         slugs = matrix.slugs
         hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i])) for i in best]
+        if coverage.indexed < coverage.memories:  # the rest by their words until they have vectors
+            hits += self._unembedded(words, k)
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
-        return Results(tuple(self._newest_first(hits)[:k]), "embedded")
+        return Results(
+            tuple(newest_first(self.store, hits)[:k]),
+            "embedded",
+            partial=coverage if coverage.indexed < coverage.memories else None,
+        )
 
-    def _newest_first(self, hits: list[Hit]) -> list[Hit]:
-        """Hits in score order, and among hits of the same score the newer memory first:
-        recency breaks a tie, it never outranks a better match."""
-        out: list[Hit] = []
-        start = 0
-        while start < len(hits):
-            end = start + 1
-            while end < len(hits) and hits[start].score - hits[end].score <= TIE:
-                end += 1
-            tied = hits[start:end]
-            if len(tied) > 1:  # rare (the same words twice): only then is a file read
-                recency = {hit.slug: self._recency(hit.slug) for hit in tied}
-                tied.sort(key=lambda hit: (-recency[hit.slug][0], -recency[hit.slug][1], hit.slug))
-            out += tied
-            start = end
-        return out
-
-    def _recency(self, slug: str) -> tuple[int, int]:
-        """(the day the memory says it was written, else its file's day; the file's mtime)."""
-        try:
-            _, memory = self.store.read(slug)
-            mtime = self.store.resolve(slug).stat().st_mtime_ns
-        except (KuraError, OSError):  # gone since it was indexed: oldest
-            return (0, 0)
-        written = catalog.written_date(memory.note)
-        day = written or dt.date.fromtimestamp(mtime / 1e9)
-        return (day.toordinal(), mtime)
+    def _unembedded(self, words: list[str], k: int) -> list[Hit]:
+        quoted = [quote(word) for word in words]
+        total = self.coverage().memories
+        found = index_build.by_words(self.db, self._model_id(), quoted, total=total, k=k * 2)
+        return [Hit(slug, share, None, share) for slug, share in found]
 
     def _heal(self) -> None:
-        """Embed memories indexed without a vector (an embedding endpoint was down when they
-        changed); EmbedFailed if it still is."""
+        """Embed a few memories indexed without a vector (an embedding endpoint was down when
+        they changed; more are a build's work); EmbedFailed if the endpoint still is down."""
         if self._failed is None:
-            missing = self.db.execute(
-                "SELECT docs.slug, docs.sha FROM docs LEFT JOIN vectors ON vectors.sha = docs.sha "
-                "AND vectors.model = ? WHERE vectors.sha IS NULL",
-                (self._model_id(),),
-            ).fetchall()
-            if not missing:
-                return
-            texts = {}
-            for slug, sha in missing:
-                try:
-                    memory = self.store.show(slug)
-                except KuraError:
-                    continue
-                texts[sha] = _text(memory.name, memory.description, memory.note.body)
-            with self.db:
-                self._embed(texts, None)
-            self._forget_matrix()
+            try:
+                index_build.fill(self.db, self.embedder, budget=HEAL, after_chunk=self.filled)  # type: ignore[arg-type]
+            except EmbedFailed as err:
+                self._failed = str(err)
         if self._failed is not None:
             raise EmbedFailed(self._failed)
 
-    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None) -> dict[str, str]:
-        texts: dict[str, str] = {}
+    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None) -> None:
         for done, entry in enumerate(changed, start=1):
             memory = self.store.show(entry.slug)
             self._drop([entry.slug])
@@ -338,45 +375,18 @@ class SearchIndex:
                 (entry.slug, memory.name, memory.description, memory.note.body),
             )
             self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
-            texts[entry.sha] = _text(memory.name, memory.description, memory.note.body)
             if progress is not None and (done % 100 == 0 or done == len(changed)):
                 progress("reading", done, len(changed))
-        return texts
-
-    def _embed(self, texts: dict[str, str], progress: Progress | None) -> None:
-        if isinstance(self.embedder, Unavailable) or not texts:
-            return
-        model = self.embedder.model_id
-        have: set[str] = set()
-        shas = list(texts)
-        for start in range(0, len(shas), 500):  # only the hashes asked about: a one-file update stays small
-            chunk = shas[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT sha FROM vectors WHERE model = ? AND sha IN ({marks})"
-            have.update(row[0] for row in self.db.execute(query, (model, *chunk)))
-        todo = [(sha, text) for sha, text in texts.items() if sha not in have]
-        if not todo:
-            return
-        report = None if progress is None else partial(progress, "embedding")
-        embedder = self.embedder.full() if len(todo) > QUICK_LIMIT else self.embedder
-        try:
-            vectors = embedder.embed([text for _, text in todo], report).astype("float16")
-        except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
-            self._failed = str(err)
-            return
-        self.db.executemany(
-            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-            [(sha, model, vector.tobytes()) for (sha, _), vector in zip(todo, vectors, strict=True)],
-        )
 
     def _vectors(self) -> vectors.Matrix:
         """Every memory's vector as one matrix, kept until the index changes."""
         if self._matrix is None:
-            self._matrix = vectors.load(self.db, self._model_id(), DIM)
+            self._matrix = vectors.load(self.db, self._model_id(), DIM, keep=self._filled())
         return self._matrix
 
     def _forget_matrix(self) -> None:
         self._matrix = None
+        self._count = None
         self._unread = None  # what the index holds changed with it
         vectors.changed(self.db)
 
@@ -438,11 +448,6 @@ def query_words(question: str) -> list[str]:
 def quote(word: str) -> str:
     """A word as an FTS5 string literal: never operators, never syntax errors."""
     return '"' + word.replace('"', '""') + '"'
-
-
-def _text(name: str, description: str, body: str) -> str:
-    """What is embedded for a memory."""
-    return f"{name}. {description}. {body}"
 
 
 def remote_embedder(model: ModelConfig | None) -> RemoteEmbedder | None:

@@ -138,8 +138,9 @@ def save(db: sqlite3.Connection, matrix: Matrix, model: str) -> None:
         )
 
 
-def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
-    """The saved matrix for ``model``, or one built from the vectors table (and saved)."""
+def load(db: sqlite3.Connection, model: str, dim: int, *, keep: bool = True) -> Matrix:
+    """The saved matrix for ``model``, or one built from the vectors table (and saved, unless
+    ``keep`` is false: a build still under way would only have to save it again)."""
     import numpy as np
 
     found = saved(db, model, dim)
@@ -162,7 +163,8 @@ def load(db: sqlite3.Connection, model: str, dim: int) -> Matrix:
         len(rows), -1 if rows else dim
     )
     matrix = Matrix(slugs, np.asarray([row[1] for row in rows], dtype=np.int64), half)
-    save(db, matrix, model)
+    if keep:
+        save(db, matrix, model)
     return matrix
 
 

@@ -36,6 +36,7 @@ from kura.life.corrections import remember
 from kura.life.lifecycle import witnessed
 from kura.map.prefill import build
 from kura.recall.context import context
+from kura.recall.index_build import AT_ONCE, Background, env_budget
 from kura.recall.recall import recall
 from kura.recall.search import SearchIndex, remote_embedder
 from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from kura.config import Config, StoreConfig
     from kura.life.corrections import Remembered
     from kura.map.prefill import Block
+    from kura.recall.index_build import Background
     from kura.recall.search import SearchIndex
 
 _ABSOLUTE = re.compile(r"(?<![\w.<'/\"])/[\w.-]+(?:/[\w.-]+)+")  # a folder path; not a quoted slug
@@ -66,6 +68,7 @@ class _Served:
     map_lock: threading.Lock = field(default_factory=threading.Lock)  # one map build at a time
     index: SearchIndex | None = None
     checked: float = 0.0  # when the index was last compared with the files
+    build: Background | None = None  # the vectors a big store still lacks, made in a thread
 
 
 def _private_paths(method: Callable[Concatenate[StorePool, P], T]) -> Callable[Concatenate[StorePool, P], T]:
@@ -315,17 +318,25 @@ class StorePool:
     def close(self) -> None:
         with self._lock:
             for served in self._served.values():
+                if served.build is not None:
+                    served.build.stop()
                 if served.index is not None:
                     served.index.close()
             self._served.clear()
 
     def _fresh_index(self, served: _Served) -> SearchIndex:
+        """The store's index, its words current; a small store's vectors too, a big one's
+        made by a background build while questions are answered from what there is."""
         if served.index is None:
             embedder = remote_embedder(self.config.embedder_for(served.config))
             served.index = SearchIndex(served.store, embedder=embedder, shared=True)
+            served.build = Background(served.index, served.lock)
         if time.monotonic() - served.checked >= FRESH_SECONDS:
-            served.index.update()
+            building = served.build is not None and served.build.running
+            served.index.update(budget=None if building else env_budget(AT_ONCE))
             served.checked = time.monotonic()
+            if served.build is not None and not served.index.complete():
+                served.build.start()
         return served.index
 
 

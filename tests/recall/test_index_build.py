@@ -1,0 +1,213 @@
+"""A big store answers at once while its index is built, and a killed build resumes.
+
+Real processes and a real SIGKILL: the build commits its vectors chunk by chunk, so what a
+kill loses is the chunk in hand, and the next build embeds only memories with no vector.
+Vectors come from the scripted ``/embeddings`` server (counting what it is asked is exact)
+or from the built-in model with ``$KURA_INDEX_BUDGET`` set to 0 (nothing embedded before
+answering), which keeps every test fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ModelServer
+
+from kura.config import load_config
+from kura.recall.recall import recall
+from kura.recall.search import SearchIndex, remote_embedder
+from kura.serve.pool import StorePool
+from kura.store.store import Store, init_store
+
+WORDS = "alpha bravo cobalt delta ember fjord garnet harbor indigo juniper kelp lumen".split()
+
+
+def generated(root: Path, n: int) -> Store:
+    """``n`` short memories of random words, and one about the tape backup."""
+    store, _ = init_store(root, name=root.name)
+    rng = random.Random(5)
+    lines = []
+    for i in range(n):
+        slug = "tape-backup" if i == n // 2 else f"m{i:04d}"
+        text = (
+            "the nightly backup is written to tape in the basement vault"
+            if slug == "tape-backup"
+            else " ".join(rng.choice(WORDS) for _ in range(8))
+        )
+        (root / f"{slug}.md").write_text(
+            f"---\nname: {slug}\ndescription: {text}\ntype: project\n---\n\n{text}.\n"
+        )
+        lines.append(f"- [{slug}]({slug}.md) — {text}")
+    (root / "MEMORY.md").write_text("# Memory index\n\n" + "\n".join(lines) + "\n")
+    return store
+
+
+def kura(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kura", *args], capture_output=True, text=True, env={**os.environ, **(env or {})},
+        timeout=120,
+    )  # fmt: skip
+
+
+def vector_count(root: Path, model: str) -> int:
+    db = sqlite3.connect(root / ".kura" / "search.db", timeout=30)
+    try:
+        return int(db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0])
+    except sqlite3.OperationalError:  # the build has not made its tables yet
+        return 0
+    finally:
+        db.close()
+
+
+def test_a_recall_on_a_store_with_no_vectors_answers_and_says_it_is_partial(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    generated(root, 300)
+    quick = {"KURA_INDEX_BUDGET": "0"}
+    done = kura("-s", str(root), "recall", "where is the backup tape kept", "--no-model", "--json", env=quick)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert (found["how"], found["degraded"], found["partial"]) == (
+        "embedded", True, {"indexed": 0, "memories": 300}
+    )  # fmt: skip
+    assert found["picked"][0]["slug"] == "tape-backup"
+    assert "0 of 300 memories have vectors" in found["reason"] and "kura index" in found["reason"]
+    text = kura("-s", str(root), "recall", "where is the backup tape kept", "--no-model", env=quick)
+    assert text.stdout.startswith("recall (embedded (partial: 0 of 300 indexed) — ⚠ degraded: ")
+
+
+def test_the_default_budget_builds_a_small_store_whole_before_answering(tmp_path: Path) -> None:
+    root = tmp_path / "small"
+    root.mkdir()
+    store = generated(root, 12)
+    found = recall(store, "where is the backup tape kept", hops=0)
+    assert (found.how, found.degraded, found.partial) == ("embedded", False, None)
+    assert found.picked[0].slug == "tape-backup"
+    assert vector_count(root, "all-MiniLM-L6-v2-int8") == 12
+
+
+def test_the_budget_comes_from_the_environment() -> None:
+    from kura.recall.index_build import Budget, budget_from
+
+    default = Budget(3.0)
+    assert budget_from({}, default) == default
+    assert budget_from({"KURA_INDEX_BUDGET": "0"}, default) == Budget(0.0, 0)
+    assert budget_from({"KURA_INDEX_BUDGET": "2.5"}, default) == Budget(2.5, 0)
+    assert budget_from({"KURA_INDEX_BUDGET": "soon"}, default) == default
+    assert budget_from({"KURA_INDEX_BUDGET": "nan"}, default) == default
+
+
+def endpoint_config(tmp_path: Path, root: Path, server: ModelServer) -> Path:
+    config = tmp_path / "kura.toml"
+    config.write_text(
+        f'[stores.s]\npath = "{root}"\n\n[models.embedder]\nurl = "{server.url}"\nmodel = "toy"\n'
+    )
+    return config
+
+
+def test_a_killed_build_resumes_without_embedding_finished_rows_again(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    generated(root, 300)
+    config = endpoint_config(tmp_path, root, model_server)
+    asked: list[str] = []
+    gate = threading.Event()
+
+    def embed(text: str) -> list[float]:
+        asked.append(text)
+        if len(asked) > 40:  # the first chunk is answered; the build then hangs until killed
+            gate.wait(30)
+        return [float(len(text)), 1.0, float(text.count("a"))]
+
+    model_server.embed = embed
+    build = subprocess.Popen(
+        [sys.executable, "-m", "kura", "--config", str(config), "index"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while len(asked) <= 40 and build.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert build.poll() is None, "the build finished before it could be killed"
+        kept = vector_count(root, "api:toy")
+        while not kept and time.monotonic() < deadline:
+            time.sleep(0.02)
+            kept = vector_count(root, "api:toy")
+        os.kill(build.pid, signal.SIGKILL)
+        build.wait(10)
+    finally:
+        gate.set()
+        if build.poll() is None:
+            build.kill()
+    kept = vector_count(root, "api:toy")
+    assert 0 < kept < 300
+    before = len(asked)
+    resumed = kura("--config", str(config), "index", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(asked) - before == 300 - kept  # every memory with a vector was left alone
+    assert vector_count(root, "api:toy") == 300
+    assert json.loads(resumed.stdout)["vectors"] == 300
+
+
+def test_a_server_answers_at_once_and_builds_in_the_background(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    generated(root, 300)
+    gate = threading.Event()
+
+    def embed(text: str) -> list[float]:
+        gate.wait(30)  # nothing is embedded until the first answer is in
+        return [float("tape" in text), 1.0, float(len(text))]
+
+    model_server.embed = embed
+    monkeypatch.setenv("KURA_INDEX_BUDGET", "0")
+    config = load_config(str(endpoint_config(tmp_path, root, model_server)))
+    pool = StorePool(config)
+    try:
+        first = pool.recall("where is the backup tape kept", hops=0)
+        assert (first["degraded"], first["partial"]) == (True, {"indexed": 0, "memories": 300})
+        gate.set()
+        deadline = time.monotonic() + 60
+        later = first
+        while later["partial"] is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            later = pool.recall("where is the backup tape kept", hops=0)
+        assert (later["how"], later["degraded"], later["partial"]) == ("embedded", False, None)
+    finally:
+        gate.set()
+        pool.close()
+
+
+def test_an_index_updated_by_words_only_is_finished_by_fill(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    store = generated(root, 100)  # more than a question heals itself (64)
+    model_server.embed = lambda text: [float(len(text)), 1.0]
+    config = load_config(str(endpoint_config(tmp_path, root, model_server)))
+    index = SearchIndex(store, embedder=remote_embedder(config.embedder_for(config.store_config("s"))))
+    try:
+        from kura.recall.index_build import Budget
+
+        assert index.update(budget=Budget(0.0, 0)) == 100
+        assert index.search("tape backup").partial is not None
+        assert index.fill() == 100
+        assert index.search("tape backup").partial is None
+        assert index.fill() == 0
+    finally:
+        index.close()
