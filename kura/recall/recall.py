@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 FLOOR = 0.27  # dense cosine below which a memory does not bear on the question
 RELATIVE = 0.6  # and picks must be within this share of the best one
 ALL_WORDS, WORDS_FLOOR = 0.8, 0.20  # a memory with this share of the question's words: this cosine will do
+WORDS_ONLY = 0.5  # a memory with no vector yet (a build under way) bears holding this share of the words
 DEFAULT_CHARS = RECALL.chars
 
 
@@ -358,8 +359,11 @@ def _pick(hits: tuple[Hit, ...], how: Searched, top: int, *, floor: float = FLOO
 
 def _bears(hit: Hit, floor: float) -> bool:
     """Close enough in meaning, or holding nearly every word asked and not far in meaning
-    ("who is on call this week" is short and plain: its cosine to the rota is only 0.26)."""
-    cosine = hit.cosine or 0.0
+    ("who is on call this week" is short and plain: its cosine to the rota is only 0.26). A
+    memory the index has no vector for yet is judged by its words alone, as a partial answer."""
+    if hit.cosine is None:
+        return hit.lexical >= WORDS_ONLY
+    cosine = hit.cosine
     return cosine >= floor or (hit.lexical >= ALL_WORDS and cosine >= WORDS_FLOOR)
 
 
