@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, Self
+
+from kura.errors import InvalidRequest
 
 
 class _Ranged:
@@ -27,6 +29,13 @@ class _Ranged:
             if not low <= value <= high:
                 return f"{name} must be between {low} and {high}, got {value}"
         return ""
+
+    def checked(self) -> Self:
+        """This request, or InvalidRequest naming the first value outside its range."""
+        problem = self.out_of_range()
+        if problem:
+            raise InvalidRequest(problem)
+        return self
 
 
 @dataclass(frozen=True, slots=True)

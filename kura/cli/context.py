@@ -8,10 +8,8 @@ from typing import Annotated
 import typer
 
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
-from kura.cli.exit import error_exit
 from kura.cli.recall import ProgressLine
 from kura.config import load_config
-from kura.errors import InvalidRequest
 from kura.recall import spans
 from kura.recall.context import context as build
 from kura.recall.remote_embed import RemoteEmbedder
@@ -51,9 +49,7 @@ def context(
     Sections share the budget by weight; nothing is cut mid-line.
     --json lists every item with its source, tokens and why, and what was left out."""
     g: Globals = ctx.obj
-    problem = ContextRequest(task, budget=budget).out_of_range()
-    if problem:
-        raise typer.Exit(error_exit(InvalidRequest(problem)))
+    core(ContextRequest(task, budget=budget).checked)
     if (recent > 0) != (journal is not None):
         fail("--recent N and --journal FILE go together: the last N messages of that transcript")
     config = core(lambda: load_config(g.config))

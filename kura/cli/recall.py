@@ -14,7 +14,7 @@ from typing import Any
 
 from kura.cli.exit import error_exit
 from kura.config import load_config
-from kura.errors import InvalidRequest, KuraError
+from kura.errors import KuraError
 from kura.life.usage import mark as mark_used
 from kura.recall.embed import preload
 from kura.recall.index_build import ONE_SHOT, env_budget
@@ -74,9 +74,7 @@ def recall_command(
     """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
     bar = ProgressLine()
     try:
-        problem = RecallRequest(question, top=top, hops=hops, chars=chars).out_of_range()
-        if problem:
-            raise InvalidRequest(problem)
+        RecallRequest(question, top=top, hops=hops, chars=chars).checked()
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))
         thinker = None if no_model else config.thinker_for(store)

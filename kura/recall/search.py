@@ -341,17 +341,13 @@ class SearchIndex:
         slugs = matrix.slugs
         hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i])) for i in best]
         if coverage.indexed < coverage.memories:  # the rest by their words until they have vectors
-            hits += self._unembedded(words, k)
+            hits += self._unembedded(words, k, total=coverage.memories)
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
-        return Results(
-            tuple(newest_first(self.store, hits)[:k]),
-            "embedded",
-            partial=coverage if coverage.indexed < coverage.memories else None,
-        )
+        partial = coverage if coverage.indexed < coverage.memories else None
+        return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
 
-    def _unembedded(self, words: list[str], k: int) -> list[Hit]:
+    def _unembedded(self, words: list[str], k: int, *, total: int) -> list[Hit]:
         quoted = [quote(word) for word in words]
-        total = self.coverage().memories
         found = index_build.by_words(self.db, self._model_id(), quoted, total=total, k=k * 2)
         return [Hit(slug, share, None, share) for slug, share in found]
 

@@ -231,9 +231,7 @@ class StorePool:
     ) -> dict[str, Any]:
         if not question.strip():
             raise InvalidRequest("the question is empty; ask about something")
-        problem = RecallRequest(question, top=top, hops=hops, chars=chars).out_of_range()
-        if problem:
-            raise InvalidRequest(problem)
+        RecallRequest(question, top=top, hops=hops, chars=chars).checked()
         served = self.served(selector)
         with served.lock:
             index = self._fresh_index(served)
@@ -255,9 +253,7 @@ class StorePool:
         """What a model about to do ``task`` would be told (``kura.recall.context``)."""
         if not task.strip():
             raise InvalidRequest("the task is empty; say what the model is about to do")
-        problem = ContextRequest(task, budget=budget).out_of_range()
-        if problem:
-            raise InvalidRequest(problem)
+        ContextRequest(task, budget=budget).checked()
         served = self.served(selector)
         with served.lock:
             index = self._fresh_index(served)
