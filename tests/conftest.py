@@ -21,6 +21,8 @@ from typer.testing import CliRunner
 from kura.cli.commands import app
 from kura.store.store import Store, init_store
 
+pytest_plugins = ["browsing"]  # tests/web/browsing.py: headless Chromium and a served sample store
+
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-store"
 
 
