@@ -139,13 +139,20 @@ def floors(index: SearchIndex, queries: list[dict[str, str]]) -> None:
         print(f"    {floor:.3f}   {cells[0]}   |   {cells[1]}   |   {found:>3}/{len(answerable)}{mark}")
 
 
+def mrr(found: list[int | None]) -> float:
+    return sum(1 / r for r in found if r is not None) / (len(found) or 1)
+
+
 def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, str]]) -> None:
     print(f"{len(store.slugs())} memories, {len(queries)} questions")
+    fused: dict[str, float] = {}
     for kind in sorted({q["kind"] for q in queries} - {"unrelated"}):
         chosen = [q for q in queries if q["kind"] == kind]
         print(f"  {kind} questions ({len(chosen)}):")
         for method, index in (("lexical", lexical), ("dense", dense), ("fused", dense)):
             found = ranks(index, chosen, method)
+            if method == "fused":
+                fused[kind] = mrr(found)
             parts = [
                 summary([r for r, q in zip(found, chosen, strict=True) if half(q["q"]) == h]) for h in "AB"
             ]
@@ -156,6 +163,22 @@ def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: lis
     found = sum(1 for q in answered if recall(store, q["q"], hops=0, index=dense).picked)
     print(f"  refused {refused}/{len(unrelated)} unrelated questions", end="; ")
     print(f"answered {found}/{len(answered)} others (wrongly refused {len(answered) - found})")
+    targets(len(store.slugs()), fused, refused, len(unrelated), len(answered) - found, len(answered))
+
+
+def targets(
+    size: int, fused: dict[str, float], refused: int, unrelated: int, wrong: int, answered: int
+) -> None:
+    """Issue 19's targets beside the figures (the bakery set's paraphrase questions)."""
+    if "paraphrase" not in fused:
+        return
+    big = size > 1000
+    goal = 0.60 if big else 0.90
+    print(f"  targets ({'with distractors' if big else 'the 64-memory store'}):")
+    print(f"    paraphrase MRR, fused        {fused['paraphrase']:.2f}   target >= {goal:.2f}")
+    if not big:
+        print(f"    unrelated refused            {refused:>2}/{unrelated}   target >= 20/30")
+        print(f"    answerable wrongly refused   {wrong:>2}/{answered}  target <= 5/136")
 
 
 def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None) -> None:
