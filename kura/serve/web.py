@@ -221,7 +221,8 @@ def _memory(service: StorePool, here: Here, slug: str) -> tuple[int, str]:
     known = {m.slug for m in everyone}
     links_in = sorted(m.slug for m in everyone if memory["slug"] in m.to_dict().get("links", ()))
     try:
-        why: dict[str, Any] | None = to_json(explain(store, memory["slug"], _dt.date.today()))
+        # no git: a page view runs no subprocess in the store's folder (`kura why` shows the last commit)
+        why: dict[str, Any] | None = to_json(explain(store, memory["slug"], _dt.date.today(), git=False))
     except KuraError:
         why = None
     return 200, memory_page(here, memory, why, links_in, known)

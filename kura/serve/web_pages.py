@@ -289,8 +289,9 @@ def _why(here: Here, why: dict[str, Any]) -> str:
             "replaced by",
             f'<a href="{here.memory(replaced_by)}">{e(replaced_by)}</a>' if replaced_by else "nothing",
         ),
-        ("git", e(why.get("git") or "—")),
     ]
+    if why.get("git"):
+        lines.append(("git", e(why["git"])))
     facts = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in lines)
     return (
         f'<section class="why"><h2>Why it is believed</h2>{verdict}{bars}'
