@@ -6,9 +6,14 @@ forget it, and it needs no web framework to be read or tested.
 * **Loopback unless there is a token.** A server reachable from other machines hands out
   every store it holds, so binding anything but loopback without a bearer token is refused
   at start. A token, once set, is checked on every route but ``/health`` in constant time.
+* **The web pages take the token once.** A browser cannot send a bearer header on a link,
+  so a page (``/``, ``/ui/…``) given ``?token=`` sets an HttpOnly, SameSite=Strict cookie and
+  redirects to itself without it; the pages, and only they, accept that cookie, and a page
+  without a valid token is a 401 page saying what to do (``kura.serve.web_access``).
 * **A browser is the one local client that acts for someone else.** A request whose
   ``Origin`` is not this machine comes from another web site and is refused (it could
-  otherwise post a memory with a "simple" cross-site request). Without a token the
+  otherwise post a memory with a "simple" cross-site request); with a token, an ``Origin``
+  naming this very server (its ``Host``) is the pages' own forms and passes. Without a token the
   ``Host`` must be a loopback name too, so a page that rebinds its DNS name to 127.0.0.1
   gets nothing.
 * **Whole bodies, bounded.** The body is read completely before the app runs and replayed
@@ -43,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from kura.errors import ConfigError
+from kura.serve import web_access as web
 from kura.text.secrets import find_secret
 
 if TYPE_CHECKING:
@@ -109,6 +115,15 @@ class Guard:
         named = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         headers = dict(named)
         refused = _malformed(named) or self._refusal(scope["path"], headers)
+        page = web.is_page(scope["path"])
+        if page and self.token is not None and scope["method"] == "GET" and (refused or (401,))[0] == 401:
+            given, rest = web.query_token(scope.get("query_string", b"").decode("latin-1"))
+            if given is not None:  # ?token= once: a cookie, and the same address without it
+                await self._take_token(send, scope.get("raw_path") or scope["path"].encode(), given, rest)
+                return
+        if page and refused is not None and refused[0] == 401:  # a browser: say it as a page
+            await _send_page(send, 401, web.unauthorised_page(wrong=False), refused[2])
+            return
         if refused is not None:
             await send_error(send, *refused)
             return
@@ -147,16 +162,28 @@ class Guard:
                 send, 500, f"internal error ({type(err).__name__}); the server log has the details"
             )
 
+    async def _take_token(self, send: Send, path: bytes, given: str, rest: str) -> None:
+        assert self.token is not None
+        if not web.matches(given, self.token):
+            await _send_page(send, 401, web.unauthorised_page(wrong=True), {})
+            return
+        where = path.decode("latin-1") + (f"?{rest}" if rest else "")
+        headers = {"location": where, "set-cookie": web.cookie_header(self.token)}
+        await _send_page(send, 303, b"", headers)
+
     def _refusal(self, path: str, headers: dict[str, str]) -> tuple[int, str, dict[str, str]] | None:
         origin = headers.get("origin")
-        if origin is not None and not is_loopback(urlsplit(origin).hostname or ""):
+        ours = self.token is not None and web.same_origin(origin, headers.get("host"))  # the pages' forms
+        if origin is not None and not ours and not is_loopback(urlsplit(origin).hostname or ""):
             return 403, f"requests from web pages at {origin} are refused; kura serves local clients", {}
         if self.token is None:
             host = headers.get("host", "localhost")
             if not is_loopback(_hostname(host)):
                 return 403, f"Host {host!r} names another machine; without a token kura is loopback only", {}
             return None
-        if path == "/health":
+        if path == "/health" or path.startswith(web.STATIC):
+            return None
+        if web.is_page(path) and web.matches(web.cookie_token(headers.get("cookie", "")), self.token):
             return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode()):
@@ -234,6 +261,13 @@ def _json_scope(scope: Scope) -> Scope:
         return scope
     headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-type"]
     return {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+
+
+async def _send_page(send: Send, status: int, body: bytes, headers: dict[str, str]) -> None:
+    raw = [*web.page_headers(), (b"content-length", str(len(body)).encode())]
+    raw += [(k.encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def send_error(send: Send, status: int, message: str, headers: dict[str, str] | None = None) -> None:

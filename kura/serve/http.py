@@ -55,6 +55,7 @@ from kura.serve.schemas import (
 from kura.serve.thread_ops import journal_path
 from kura.serve.thread_routes import thread_routes
 from kura.serve.watch import stop_watching, watch
+from kura.serve.web import web_routes
 from kura.version import __version__
 
 if TYPE_CHECKING:
@@ -327,6 +328,7 @@ def create_app(
     app.include_router(router)
     app.include_router(router, prefix="/s/{name}", dependencies=[Depends(path_store)])
     app.include_router(thread_routes(service, bound=thread))
+    app.include_router(web_routes(service))  # the pages at / and /ui/ (kura.serve.web)
     if mcp is not None:
         app.mount("/mcp", mcp[0])
     app.add_middleware(Guard, token=token)

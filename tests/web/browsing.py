@@ -121,13 +121,16 @@ def pages(browser: Any) -> Iterator[Callable[..., Opened]]:
 
 @pytest.fixture
 def serve_sample(sample_copy: Callable[[Path], Path], tmp_path: Path) -> Callable[..., Any]:
-    """``with serve_sample(token=None, readonly=False) as (url, root):`` a real kura server on a
-    free loopback port over a private copy of the sample store (named ``sample``)."""
+    """``with serve_sample(token=None, readonly=False, policy="direct-allowed") as (url, root):``
+    a real kura server on a free loopback port over a private copy of the sample store (named
+    ``sample``, with that write policy)."""
 
     @contextmanager
-    def serve(*, token: str | None = None, readonly: bool = False) -> Iterator[tuple[str, Path]]:
+    def serve(
+        *, token: str | None = None, readonly: bool = False, policy: str = "direct-allowed"
+    ) -> Iterator[tuple[str, Path]]:
         root = sample_copy(tmp_path / "sample")
-        config = parse_config({"stores": {"sample": {"path": str(root)}}})
+        config = parse_config({"stores": {"sample": {"path": str(root), "write_policy": policy}}})
         pool = StorePool(config, readonly=readonly)
         try:
             with uvicorn_app(create_app(pool, token=token, watch=False)) as url:
