@@ -56,7 +56,7 @@ from kura.distill.draft_file import free_name, move, place
 from kura.distill.final_check import violations
 from kura.distill.restated import restatement
 from kura.distill.signature import matches, sign
-from kura.errors import KuraError, NotFound, StoreError
+from kura.errors import InvalidRequest, KuraError, NotFound, StoreError
 from kura.files import memory_file as nt
 from kura.files.slugs import new_slug
 from kura.life.lifecycle import from_flags, supersede, unreplaced
@@ -273,7 +273,7 @@ def load(store: Store, draft_id: str) -> Draft:
 def _draft_path(store: Store, draft_id: str) -> Path:
     name = draft_id.removesuffix(".md")
     if not name or "/" in name or "\\" in name or name.startswith("."):
-        raise StoreError(f"{draft_id!r} is not a draft id; `kura distill drafts` lists them")
+        raise InvalidRequest(f"{draft_id!r} is not a draft id; `kura distill drafts` lists them")
     return drafts_dir(store) / f"{name}.md"
 
 

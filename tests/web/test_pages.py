@@ -271,3 +271,17 @@ def test_with_a_token_the_pages_own_form_pours_under_its_own_host_name(serve_sam
         assert other.status_code == 403 and (root / ".kura/drafts" / f"{ids['pour']}.md").is_file()
         assert client.post(where, headers={**ours, "origin": "http://kura.example:8085"}).status_code == 200
         assert (root / "smoke-tests-before-deploy.md").is_file()
+
+
+def test_a_malformed_or_unknown_draft_id_is_a_client_error_not_a_crash(serve_sample: Any) -> None:
+    with serve_sample() as (url, root), httpx.Client(base_url=url) as client:
+        ids = stage_examples(root)
+        before = sorted(p.name for p in root.rglob("*") if p.is_file())
+        for draft, status in ((".hidden", 422), ("..x", 422), ("no-such-draft", 404)):
+            for action, form in (("pour", None), ("toss", {"reason": "bad"})):
+                answer = client.post(f"/ui/drafts/{draft}/{action}", headers={"Origin": url}, data=form)
+                assert answer.status_code == status, (draft, action, answer.status_code)
+                assert "text/html" in answer.headers["content-type"]
+                assert "not a draft id" in answer.text or "no staged draft" in answer.text
+        assert sorted(p.name for p in root.rglob("*") if p.is_file()) == before
+        assert (root / ".kura/drafts" / f"{ids['pour']}.md").is_file()
