@@ -8,6 +8,7 @@ say (no framing): the page's own script and style, by hash, and nothing else —
 of the page leaves the server, and nothing a memory says can run.
 """
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 from kura.errors import KuraError
@@ -25,7 +26,11 @@ HEADERS = {
 }
 
 
-def graph_routes(service: StorePool) -> "APIRouter":
+Given = list[tuple[str, str | None]]
+
+
+def graph_routes(service: StorePool, choose: Callable[[StorePool, Given], str]) -> "APIRouter":
+    """The page's route; ``choose`` is the rule every route names its store by (``kura.serve.http``)."""
     from fastapi import APIRouter, Query, Request
     from fastapi.responses import HTMLResponse
 
@@ -41,10 +46,8 @@ def graph_routes(service: StorePool) -> "APIRouter":
     ) -> HTMLResponse:
         """The store's [[link]] graph, fitted to the window: memories coloured by type,
         islands dashed, dead ends orange, dead links red (with "did you mean")."""
-        from kura.serve.http import _choose  # the one rule for naming a store (http includes this module)
-
         query = request.query_params
-        name = _choose(service, [
+        name = choose(service, [
             ("the path", request.path_params.get("name")),
             *(("?store", value) for value in query.getlist("store")),
             *(("?mode", value) for value in query.getlist("mode")),

@@ -328,7 +328,7 @@ def create_app(
     app.include_router(router)
     app.include_router(router, prefix="/s/{name}", dependencies=[Depends(path_store)])
     for prefix, checks in (("", []), ("/s/{name}", [Depends(path_store)])):  # GET /ui/graph
-        app.include_router(graph_routes(service), prefix=prefix, dependencies=checks)
+        app.include_router(graph_routes(service, _choose), prefix=prefix, dependencies=checks)
     app.include_router(thread_routes(service, bound=thread))
     if mcp is not None:
         app.mount("/mcp", mcp[0])
