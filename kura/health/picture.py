@@ -182,14 +182,29 @@ def to_mermaid(picture: Picture) -> str:
 
 def to_html(picture: Picture) -> str:
     """One self-contained page: nothing is fetched, so it opens offline and from a mail."""
+    return html_page(picture)[0]
+
+
+def html_page(picture: Picture) -> tuple[str, str]:
+    """The page and its Content-Security-Policy (also in the page's meta tag; a server sends
+    it as a header too, adding what a meta tag cannot say): no source but the page's own
+    script and style, by hash."""
     page = PAGE.read_text(encoding="utf-8")
-    script = re.search(r"<script>(.*?)</script>", page, re.DOTALL)
-    assert script is not None  # the page ships with its script
-    digest = base64.b64encode(hashlib.sha256(script.group(1).encode("utf-8")).digest()).decode()
+    policy = (
+        f"default-src 'none'; script-src '{_digest(page, 'script')}'; style-src '{_digest(page, 'style')}'; "
+    )
+    policy += "base-uri 'none'; form-action 'none'"
     data = json.dumps(to_dict(picture), ensure_ascii=False, sort_keys=True)
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    values = {"TITLE": html.escape(picture.title), "SCRIPT_HASH": f"sha256-{digest}", "DATA": data}
-    return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], page)
+    values = {"TITLE": html.escape(picture.title), "CSP": policy, "DATA": data}
+    return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], page), policy
+
+
+def _digest(page: str, tag: str) -> str:
+    """The CSP hash of the page's one ``<tag>`` element without attributes."""
+    found = re.search(rf"<{tag}>(.*?)</{tag}>", page, re.DOTALL)
+    assert found is not None  # the page ships with its script and its style
+    return "sha256-" + base64.b64encode(hashlib.sha256(found.group(1).encode("utf-8")).digest()).decode()
 
 
 FORMATS: dict[str, Callable[[Picture], str]] = {

@@ -191,10 +191,14 @@ def test_html_is_one_offline_file(tmp_path: Path) -> None:
     page = render(of_store(shaped_store(tmp_path / "s")), "html")
     assert not re.search(r"https?:|//[a-z]|\bsrc=|\bhref=|@import", page)
     _, script = html_parts(page)
-    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    style = re.search(r"<style>(.*?)</style>", page, re.DOTALL)
+    assert style is not None
+    digest, looks = (
+        base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() for text in (script, style[1])
+    )
     assert (
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        f"script-src 'sha256-{digest}'; style-src 'unsafe-inline'\">"
+        f"script-src 'sha256-{digest}'; style-src 'sha256-{looks}'; base-uri 'none'; form-action 'none'\">"
     ) in page
     for mark in ("island: no links in or out", "dead end: links nowhere", "dead link: names no memory"):
         assert mark in page  # the legend
@@ -207,10 +211,12 @@ const page = fs.readFileSync(process.argv[1], "utf8");
 const data = page.match(/<script type="application\\/json" id="graph-data">([\\s\\S]*?)<\\/script>/)[1];
 const code = page.match(/<script>([\\s\\S]*?)<\\/script>/)[1];
 const made = [];
-const element = (tag) => ({ tag, attrs: {}, textContent: "", namespaceURI: "svg",
-  setAttribute(k, v) { this.attrs[k] = v; }, appendChild(c) { return c; },
-  addEventListener() {}, setPointerCapture() {}, getScreenCTM() { return { inverse: () => ({}) }; } });
+const element = (tag) => ({ tag, attrs: {}, textContent: "", namespaceURI: "svg", dataset: {},
+  clientWidth: 1200, clientHeight: 800, setAttribute(k, v) { this.attrs[k] = v; }, appendChild(c) { return c; },
+  addEventListener() {}, setPointerCapture() {},
+  getBBox() { return { x: +this.attrs.x, y: -9, width: 7 * this.textContent.length, height: 12 }; } });
 const ids = { "graph-data": { textContent: data }, graph: element("svg"), view: element("g"), summary: element("span") };
+globalThis.window = { addEventListener() {} };
 globalThis.document = { getElementById: (id) => ids[id],
   createElementNS: (ns, tag) => { const e = element(tag); made.push(e); return e; } };
 new Function(code)();
@@ -226,9 +232,14 @@ def test_the_page_script_draws_every_node_as_text(tmp_path: Path) -> None:
     run = subprocess.run(["node", "-e", DOM, str(page)], capture_output=True, text=True, check=True)
     drawn = json.loads(run.stdout)
     assert drawn["summary"] == "2 memories · 1 links · 1 dead · 0 islands · 1 dead ends · 1 clusters"
-    assert drawn["viewBox"] == "0 0 1200 800"
+    *_, width, height = map(float, drawn["viewBox"].split())  # fitted: the window's shape
+    assert width / height == pytest.approx(1200 / 800)
     groups = [(cls, pos) for tag, cls, _, pos in drawn["made"] if tag == "g"]
-    assert [cls for cls, _ in groups] == ["node dead-end", "node memory", "node missing"]
+    assert [cls for cls, _ in groups] == [
+        "node dead-end type-user",
+        "node memory type-feedback",
+        "node missing",
+    ]
     assert all(re.fullmatch(r"translate\(-?[\d.]+(e-?\d+)?,-?[\d.]+(e-?\d+)?\)", pos) for _, pos in groups)
     labels = [text for tag, _, text, _ in drawn["made"] if tag == "text"]
     assert labels == ["plain", 'quo"te', "? " + HOSTILE_LINK]
