@@ -49,7 +49,10 @@ def chromium_binary() -> str | None:
     return os.environ.get("KURA_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+# One browser per test module, not per session: Playwright's sync API keeps its event loop
+# marked running in this thread while it is started, and a later test elsewhere that calls
+# asyncio.run() would fail ("cannot be called from a running event loop").
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     binary = chromium_binary()
     if binary is None:

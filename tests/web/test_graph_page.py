@@ -6,7 +6,6 @@ other route."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -157,16 +156,16 @@ def test_the_graph_refits_when_the_window_changes(pages: Any, serve_sample: Any)
 
 
 def test_the_graph_page_takes_a_token_and_sends_its_policy(pages: Any, serve_sample: Any) -> None:
-    """With a token, the page needs it (sent here as the Authorization header, as an API
-    client sends it); the policy header allows the page's own script and style only."""
+    """With a token, the page needs it: as the other pages take it (``?token=`` once, then a
+    cookie) or as an API client sends it (the Authorization header); the policy header
+    allows the page's own script and style only."""
     with serve_sample(token="s3cret-graph-token") as (url, _):
         refused = pages(f"{url}/ui/graph")
-        assert json.loads(refused.page.inner_text("body")) == {
-            "error": {
-                "status": 401,
-                "message": "this server needs a token: send 'Authorization: Bearer <token>'",
-            }
-        }
+        assert refused.page.inner_text("h1") == "A token is needed"
+        assert refused.page.goto(f"{url}/ui/graph").status == 401
+        taken = refused.page.goto(f"{url}/ui/graph?token=s3cret-graph-token")
+        assert taken is not None and taken.status == 200 and refused.page.url == f"{url}/ui/graph"
+        assert refused.page.inner_text("h1") == "sample" and cut_or_overlapping(refused.page) == []
         opened = pages(f"{url}/s/sample/ui/graph", headers={"Authorization": "Bearer s3cret-graph-token"})
         response = opened.page.goto(f"{url}/s/sample/ui/graph")
         assert response is not None and response.status == 200
