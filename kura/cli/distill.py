@@ -79,7 +79,8 @@ def run(
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()
     try:
-        metrics = core(lambda: run_pass(opened, journals, progress=bar, minds=minds))
+        window = config.map_settings(chosen).window_tokens
+        metrics = core(lambda: run_pass(opened, journals, progress=bar, minds=minds, window_tokens=window))
     except OSError as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
