@@ -52,6 +52,8 @@ from kura.transcripts.segments import Segment, normalise
 WINDOW_TOKENS = 131072  # the working window when the store's [prefill] names none
 TOOL_CHARS = 200  # a tool output is a statement only when it is one short line
 MIN_WORDS = 3  # content words a statement needs to be a claim at all
+MAX_CHARS = 300  # a statement, not a pasted paragraph
+_CODE = "{}();=<>|$"
 _QUESTION = re.compile(
     r"^(?:what|how|why|where|when|who|which|whose|can|could|would|should|shall|will|is|are|am|do|does"
     r"|did|have|has|may|might|must)\b",
@@ -101,8 +103,10 @@ def statements(segment: Segment) -> list[str]:
 def qualifies(sentence: str) -> bool:
     """A specific, declarative claim not addressed to the agent and not instruction-like."""
     text = normalise(sentence)
-    if len(text) < 12 or text.endswith("?") or _QUESTION.match(text):
+    if not 12 <= len(text) <= MAX_CHARS or text.endswith("?") or _QUESTION.match(text):
         return False
+    if sum(text.count(c) for c in _CODE) >= 3 or failed_output(text):
+        return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
         return False
     if reads_like_instruction(text) or len(words(text)) < MIN_WORDS:
@@ -314,7 +318,7 @@ def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[
 
 def flags(witnesses: Sequence[wt.Witness], evidence: Sequence[Segment]) -> tuple[str, ...]:
     """The draft flags that carry every witness to the memory: the first as ``witness:``,
-    ``session:``, ``when:``; each other as ``also:KIND@DAY@QUOTE-INDEX@SESSION``."""
+    ``session:``, ``when:``; each other as ``also:KIND@DAY@QUOTE-INDEX@SESSION@SOURCE``."""
     first, rest = witnesses[0], witnesses[1:]
     out = [f"witness:{first.kind}", f"session:{_safe(first.session)}"]
     if first.when:
@@ -323,10 +327,10 @@ def flags(witnesses: Sequence[wt.Witness], evidence: Sequence[Segment]) -> tuple
     for w in rest:
         at = quotes.index(normalise(w.quote)) if normalise(w.quote) in quotes else 0
         day = w.when.isoformat() if w.when else ""
-        out.append(f"also:{w.kind}@{day}@{at}@{_safe(w.session)}")
+        out.append(f"also:{w.kind}@{day}@{at}@{_safe(w.session).replace('@', '-')}@{_safe(w.source)}")
     return tuple(out)
 
 
-def _safe(session: str) -> str:
-    """A session id fit for a flag (flags are split on ", ")."""
-    return ",".join(session.split(", ")).replace(",", ";")[:120]
+def _safe(text: str) -> str:
+    """A session id or a source fit for a flag (flags are split on ", ")."""
+    return text.replace(",", ";")[:400]

@@ -135,19 +135,20 @@ def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tu
 
 
 def also_from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> list[wt.Witness]:
-    """The further witnesses a draft's ``also:KIND@DAY@QUOTE-INDEX@SESSION`` flags record (a
-    claim the ladder carried across on witnesses from several sessions); a flag that does
-    not read so is passed over."""
+    """The further witnesses a draft's ``also:KIND@DAY@QUOTE-INDEX@SESSION[@SOURCE]`` flags
+    record (a claim the ladder carried across on witnesses from several sessions; the
+    draft's source when none is named); a flag that does not read so is passed over."""
     out = []
     for flag in flags:
         if not flag.startswith("also:"):
             continue
-        parts = flag.removeprefix("also:").split("@", 3)
-        kind = wt.kind_of(parts[0]) if len(parts) == 4 else None
+        parts = flag.removeprefix("also:").split("@", 4)
+        kind = wt.kind_of(parts[0]) if len(parts) >= 4 else None
         if kind is None or not parts[2].isdigit():
             continue
         at = int(parts[2])
         quote = str(evidence[at].text)[:400] if at < len(evidence) else ""
         when = wt.parse_when(parts[1]) or dt.date.today()
-        out.append(wt.Witness(kind=kind, when=when, session=parts[3], source=source, quote=quote))
+        said_in = parts[4] if len(parts) == 5 and parts[4] else source
+        out.append(wt.Witness(kind=kind, when=when, session=parts[3], source=said_in, quote=quote))
     return out
