@@ -303,7 +303,10 @@ def night(
     def log(line: str) -> None:
         say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
 
-    tasks = tasks_for(opened, journals, config.scribe_for(chosen), config.brain_for(chosen))
+    window = config.map_settings(chosen).window_tokens
+    tasks = tasks_for(
+        opened, journals, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
+    )
     idle = idle_sec if idle_sec is not None else idle_min * 60
     loop = Night(look=lambda: snapshot(journals, opened.root), tasks=tasks, idle=idle, poll=poll_sec, log=log)
     loop.run(once=once)
