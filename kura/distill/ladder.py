@@ -28,6 +28,7 @@ shows the TIDE and the CALLUS with their sessions.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,7 +44,7 @@ from kura.files import witness as wt
 from kura.life import scratch as sc
 from kura.life.purge import buried
 from kura.store.store import Store
-from kura.text.claim_match import negated, relate, words
+from kura.text.claim_match import SAME_SHARE, negated, relate, words
 from kura.text.quarantine import reads_like_instruction
 from kura.text.secrets import redact
 from kura.text.tokens import estimate_tokens
@@ -109,9 +110,9 @@ def qualifies(sentence: str) -> bool:
         return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
         return False
-    if reads_like_instruction(text) or len(words(text)) < MIN_WORDS:
+    if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS:
         return False
-    return _SPECIFIC.search(text) is not None
+    return not reads_like_instruction(text)
 
 
 def read(
@@ -174,16 +175,20 @@ class _Index:
         for word in self.texts[key][0] | self.claims[key][0]:
             self.holding.setdefault(word, set()).add(key)
 
-    def near(self, said: set[str]) -> list[str]:
+    def near(self, said: set[str], share: float = 0.0) -> list[str]:
+        """The keys sharing at least two of ``said`` and ``share`` of them."""
         counts: dict[str, int] = {}
         for word in said:
             for key in self.holding.get(word, ()):
                 counts[key] = counts.get(key, 0) + 1
-        return sorted(key for key, n in counts.items() if n >= 2)
+        need = max(2, math.ceil(share * len(said) - 1e-9))
+        return sorted(key for key, n in counts.items() if n >= need)
 
     def same(self, claim: str) -> str | None:
+        """A restatement holds all the new claim's words, or 80% of both: ``SAME_SHARE`` of its own."""
         read = (words(claim), negated(claim))
-        return next((k for k in self.near(read[0]) if relate(read, self.claims[k]) == "same"), None)
+        near = self.near(read[0], SAME_SHARE)
+        return next((k for k in near if relate(read, self.claims[k]) == "same"), None)
 
     def revised(self, claim: str) -> bool:
         read = (words(claim), negated(claim))
@@ -196,7 +201,7 @@ class _Index:
         if len(said) < MIN_WORDS:
             return False
         return any(len(said & self.texts[k][0]) >= COVERED_SHARE * len(said) and self.texts[k][1] == no
-                   for k in self.near(said))  # fmt: skip
+                   for k in self.near(said, COVERED_SHARE))  # fmt: skip
 
 
 def _count(scratch: sc.Scratch, seg: Segment, session: str, source: str, when: str) -> None:

@@ -37,7 +37,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kura.files import witness as wt
@@ -229,15 +229,21 @@ def _session(key: Any, raw: Any) -> Session | None:
 
 def save(store: Store, scratch: Scratch) -> None:
     folder = st.folder(store.root, store=store.name, create=True)
+    fields = Mention.__dataclass_fields__
     data = {
         "version": 1,
-        "items": [asdict(i) for i in scratch.items.values()],
-        "sessions": {
-            k: {n: v for n, v in asdict(s).items() if n != "id"} for k, s in scratch.sessions.items()
-        },
+        "items": [
+            {"id": i.id, "claim": i.claim, "kind": i.kind,
+             "mentions": [{name: getattr(m, name) for name in fields} for m in i.mentions]}
+            for i in scratch.items.values()
+        ],
+        "sessions": {k: {"source": s.source, "first": s.first, "last": s.last, "segments": s.segments,
+                         "tokens": s.tokens, "through": dict(s.through)}
+                     for k, s in scratch.sessions.items()},
         "crossed": scratch.crossed,
-    }
-    write_atomic(folder / FILE, (json.dumps(data, ensure_ascii=False, indent=0) + "\n").encode("utf-8"))
+    }  # fmt: skip
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    write_atomic(folder / FILE, (text + "\n").encode("utf-8"))
 
 
 @contextmanager
