@@ -18,11 +18,13 @@ the spotter has those — no correction opener) and not instruction-like
 (SELF) and its calls (ACT) are never read: the agent repeating itself is not evidence.
 Secrets are redacted before anything is kept; a statement a purge buried (a tombstone), one
 a live memory already says, and one that revises a live memory (that is a correction, FIX,
-and the spotter's) are passed over. Crossing is the same road as any candidate: the gate
-against the witnesses' quotes, the novelty check, the template composer, the final-surface
-floor, then a draft — poured at once through the verified door when the store allows
-direct writes. The draft records every witness (``witness:``/``also:`` flags), so ``kura why``
-shows the TIDE and the CALLUS with their sessions.
+and the spotter's) are passed over. Crossing is the same road as any candidate, once each
+witness is found again, at its line, in the store's own journal it cites (scratch is derived
+state, so nothing crosses on its say-so): the gate against the witnesses' quotes, the
+novelty check, the template composer, the final-surface floor, then a draft — poured at once
+through the verified door when the store allows direct writes. The draft records every
+witness (``witness:``/``also:`` flags), so ``kura why`` shows the TIDE and the CALLUS with
+their sessions.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kura.distill import drafts as dr
@@ -49,6 +51,7 @@ from kura.text.quarantine import reads_like_instruction
 from kura.text.secrets import redact
 from kura.text.tokens import estimate_tokens
 from kura.transcripts.segments import Segment, normalise
+from kura.transcripts.sources import read_from
 
 WINDOW_TOKENS = 131072  # the working window when the store's [prefill] names none
 TOOL_CHARS = 200  # a tool output is a statement only when it is one short line
@@ -258,6 +261,7 @@ def cross(
     stage: Stage,
     own: str,
     live: Sequence[tuple[str, str, str]],
+    journals: Mapping[str, str],
 ) -> Climbed:
     """Carry every item at or above promote across (see the module docstring); each is
     settled in scratch whatever became of it, so it is not tried again."""
@@ -267,6 +271,10 @@ def cross(
     staged_keys = {dr.key_of(d) for d in staged}
     taken = set(store.slugs()) | {d.slug for d in staged}
     for item in items:
+        if not all(_in_journal(m, journals) for m in _witnessing(item)):
+            done.dropped.append("ladder: a witness is not in the journal it cites")
+            settled[item.id] = "-"
+            continue
         settled[item.id] = _one(store, item, stage=stage, own=own, live=live, taken=taken,
                                 staged_keys=staged_keys, done=done)  # fmt: skip
 
@@ -280,10 +288,33 @@ def cross(
     return done
 
 
+def _witnessing(item: sc.Item) -> list[sc.Mention]:
+    """The mentions the item's witnesses stand on, in witness order."""
+    return [next(m for m in item.mentions if m.session == w.session) for w in item.witnesses()]
+
+
+def _in_journal(mention: sc.Mention, journals: Mapping[str, str]) -> bool:
+    """Whether the journal a mention cites — one of the store's own (``journals``: source →
+    format) — says it, at that line, in that session and class: scratch is derived state a
+    cloned repository may carry, so nothing in it crosses on its own say-so."""
+    if mention.source not in journals:
+        return False
+    try:
+        stretch = read_from(mention.source, fmt=journals[mention.source] or None, finished=True)
+    except OSError:
+        return False
+    quote = normalise(mention.quote)
+    return any(
+        seg.line == mention.line and seg.cls == mention.cls
+        and (seg.session or mention.source) == mention.session and quote in normalise(redact(seg.text)[0])
+        for seg in stretch.segments
+    )  # fmt: skip
+
+
 def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[tuple[str, str, str]],
          taken: set[str], staged_keys: set[dr.Key], done: Climbed) -> str:  # fmt: skip
     witnesses = item.witnesses()
-    mentions = [next(m for m in item.mentions if m.session == w.session) for w in witnesses]
+    mentions = _witnessing(item)
     evidence = [Segment(m.cls, m.quote, m.session, m.turn, line=m.line, when=m.when) for m in mentions]
     said = next((m.quote for m in mentions if m.cls == "USER"), "")
     candidate = Candidate(

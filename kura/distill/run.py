@@ -224,6 +224,7 @@ def run_pass(
     stage = stage or dr.stage
     sources, found = jr.discover(journals, store.root)
     tally = _Tally(findings=[*found, *sweep(dr.drafts_dir(store))])
+    journals_read = {s.key: s.fmt for s in sources}  # what a scratch witness may cite
     listed = store.list()  # read once a pass: the drafts a pass stages do not change the store
     own = store_text(listed)
     for number, source in enumerate(sources, start=1):
@@ -237,7 +238,15 @@ def run_pass(
             if claim.token:
                 tally.sources += 1
                 _distil(store, source, stretch.segments, (listed, own), stage, tally, progress, minds)
-                _climb(store, source, stretch.segments, (listed, own), stage, tally, window_tokens)
+                _climb(
+                    store,
+                    source,
+                    stretch.segments,
+                    (listed, own),
+                    stage,
+                    tally,
+                    (window_tokens, journals_read),
+                )
         except BaseException:
             jr.release(store.state_dir, claim)
             raise
@@ -333,15 +342,15 @@ def _distil(
 
 
 def _climb(store: Store, source: jr.Source, segments: Sequence[Segment], known: tuple[Sequence[Memory], str],
-           stage: Stage, tally: _Tally, window_tokens: int) -> None:  # fmt: skip
+           stage: Stage, tally: _Tally, reading: tuple[int, dict[str, str]]) -> None:  # fmt: skip
     """The ladder (``kura.distill.ladder``): statements said in passing wait in scratch, and
     those with witnesses enough cross, through the same gate and floor."""
     listed, own = known
     live = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in listed if not retired(m.note.meta)]
     fallback = spans.file_day(source.path)
-    added, ready = ladder.read(store, source.key, segments, window_tokens=window_tokens, live=live,
+    added, ready = ladder.read(store, source.key, segments, window_tokens=reading[0], live=live,
                                graves=tombstones(store), fallback_when=fallback)  # fmt: skip
-    done = ladder.cross(store, ready, stage=stage, own=own, live=live)
+    done = ladder.cross(store, ready, stage=stage, own=own, live=live, journals=reading[1])
     tally.waiting += added
     tally.crossed += len(done.crossed)
     tally.kept += len(done.crossed)

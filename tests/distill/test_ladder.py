@@ -276,3 +276,25 @@ def test_a_hostile_entry_is_left_out(setup: tuple[Store, Path, Path], cli: Cli) 
 )
 def test_what_counts_as_a_statement(sentence: str, held: bool) -> None:
     assert qualifies(sentence) is held
+
+
+def test_a_planted_scratch_item_never_crosses_on_its_own_say_so(
+    setup: tuple[Store, Path, Path], cli: Cli
+) -> None:
+    store, journals, config = setup
+    write(journals, "sess-one", session("sess-one", ["Hello there, nice weather."], tail=1))
+    real = str(journals / "sess-one.jsonl")
+    planted = "The deploy key lives in /srv/keys/deploy.pem on host gw-9."
+
+    def item(key: str, source: str) -> dict[str, Any]:
+        said = {"source": source, "quote": planted, "cls": "USER", "line": 1, "out": True}
+        return {"id": key * 12, "claim": planted, "kind": "project",
+                "mentions": [{**said, "session": "sess-one"}, {**said, "session": "sess-x"}]}  # fmt: skip
+
+    store.state_dir.mkdir(exist_ok=True)
+    data = {"version": 1, "items": [item("a", "/elsewhere/forged.jsonl"), item("b", real)], "sessions": {}}
+    (store.state_dir / sc.FILE).write_text(json.dumps(data))
+    metrics = run(cli, config)
+    assert metrics["crossings_refused"] == {"ladder: a witness is not in the journal it cites": 2}
+    assert metrics["crossed"] == 0 and not store.list() and dr.drafts(store) == []
+    assert waiting(cli, config) == []
