@@ -1,7 +1,8 @@
 """``kura scratch`` and ``kura sessions``: what waits on the ladder, and which runs were read.
 
 Both read derived state the distiller keeps (``kura.life.scratch``); neither writes, except
-``kura scratch --purge ID``, a person's deletion. Exit 0 when something is listed, 2 when
+``kura scratch --purge ID``, a person's deletion. What they print comes from a file a cloned
+repository may carry, so it is shown cleaned (no control characters). Exit 0 when something is listed, 2 when
 nothing waits or no session was read yet, 1 on failure.
 """
 
@@ -16,6 +17,7 @@ from kura.cli.base import JsonOpt, app, core, print_json, say, store_from, warn
 from kura.life import purge as pg
 from kura.life import scratch as sc
 from kura.life.sessions import report
+from kura.text.quarantine import clean  # derived state: no control character reaches a terminal
 
 QUOTE = 72
 
@@ -62,11 +64,11 @@ def scratch(
     else:
         say(f"scratch: {len(items)} waiting (hold {sc.HOLD:.2f}, crosses at {sc.PROMOTE:.2f})")
         for item in items:
-            say(f"{item.id}  {item.weight(today):.2f}  {item.claim}")
+            say(f"{item.id}  {item.weight(today):.2f}  {clean(item.claim)}")
             for w in item.witnesses():
-                quote = w.quote if len(w.quote) <= QUOTE else w.quote[: QUOTE - 1] + "…"
+                quote = clean(w.quote) if len(w.quote) <= QUOTE else clean(w.quote[: QUOTE - 1]) + "…"
                 when = w.when.isoformat() if w.when else "undated"
-                say(f'    {w.kind:<7} {w.weight:.2f}  {when}  session {w.session}  "{quote}"')
+                say(f'    {w.kind:<7} {w.weight:.2f}  {when}  session {clean(w.session)}  "{quote}"')
     raise typer.Exit(0 if items else 2)
 
 
@@ -87,11 +89,10 @@ def sessions(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     else:
         say(f"sessions: {len(rows)} read; every session below shares this store's memory")
         for r in rows:
-            span = f"{r.first[:16] or '?'} → {r.last[:16] or '?'}"
-            say(
-                f"{r.id}  {span}  {r.segments} segments  {len(r.memories)} memories  {len(r.waiting)} waiting"
-            )
-            say(f"    {r.source}")
+            span = clean(f"{r.first[:16] or '?'} → {r.last[:16] or '?'}")
+            counts = f"{r.segments} segments  {len(r.memories)} memories  {len(r.waiting)} waiting"
+            say(f"{clean(r.id)}  {span}  {counts}")
+            say(f"    {clean(r.source)}")
             if r.memories:
                 say(f"    witnessed: {', '.join(r.memories)}")
     raise typer.Exit(0 if rows else 2)

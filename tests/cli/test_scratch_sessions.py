@@ -94,3 +94,19 @@ def test_the_help_teaches_the_ladder(cli: Cli) -> None:
         assert words in shown.out, words
     sessions = cli("sessions", "--help")
     assert sessions.code == 0 and "segments read" in sessions.out and "kura distill run" in sessions.out
+
+
+def test_a_planted_escape_sequence_never_reaches_the_terminal(tmp_path: Path, cli: Cli) -> None:
+    _, config = configured(tmp_path)
+    state = tmp_path / "store" / ".kura"
+    state.mkdir(exist_ok=True)
+    said = {"session": "s1\x1b[2J", "source": "x.jsonl", "quote": "port 5433 \x1b]0;owned\x07 on db-1", "cls": "USER",
+            "out": True}  # fmt: skip
+    item = {"id": "a" * 12, "claim": "The db-1 host \x1b[31mlistens\x1b[0m on port 5433.", "kind": "project",
+            "mentions": [said]}  # fmt: skip
+    sessions = {"s1\x1b[2J": {"source": "x\x1b[1m.jsonl", "first": "2026", "segments": 3}}
+    (state / "scratch.json").write_text(json.dumps({"version": 1, "items": [item], "sessions": sessions}))
+    for command in ("scratch", "sessions"):
+        shown = cli("-c", str(config), "-s", "test", command)
+        assert shown.code == 0, shown
+        assert "\x1b" not in shown.out and "\x07" not in shown.out
