@@ -78,6 +78,10 @@ _SPECIFIC = re.compile(
     r"|\b\w+[._\-]\w+"  # a dotted, dashed or snake name (db-staging.internal, make_test)
     r"|(?<=\w )(?<![.!?] )[A-Z][a-zA-Z]+"  # a proper name inside the sentence
     r"|\b[a-z]+[A-Z]\w*"  # camelCase
+    r"|(?<![\w-])--?[A-Za-z][\w-]*"  # a command-line flag (--write, -f)
+    r"|\b(?:npm|npx|yarn|pnpm|cargo|pip|pipx|python3?|uv|poetry|docker|kubectl|git|mvn|gradle"
+    r"|bundle|rake|brew|terraform|helm|tox|nox|pytest)\s+[a-z]"  # a command: an identifier
+    r"|\bmake\s+(?!sure\b|it\b|a\b|an\b|the\b|that\b|this\b|them\b|do\b|up\b|sense\b)[a-z]"
 )
 
 Stage = Callable[..., object]

@@ -263,7 +263,12 @@ def test_a_hostile_entry_is_left_out(setup: tuple[Store, Path, Path], cli: Cli) 
         ("Our billing cron runs every night at 02:30 UTC.", True),
         ("Ana owns the Payments service since March.", True),
         ("The config lives in /etc/ferry/ferry.toml on every host.", True),
+        ("by the way the dev server is a vite app these days, it comes up with npm run dev", True),
+        ("the frontend formats its code with npx prettier --write src these days", True),
         ("the weather is nice today and the coffee is good.", False),  # nothing specific
+        ("we should probably go with the simpler design after all.", False),  # nothing specific
+        ("we make sure the simpler design ships after all.", False),
+        ("the tests run with make test in this repository now.", True),
         ("Is the staging database on port 5433?", False),  # a question
         ("Can you check port 5433 on db-staging.internal.", False),  # addressed to the agent
         ("Now look at part 3 of the parser.", False),  # an order
