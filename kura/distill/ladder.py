@@ -30,6 +30,7 @@ their sessions.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -131,9 +132,11 @@ def read(
     live: Sequence[tuple[str, str, str]] = (),
     graves: frozenset[str] = frozenset(),
     fallback_when: str = "",
+    compacted: Sequence[int] = (),
 ) -> tuple[int, list[sc.Item]]:
     """Record a stretch's sessions and mentions in scratch; (mentions added, the items now at
-    or above promote). ``live`` are the current memories (slug, title, text)."""
+    or above promote). ``live`` are the current memories (slug, title, text); ``compacted``
+    the stretch's lines that mark a compaction (``compactions``)."""
     memories = _Index()
     for slug, name, text in live:
         memories.add(slug, f"{name}. {text.split(chr(10), 1)[0]}", f"{name} {text}")
@@ -160,7 +163,9 @@ def read(
                                      when=seg.when or fallback_when, at=at)  # fmt: skip
                 added += _mention(scratch, items, claim, mention)
         for item in list(scratch.items.values()):
-            scratch.items[item.id] = _aged(item, scratch, touched, window_tokens)
+            scratch.items[item.id] = _aged(
+                item, scratch, touched, (window_tokens, source, max(compacted, default=0))
+            )
         today = dt.date.today()
         return added, [i for i in scratch.items.values() if i.weight(today) >= sc.PROMOTE]
 
@@ -241,18 +246,42 @@ def _mention(scratch: sc.Scratch, items: _Index, claim: str, mention: sc.Mention
     return int(grown is not item)
 
 
-def _aged(item: sc.Item, scratch: sc.Scratch, touched: set[str], window: int) -> sc.Item:
-    """The item with every mention of a session read on marked ``out`` once more than
-    ``window`` tokens of that session follow it."""
+def _aged(item: sc.Item, scratch: sc.Scratch, touched: set[str], reading: tuple[int, str, int]) -> sc.Item:
+    """The item with every mention of a session read on marked ``out`` once more than the
+    window's tokens of that session follow it, or a compaction of its journal does."""
+    window, source, compaction = reading
     if not any(m.session in touched and not m.out for m in item.mentions):
         return item
     mentions = tuple(
         replace(m, out=True)
-        if m.session in touched and scratch.sessions[m.session].tokens - m.at > window
+        if m.session in touched
+        and (
+            scratch.sessions[m.session].tokens - m.at > window or (m.source == source and m.line < compaction)
+        )
         else m
         for m in item.mentions
     )
     return replace(item, mentions=mentions)
+
+
+def compactions(data: bytes, first_line: int) -> list[int]:
+    """The lines of a stretch (its raw bytes, the first numbered ``first_line``) that mark a
+    compaction or a summary — Claude Code's ``compact_boundary`` record or compact summary,
+    Codex's ``compacted`` item: what was said before one is out of the working window."""
+    found = []
+    for number, raw in enumerate(data.split(b"\n"), start=first_line):
+        if b"compact" not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and (
+            obj.get("subtype") == "compact_boundary" or obj.get("isCompactSummary") is True
+            or obj.get("type") == "compacted"
+        ):  # fmt: skip
+            found.append(number)
+    return found
 
 
 # -- crossing ---------------------------------------------------------------------------------

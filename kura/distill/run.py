@@ -240,7 +240,7 @@ def run_pass(
                 _distil(store, source, stretch.segments, (listed, own), stage, tally, progress, minds)
                 _climb(
                     store,
-                    source,
+                    claim,
                     stretch.segments,
                     (listed, own),
                     stage,
@@ -341,15 +341,17 @@ def _distil(
         tally.drafts.append(path)
 
 
-def _climb(store: Store, source: jr.Source, segments: Sequence[Segment], known: tuple[Sequence[Memory], str],
+def _climb(store: Store, claim: jr.Claim, segments: Sequence[Segment], known: tuple[Sequence[Memory], str],
            stage: Stage, tally: _Tally, reading: tuple[int, dict[str, str]]) -> None:  # fmt: skip
     """The ladder (``kura.distill.ladder``): statements said in passing wait in scratch, and
     those with witnesses enough cross, through the same gate and floor."""
     listed, own = known
     live = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in listed if not retired(m.note.meta)]
-    fallback = spans.file_day(source.path)
-    added, ready = ladder.read(store, source.key, segments, window_tokens=reading[0], live=live,
-                               graves=tombstones(store), fallback_when=fallback)  # fmt: skip
+    fallback = spans.file_day(claim.source.path)
+    compacted = ladder.compactions(claim.raw.data, claim.raw.start.line + 1)
+    added, ready = ladder.read(store, claim.source.key, segments, window_tokens=reading[0], live=live,
+                               graves=tombstones(store), fallback_when=fallback,
+                               compacted=compacted)  # fmt: skip
     done = ladder.cross(store, ready, stage=stage, own=own, live=live, journals=reading[1])
     tally.waiting += added
     tally.crossed += len(done.crossed)
