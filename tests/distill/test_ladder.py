@@ -303,3 +303,17 @@ def test_a_planted_scratch_item_never_crosses_on_its_own_say_so(
     assert metrics["crossings_refused"] == {"ladder: a witness is not in the journal it cites": 2}
     assert metrics["crossed"] == 0 and not store.list() and dr.drafts(store) == []
     assert waiting(cli, config) == []
+
+
+def test_what_was_said_before_a_compaction_is_out_of_the_window(
+    setup: tuple[Store, Path, Path], cli: Cli
+) -> None:
+    store, journals, config = setup
+    rows = session("sess-one", [FACT], tail=1)  # in the window by tokens alone (as the test above)
+    boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "sessionId": "sess-one", "uuid": str(uuid.uuid4()), "timestamp": "2026-11-30T09:00:00.000Z"}  # fmt: skip
+    write(journals, "sess-one", [*rows, boundary, cc("user", "Back to the parser then.", "z1", "sess-one")])
+    run(cli, config)
+    [item] = waiting(cli, config)
+    assert item["claim"] == FACT and [w["kind"] for w in item["witnesses"]] == ["TIDE"]
+    assert not store.list()
