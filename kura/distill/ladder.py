@@ -30,6 +30,7 @@ their sessions.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import re
@@ -174,46 +175,54 @@ def read(
 
 class _Index:
     """Claims by their content words, so a statement is compared only with the claims that
-    share two of its words (a restatement or a revision shares at least that many)."""
+    share enough of its words (a restatement or a revision shares at least two): those must
+    hold one of its rarest words, so only those words' claims are looked at."""
 
     def __init__(self) -> None:
-        self.claims: dict[str, tuple[set[str], bool]] = {}
-        self.texts: dict[str, tuple[set[str], bool]] = {}
+        self.claims: dict[str, tuple[frozenset[str], bool]] = {}
+        self.texts: dict[str, tuple[frozenset[str], bool]] = {}
         self.holding: dict[str, set[str]] = {}
 
     def add(self, key: str, claim: str, text: str) -> None:
-        self.claims[key] = (words(claim), negated(claim))
-        self.texts[key] = (words(text), negated(text))
+        self.claims[key] = _read(claim)
+        self.texts[key] = self.claims[key] if text == claim else _read(text)
         for word in self.texts[key][0] | self.claims[key][0]:
             self.holding.setdefault(word, set()).add(key)
 
-    def near(self, said: set[str], share: float = 0.0) -> list[str]:
+    def near(self, said: frozenset[str], share: float = 0.0) -> list[str]:
         """The keys sharing at least two of ``said`` and ``share`` of them."""
-        counts: dict[str, int] = {}
-        for word in said:
-            for key in self.holding.get(word, ()):
-                counts[key] = counts.get(key, 0) + 1
         need = max(2, math.ceil(share * len(said) - 1e-9))
-        return sorted(key for key, n in counts.items() if n >= need)
+        if need > len(said):
+            return []
+        rarest = sorted(said, key=lambda w: (len(self.holding.get(w, ())), w))[: len(said) - need + 1]
+        keys = set().union(*(self.holding.get(w, set()) for w in rarest))
+        return sorted(k for k in keys if len(said & (self.texts[k][0] | self.claims[k][0])) >= need)
 
     def same(self, claim: str) -> str | None:
         """A restatement holds all the new claim's words, or 80% of both: ``SAME_SHARE`` of its own."""
-        read = (words(claim), negated(claim))
+        read = _read(claim)
         near = self.near(read[0], SAME_SHARE)
         return next((k for k in near if relate(read, self.claims[k]) == "same"), None)
 
     def revised(self, claim: str) -> bool:
-        read = (words(claim), negated(claim))
+        read = _read(claim)
         return any(relate(read, self.claims[k]) == "revision" for k in self.near(read[0]))
 
     def covered(self, claim: str) -> bool:
         """A memory holds nearly every content word of the claim, with its polarity (the
         distiller's mechanical novelty rule, ``kura.distill.novelty``)."""
-        said, no = words(claim), negated(claim)
+        said, no = _read(claim)
         if len(said) < MIN_WORDS:
             return False
         return any(len(said & self.texts[k][0]) >= COVERED_SHARE * len(said) and self.texts[k][1] == no
                    for k in self.near(said, COVERED_SHARE))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _read(text: str) -> tuple[frozenset[str], bool]:
+    """A claim's content words and polarity, read once a process (a pass compares each
+    waiting claim with every statement of every stretch)."""
+    return frozenset(words(text)), negated(text)
 
 
 def _count(scratch: sc.Scratch, seg: Segment, session: str, source: str, when: str) -> None:

@@ -33,6 +33,7 @@ journals are read again (delete ``journals.json`` to read them all), never a cra
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -98,7 +99,7 @@ class Item:
         """The evidence sum the floors compare, at face value: a claim waits unaged (up to
         ``WAIT_DAYS`` since it was last said); once it crosses, its memory's witnesses age."""
         del today  # the floors read face values; ``trim`` lets what was not said again go
-        return round(wt.weight_of([replace(w, when=None) for w in self.witnesses()], dt.date.min), 4)
+        return _weight(self)
 
     @property
     def last(self) -> str:
@@ -137,6 +138,11 @@ class Scratch:
         """What waits: at or above hold, below promote (by confidence, then claim)."""
         found = [i for i in self.items.values() if HOLD <= i.weight(today) < PROMOTE]
         return sorted(found, key=lambda i: (-i.weight(today), i.claim))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _weight(item: Item) -> float:
+    return round(wt.weight_of([replace(w, when=None) for w in item.witnesses()], dt.date.min), 4)
 
 
 def _witness(kind: wt.Kind, m: Mention) -> wt.Witness:
