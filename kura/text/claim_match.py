@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from itertools import combinations
+from typing import Any
 
 from kura.text.triggers import STOP_WORDS
 
@@ -33,6 +34,7 @@ REVISION_SHARE = 0.6
 MAX_CHANGED = 2
 FAMILY = 3  # a claim revising more live claims than this is one of a pattern (``pairs``)
 CROWD = 400  # claims holding a word, past which it is no longer looked up in pairs (``pairs``)
+_FEW = 64  # claims one look-up may find that could revise a claim, past which it is a pattern's
 
 
 def words(text: str) -> set[str]:
@@ -105,26 +107,32 @@ def pairs(claims: Mapping[str, str], *, family: int = FAMILY) -> list[tuple[str,
     whose words are nearly all everyone's ("fact number 12 about port 8012" among thousands
     of the same shape) is compared from its partners' side, where their rarer words narrow
     the search."""
-    read = {key: (words(text), negated(text)) for key, text in claims.items()}
-    holding: defaultdict[str, set[str]] = defaultdict(set)
-    for key, (found, _) in read.items():
+    if len(claims) < 2:
+        return []
+    keys = sorted(claims)  # a claim is its number here: its place in key order
+    read = [(words(claims[key]), negated(claims[key])) for key in keys]
+    holding: defaultdict[str, set[int]] = defaultdict(set)
+    for number, (found, _) in enumerate(read):
         for word in found:
-            holding[word].add(key)
-    rarest = {
-        key: sorted(found, key=lambda w: (len(holding[w]), w))[: MAX_CHANGED + 2]
-        for key, (found, _) in read.items()
-    }
-    near = _near(read, holding, rarest)
-    partners: defaultdict[str, set[str]] = defaultdict(set)
-    for key in sorted(near):
-        if not near[key]:
+            holding[word].add(number)
+    rank = {word: n for n, word in enumerate(sorted(holding, key=lambda w: (len(holding[w]), w)))}
+    rarest = [sorted(found, key=rank.__getitem__)[: MAX_CHANGED + 2] for found, _ in read]
+    starts, near, crowded = _near(read, holding, rarest)
+    partners: defaultdict[int, set[int]] = defaultdict(set)
+    for key in range(len(keys)):
+        if starts[key] == starts[key + 1] and not crowded[key]:
             continue  # nothing it could revise: its look-ups would find no partner
+        # in key order, as the look-ups are; a claim with many that could (one of a pattern)
+        # looks them up as they come, and stops at its first few partners
+        could = None if crowded[key] else near[starts[key] : starts[key + 1]].tolist()
         seen = {key}
         for x, y in combinations(rarest[key], 2):  # x is the rarer: past CROWD, so is every later x
             if len(holding[x]) > CROWD or len(partners[key]) > family:
                 break
             hx, hy = holding[x], holding[y]
-            for other in sorted(o for o in near[key] if o in hx and o in hy and o not in seen):
+            for other in sorted((hx & hy) - seen) if could is None else could:
+                if other in seen or other not in hx or other not in hy:
+                    continue
                 seen.add(other)
                 if len(partners[key]) > family:
                     break
@@ -132,44 +140,51 @@ def pairs(claims: Mapping[str, str], *, family: int = FAMILY) -> list[tuple[str,
                     partners[key].add(other)
                     partners[other].add(key)
     kept = {key for key, found in partners.items() if len(found) <= family}
-    return sorted((key, other) for key in kept for other in partners[key] if other in kept and key < other)
+    return sorted(
+        (keys[key], keys[other]) for key in kept for other in partners[key] if other in kept and key < other
+    )
 
 
 def _near(
-    read: Mapping[str, tuple[set[str], bool]],
-    holding: Mapping[str, set[str]],
-    rarest: Mapping[str, list[str]],
-) -> dict[str, set[str]]:
-    """For each claim, the claims ``pairs`` would look up for it that could revise it at all:
-    a revision leaves out at most ``MAX_CHANGED`` of either side's words, and a word's bit
-    (one of 128) missing from the other's bits is a word missing from it, so a pair whose
-    bits differ in more than twice that many places is none. Compared a whole look-up set at
-    a time (numpy): 20,000 lines of one shape cost two million ``relate`` calls before, and
-    leave a few dozen candidates now."""
+    read: list[tuple[set[str], bool]], holding: Mapping[str, set[int]], rarest: list[list[str]]
+) -> tuple[Any, Any, Any]:
+    """For each claim, the claims ``pairs`` would look up for it that could revise it at all,
+    as (starts, claims, crowded): claim k's are ``claims[starts[k]:starts[k + 1]]``, in
+    order, unless ``crowded[k]`` (more than ``_FEW`` in one look-up: ``pairs`` looks those up
+    itself). A revision leaves out at most ``MAX_CHANGED`` of either side's words, and a
+    word's bit (one of 128) missing from the other's bits is a word missing from it, so a
+    pair whose bits differ in more than twice that many places is none. Compared a whole
+    look-up set at a time (numpy): 20,000 lines of one shape cost two million ``relate``
+    calls before, and leave a few dozen candidates now."""
     import numpy as np
 
-    keys = sorted(read)
-    number = {key: i for i, key in enumerate(keys)}
     bit: dict[str, int] = {}
     lanes = []
-    for key in keys:
+    for found, _ in read:
         mask = 0
-        for word in read[key][0]:
+        for word in found:
             mask |= 1 << bit.setdefault(word, len(bit) % 128)
         lanes.append((mask & (1 << 64) - 1, mask >> 64))
-    masks = np.array(lanes, dtype=np.uint64).reshape(len(keys), 2)
+    masks = np.array(lanes, dtype=np.uint64).reshape(len(read), 2)
     looking: defaultdict[str, list[int]] = defaultdict(list)  # a word -> the claims looking it up
-    for key in keys:
-        for word in rarest[key]:
-            if len(holding[word]) <= CROWD and len(read[key][0]) >= 2:
-                looking[word].append(number[key])
-    near: dict[str, set[str]] = {key: set() for key in keys}
+    for number, words_looked_up in enumerate(rarest):
+        for word in words_looked_up:
+            if 1 < len(holding[word]) <= CROWD and len(read[number][0]) >= 2:
+                looking[word].append(number)
+    crowded = np.zeros(len(read), dtype=bool)
+    pairs_found = [np.zeros(0, dtype=np.int64)]
     for word, claims in looking.items():
-        rows = np.array(claims)
-        cols = np.array(sorted(number[key] for key in holding[word]))
+        rows = np.array(claims, dtype=np.int64)
+        cols = np.array(sorted(holding[word]), dtype=np.int64)
         differ = np.bitwise_count(masks[rows][:, None, :] ^ masks[cols][None, :, :])
         # each side leaves out at most MAX_CHANGED words, so they differ in at most twice that
         ok = (differ[..., 0] + differ[..., 1] <= 2 * MAX_CHANGED) & (rows[:, None] != cols[None, :])
-        for i, j in zip(*np.nonzero(ok), strict=True):
-            near[keys[rows[i]]].add(keys[cols[j]])
-    return near
+        many = ok.sum(axis=1) > _FEW
+        crowded[rows[many]] = True
+        i, j = np.nonzero(ok[~many])
+        pairs_found.append(rows[~many][i] * len(read) + cols[j])
+    both = np.sort(np.concatenate(pairs_found))
+    first = np.ones(len(both), dtype=bool)
+    first[1:] = both[1:] != both[:-1]
+    both = both[first]  # by claim, then by the claim it could revise
+    return np.searchsorted(both // len(read), np.arange(len(read) + 1)), both % len(read), crowded

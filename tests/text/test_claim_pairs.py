@@ -77,3 +77,11 @@ def test_with_no_family_limit_every_pair_found_before_is_found(said: dict[str, s
     found = claim_match.pairs(said, family=10**6)
     assert len(found) == 26636
     assert digest(found) == "075206a2cff4286081bd9ae45212fee97d398998f2f4e0d81aafa19bdd39a5f0"
+
+
+def test_a_store_of_none_one_or_two_claims() -> None:
+    assert claim_match.pairs({}) == []
+    assert claim_match.pairs({"a": "alpha fact"}) == []
+    assert claim_match.pairs({"a": "alpha fact", "b": "alpha fact"}) == []  # a restatement
+    pair = {"cargo": "We run the tests with cargo test", "make": "We run the tests with make test"}
+    assert claim_match.pairs(pair) == [("cargo", "make")]
