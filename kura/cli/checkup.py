@@ -7,27 +7,19 @@ the front door, and any option goes through typer, which prints the same.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from kura import config as cfg
-from kura.git.staged import staged_copy
 from kura.health.doctor import Report, diagnose, in_proportion
 
 
 def doctor_command(chosen: dict[str, str]) -> int:
     """``kura [-c CONFIG] [-s STORE] doctor``; raises whatever went wrong before anything
     is printed, for the full command line to report."""
-    report = diagnosed(cfg.load_config(chosen.get("config")), chosen.get("store"))
+    config = cfg.load_config(chosen.get("config"))
+    store = config.store_config(chosen.get("store"))
+    report = diagnose(store.open(), config.map_settings(store))
     return show_reports([report], each=False, strict=False)
-
-
-def diagnosed(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
-    store = config.store_config(name)
-    if not staged:
-        return diagnose(store.open(), config.map_settings(store))
-    with staged_copy(store.path) as copy:
-        return diagnose(replace(store, path=copy).open(), config.map_settings(store))
 
 
 def show_reports(reports: list[Report], *, each: bool, strict: bool) -> int:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from kura import config as cfg
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
-from kura.cli.checkup import diagnosed, show_reports
+from kura.cli.checkup import show_reports
 from kura.cli.recall import ProgressLine, recall_command
-from kura.health.doctor import fix_index
+from kura.git.staged import staged_copy
+from kura.health.doctor import diagnose, fix_index
 from kura.health.picture import FORMATS, of_store, render, save
 from kura.recall.search import SearchIndex, drop_index, remote_embedder
 from kura.request import RECALL
@@ -131,7 +133,7 @@ def doctor(
     for name in names if fix else []:
         for change in core(partial(lambda n: fix_index(config.open(n)), name)):
             warn(f"fixed: {change}")
-    reports = [core(partial(diagnosed, config, name, staged=staged)) for name in names]
+    reports = [core(partial(_diagnose, config, name, staged=staged)) for name in names]
     if as_json:
         print_json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
         code = 1 if sum(r.problems if strict else r.errors for r in reports) else 0
@@ -139,6 +141,14 @@ def doctor(
         code = show_reports(reports, each=islands or strict, strict=strict)
     if code:
         raise typer.Exit(code)
+
+
+def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
+    store = config.store_config(name)
+    if not staged:
+        return diagnose(store.open(), config.map_settings(store))
+    with staged_copy(store.path) as copy:
+        return diagnose(replace(store, path=copy).open(), config.map_settings(store))
 
 
 @app.command()

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import lru_cache, reduce
 from itertools import combinations
+from operator import or_
 from typing import Any
 
 from kura.text.triggers import STOP_WORDS
@@ -118,6 +119,7 @@ def pairs(claims: Mapping[str, str], *, family: int = FAMILY) -> list[tuple[str,
     rank = {word: n for n, word in enumerate(sorted(holding, key=lambda w: (len(holding[w]), w)))}
     rarest = [sorted(found, key=rank.__getitem__)[: MAX_CHANGED + 2] for found, _ in read]
     starts, near, crowded = _near(read, holding, rarest)
+    starts, crowded = starts.tolist(), crowded.tolist()
     partners: defaultdict[int, set[int]] = defaultdict(set)
     for key in range(len(keys)):
         if starts[key] == starts[key + 1] and not crowded[key]:
@@ -158,12 +160,10 @@ def _near(
     calls before, and leave a few dozen candidates now."""
     import numpy as np
 
-    bit: dict[str, int] = {}
+    bit = {word: 1 << n % 128 for n, word in enumerate(holding)}
     lanes = []
     for found, _ in read:
-        mask = 0
-        for word in found:
-            mask |= 1 << bit.setdefault(word, len(bit) % 128)
+        mask = reduce(or_, map(bit.__getitem__, found), 0)
         lanes.append((mask & (1 << 64) - 1, mask >> 64))
     masks = np.array(lanes, dtype=np.uint64).reshape(len(read), 2)
     looking: defaultdict[str, list[int]] = defaultdict(list)  # a word -> the claims looking it up
