@@ -25,6 +25,8 @@ prints how many differ.
 
 Targets (issues 3 and 19, 2-core machine): cold ≤ 1.5 s, unchanged ≤ 0.3 s, one edit ≤ 0.5 s,
 prefill ≤ 0.1 s, doctor ≤ 1.5 s with hundreds of dead links, list ≤ 0.5 s at 20,000 memories.
+A "figures" block prints each measurement beside its target and the load average; at
+20,000 it marks each ok or over (by CPU seconds where they are measured, else wall).
 """
 
 from __future__ import annotations
@@ -160,6 +162,17 @@ def compare_suggestions(root: Path) -> tuple[int, int]:
     return len(dead), differ
 
 
+def figures(n: int, rows: list[tuple[str, float, float | None, float]]) -> None:
+    """Each figure beside its target (targets hold at 20,000 memories); the load average
+    said with them, since a loaded machine stretches the wall time."""
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{n:>6} memories  figures (load average {load}; median of 3 unless marked best)")
+    for label, wall, used, target in rows:
+        cpu_text = f"{used:6.2f} CPU s" if used is not None else " " * 12
+        mark = "" if n != 20000 else ("  ok" if (used if used is not None else wall) <= target else "  over")
+        print(f"        {label:<16} {wall:6.2f} s wall  {cpu_text}   target <= {target:g} s{mark}")
+
+
 def measure(n: int, *, code: bool = False, dead: int = 0) -> None:
     kura("--help")  # compile and cache the modules once
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,6 +204,17 @@ def measure(n: int, *, code: bool = False, dead: int = 0) -> None:
         )
         print(f"{n:>6} memories  CPU s: weave cold {cold_cpu:6.2f}   unchanged {unchanged_cpu:5.2f}   "
               f"doctor {doctor_cpu:5.2f}   list {listed_cpu:5.2f}")  # fmt: skip
+        figures(
+            n,
+            [
+                ("weave cold", cold, cold_cpu, 1.5),
+                ("weave unchanged", unchanged, unchanged_cpu, 0.3),
+                ("weave one edit", min(edits), None, 0.5),
+                ("prefill", prefill, None, 0.1),
+                ("doctor", doctor, doctor_cpu, 1.5),
+                ("list", listed, listed_cpu, 0.5),
+            ],
+        )
         if dead:
             links, differ = compare_suggestions(copy)
             print(f"{n:>6} memories  {links} dead links, {differ} suggestions differ from difflib's")

@@ -10,7 +10,8 @@ which the typer commands call too). Anything else — any
 other command, any option this parser does not know, ``--help``, a map that must be
 re-woven — goes to the full CLI unchanged, which gives the same output the slow way.
 A plain ``kura list`` (or ``list --all``) is answered here too (``kura.cli.listed``): at
-20,000 memories the catalog answers it in about the time typer takes to start.
+20,000 memories the catalog answers it in about the time typer takes to start; and so is a
+plain ``kura doctor`` (``kura.cli.checkup``), for the same reason.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def _recall_args(argv: list[str]) -> tuple[dict[str, str], str, dict[str, Any]] 
 
 def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
     """(command, global options, --json) for the two hot map commands and a plain
-    ``list``, else None."""
+    ``list`` or ``doctor``, else None."""
     parsed = _globals(argv)
     if parsed is None:
         return None
@@ -118,6 +119,8 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
         return "weave", {**chosen, "no_model": "1"} if len(rest) == 2 else chosen, False
     if rest in (["list"], ["list", "--all"]):
         return "list", {**chosen, "all": "1"} if len(rest) == 2 else chosen, False
+    if rest == ["doctor"]:
+        return "doctor", chosen, False
     return None
 
 
@@ -148,6 +151,10 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
             from kura.cli.listed import list_command
 
             return list_command(chosen)
+        if command == "doctor":
+            from kura.cli.checkup import doctor_command
+
+            return doctor_command(chosen)
         return _prefill(chosen, as_json) if command == "prefill" else weave_command(chosen)
     except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
         return None

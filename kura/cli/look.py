@@ -11,9 +11,10 @@ import typer
 
 from kura import config as cfg
 from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, store_from, warn
+from kura.cli.checkup import show_reports
 from kura.cli.recall import ProgressLine, recall_command
 from kura.git.staged import staged_copy
-from kura.health.doctor import diagnose, fix_index, in_proportion
+from kura.health.doctor import diagnose, fix_index
 from kura.health.picture import FORMATS, of_store, render, save
 from kura.recall.search import SearchIndex, drop_index, remote_embedder
 from kura.request import RECALL
@@ -135,19 +136,11 @@ def doctor(
     reports = [core(partial(_diagnose, config, name, staged=staged)) for name in names]
     if as_json:
         print_json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
-    for report in [] if as_json else reports:
-        kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
-        state = "healthy" if not report.problems else f"{report.problems} problem(s)"
-        watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
-        typer.echo(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
-        if report.graph is not None:
-            typer.echo(f"  {_graph_line(report.graph)}")
-        for check, severity, text in in_proportion(report.findings, each=islands or strict):
-            label = check if severity == "error" else f"{check}, {severity}"
-            typer.echo(f"  {text}  [{label}]")
-    failing = sum(r.problems if strict else r.errors for r in reports)
-    if failing:
-        raise typer.Exit(1)
+        code = 1 if sum(r.problems if strict else r.errors for r in reports) else 0
+    else:
+        code = show_reports(reports, each=islands or strict, strict=strict)
+    if code:
+        raise typer.Exit(code)
 
 
 def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
@@ -156,15 +149,6 @@ def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> 
         return diagnose(store.open(), config.map_settings(store))
     with staged_copy(store.path) as copy:
         return diagnose(replace(store, path=copy).open(), config.map_settings(store))
-
-
-def _graph_line(graph: Any) -> str:
-    hubs = ", ".join(f"{slug} ({n})" for slug, n in graph.hubs[:3]) or "none"
-    largest = graph.clusters[0] if graph.clusters else 0
-    return (
-        f"links: {graph.resolved} resolved, {len(graph.dead)} dead; islands {len(graph.islands)}, "
-        f"dead ends {len(graph.dead_ends)}; {len(graph.clusters)} cluster(s), largest {largest}; hubs: {hubs}"
-    )
 
 
 @app.command()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from kura.files.finding import Finding
-from kura.files.memory_index import parse_index
+from kura.files.memory_index import Index, parse_index
 
 _OURS = re.compile(r"<{7,}(?:[ \t]|$)")
 _MIDDLE = re.compile(r"={7,}[ \t]*$")
@@ -84,7 +84,11 @@ def conflicts(text: str, *, examples: bool = True) -> list[tuple[int, int]]:
 def hidden_in_index(text: str, path: str) -> list[Finding]:
     """An HTML comment or code fence in MEMORY.md that is opened and never closed, as the
     index's own parser sees it (so kura's escaped ``\\<!--`` is no comment)."""
-    index = parse_index(text)
+    return hidden_in_parsed(parse_index(text), path)
+
+
+def hidden_in_parsed(index: Index, path: str) -> list[Finding]:
+    """``hidden_in_index`` of an index already parsed (a big index is parsed once)."""
     if index.unclosed is None:
         return []
     what, line = index.unclosed

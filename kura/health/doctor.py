@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from kura.errors import KuraError, StoreError
 from kura.files import memory_index as ix
 from kura.files.body import read as read_body
-from kura.files.checks import conflict_markers, hidden_in_index, nul_bytes
+from kura.files.checks import conflict_markers, hidden_in_index, hidden_in_parsed, nul_bytes
 from kura.files.memory_file import Finding
 from kura.files.slugs import INDEX_NAME
 from kura.health.graph import GraphReport, analyse
@@ -403,13 +403,17 @@ def _read_index(store: Store) -> tuple[ix.Index, tuple[Finding, ...], bool]:
             False,
         )
     data = got or b""
-    text = ix.normalize(data.decode("utf-8", errors="replace"))[0]
-    found = (
-        nul_bytes(data, INDEX_NAME)
-        + conflict_markers(text, INDEX_NAME, examples=False)
-        + hidden_in_index(text, INDEX_NAME)
+    raw = data.decode("utf-8", errors="replace")
+    text = ix.normalize(raw)[0]
+    index = ix.parse_index(raw)
+    # the same lines as parsing ``text`` again, unless normalizing it again would change it
+    hidden = (
+        hidden_in_parsed(index, INDEX_NAME)
+        if ix.normalize(text)[0] == text
+        else hidden_in_index(text, INDEX_NAME)
     )
-    return ix.parse_index(data.decode("utf-8", errors="replace")), tuple(found), True
+    found = nul_bytes(data, INDEX_NAME) + conflict_markers(text, INDEX_NAME, examples=False) + hidden
+    return index, tuple(found), True
 
 
 def _retired(store: Store, entries: dict[str, catalog.Entry], line: ix.IndexLine) -> Retired | None:

@@ -19,7 +19,10 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from functools import lru_cache, reduce
 from itertools import combinations
+from operator import or_
+from typing import Any
 
 from kura.text.triggers import STOP_WORDS
 
@@ -33,24 +36,29 @@ REVISION_SHARE = 0.6
 MAX_CHANGED = 2
 FAMILY = 3  # a claim revising more live claims than this is one of a pattern (``pairs``)
 CROWD = 400  # claims holding a word, past which it is no longer looked up in pairs (``pairs``)
+_FEW = 64  # claims one look-up may find that could revise a claim, past which it is a pattern's
 
 
 def words(text: str) -> set[str]:
     """Content words, lower-cased, a plural ``s`` folded away."""
-    out: set[str] = set()
-    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
-        word = word.rstrip(".")
-        if not word or word in STOP_WORDS or word in _EXTRA_STOP or word in _NEGATIONS:
-            continue
-        out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    out = {_folded(word) for word in _WORD.findall(text.lower().replace("\u2019", "'"))}
+    out.discard("")
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(word: str) -> str:
+    """One word as ``words`` keeps it, or "" for a word it drops (asked once per word: a big
+    store says the same few thousand words again and again)."""
+    word = word.rstrip(".")
+    if not word or word in STOP_WORDS or word in _EXTRA_STOP or word in _NEGATIONS:
+        return ""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def negated(text: str) -> bool:
     """Whether the claim is a negative one ("never …", "don't …", "not …")."""
-    return any(
-        w in _NEGATIONS or w == "never" for w in re.findall(r"[a-z']+", text.lower().replace("\u2019", "'"))
-    )
+    return not _NEGATIONS.isdisjoint(re.findall(r"[a-z']+", text.lower().replace("\u2019", "'")))
 
 
 def relation(new: str, old: str) -> str:
@@ -101,19 +109,33 @@ def pairs(claims: Mapping[str, str], *, family: int = FAMILY) -> list[tuple[str,
     whose words are nearly all everyone's ("fact number 12 about port 8012" among thousands
     of the same shape) is compared from its partners' side, where their rarer words narrow
     the search."""
-    read = {key: (words(text), negated(text)) for key, text in claims.items()}
-    holding: defaultdict[str, set[str]] = defaultdict(set)
-    for key, (found, _) in read.items():
+    if len(claims) < 2:
+        return []
+    keys = sorted(claims)  # a claim is its number here: its place in key order
+    read = [(words(claims[key]), negated(claims[key])) for key in keys]
+    holding: defaultdict[str, set[int]] = defaultdict(set)
+    for number, (found, _) in enumerate(read):
         for word in found:
-            holding[word].add(key)
-    partners: defaultdict[str, set[str]] = defaultdict(set)
-    for key in sorted(read):
-        rare = sorted(read[key][0], key=lambda w: (len(holding[w]), w))[: MAX_CHANGED + 2]
+            holding[word].add(number)
+    rank = {word: n for n, word in enumerate(sorted(holding, key=lambda w: (len(holding[w]), w)))}
+    rarest = [sorted(found, key=rank.__getitem__)[: MAX_CHANGED + 2] for found, _ in read]
+    starts, near, crowded = _near(read, holding, rarest)
+    starts, crowded = starts.tolist(), crowded.tolist()
+    partners: defaultdict[int, set[int]] = defaultdict(set)
+    for key in range(len(keys)):
+        if starts[key] == starts[key + 1] and not crowded[key]:
+            continue  # nothing it could revise: its look-ups would find no partner
+        # in key order, as the look-ups are; a claim with many that could (one of a pattern)
+        # looks them up as they come, and stops at its first few partners
+        could = None if crowded[key] else near[starts[key] : starts[key + 1]].tolist()
         seen = {key}
-        for x, y in combinations(rare, 2):  # x is the rarer: past CROWD, so is every later x
+        for x, y in combinations(rarest[key], 2):  # x is the rarer: past CROWD, so is every later x
             if len(holding[x]) > CROWD or len(partners[key]) > family:
                 break
-            for other in sorted((holding[x] & holding[y]) - seen):
+            hx, hy = holding[x], holding[y]
+            for other in sorted((hx & hy) - seen) if could is None else could:
+                if other in seen or other not in hx or other not in hy:
+                    continue
                 seen.add(other)
                 if len(partners[key]) > family:
                     break
@@ -121,4 +143,49 @@ def pairs(claims: Mapping[str, str], *, family: int = FAMILY) -> list[tuple[str,
                     partners[key].add(other)
                     partners[other].add(key)
     kept = {key for key, found in partners.items() if len(found) <= family}
-    return sorted((key, other) for key in kept for other in partners[key] if other in kept and key < other)
+    return sorted(
+        (keys[key], keys[other]) for key in kept for other in partners[key] if other in kept and key < other
+    )
+
+
+def _near(
+    read: list[tuple[set[str], bool]], holding: Mapping[str, set[int]], rarest: list[list[str]]
+) -> tuple[Any, Any, Any]:
+    """For each claim, the claims ``pairs`` would look up for it that could revise it at all,
+    as (starts, claims, crowded): claim k's are ``claims[starts[k]:starts[k + 1]]``, in
+    order, unless ``crowded[k]`` (more than ``_FEW`` in one look-up: ``pairs`` looks those up
+    itself). A revision leaves out at most ``MAX_CHANGED`` of either side's words, and a
+    word's bit (one of 128) missing from the other's bits is a word missing from it, so a
+    pair whose bits differ in more than twice that many places is none. Compared a whole
+    look-up set at a time (numpy): 20,000 lines of one shape cost two million ``relate``
+    calls before, and leave a few dozen candidates now."""
+    import numpy as np
+
+    bit = {word: 1 << n % 128 for n, word in enumerate(holding)}
+    lanes = []
+    for found, _ in read:
+        mask = reduce(or_, map(bit.__getitem__, found), 0)
+        lanes.append((mask & (1 << 64) - 1, mask >> 64))
+    masks = np.array(lanes, dtype=np.uint64).reshape(len(read), 2)
+    looking: defaultdict[str, list[int]] = defaultdict(list)  # a word -> the claims looking it up
+    for number, words_looked_up in enumerate(rarest):
+        for word in words_looked_up:
+            if 1 < len(holding[word]) <= CROWD and len(read[number][0]) >= 2:
+                looking[word].append(number)
+    crowded = np.zeros(len(read), dtype=bool)
+    pairs_found = [np.zeros(0, dtype=np.int64)]
+    for word, claims in looking.items():
+        rows = np.array(claims, dtype=np.int64)
+        cols = np.array(sorted(holding[word]), dtype=np.int64)
+        differ = np.bitwise_count(masks[rows][:, None, :] ^ masks[cols][None, :, :])
+        # each side leaves out at most MAX_CHANGED words, so they differ in at most twice that
+        ok = (differ[..., 0] + differ[..., 1] <= 2 * MAX_CHANGED) & (rows[:, None] != cols[None, :])
+        many = ok.sum(axis=1) > _FEW
+        crowded[rows[many]] = True
+        i, j = np.nonzero(ok[~many])
+        pairs_found.append(rows[~many][i] * len(read) + cols[j])
+    both = np.sort(np.concatenate(pairs_found))
+    first = np.ones(len(both), dtype=bool)
+    first[1:] = both[1:] != both[:-1]
+    both = both[first]  # by claim, then by the claim it could revise
+    return np.searchsorted(both // len(read), np.arange(len(read) + 1)), both % len(read), crowded

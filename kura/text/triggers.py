@@ -16,6 +16,7 @@ does not contain; the weave then falls back to the trimmer.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from kura.text.tokens import estimate_tokens
 
@@ -53,7 +54,7 @@ def mechanical(line: str, budget: int) -> str:
         return text
     words = _units(text)
     conclusion = _conclusion_start(words)
-    scores = [_score(words, i, i >= conclusion) for i in range(len(words))]
+    scores = [_score(word, words[i - 1] if i else None, i >= conclusion) for i, word in enumerate(words)]
     keep: set[int] = set()
     narrow = wide = 0  # what the kept words cost; joining can only make the text shorter
     floor = 0
@@ -115,8 +116,11 @@ def _conclusion_start(words: list[str]) -> int:
     return ends[-1] if ends else len(words)
 
 
-def _score(words: list[str], i: int, in_conclusion: bool) -> int:
-    word = words[i]
+@lru_cache(maxsize=1 << 16)
+def _score(word: str, before: str | None, in_conclusion: bool) -> int:
+    """How much ``word`` (after ``before``, None for the first word) makes its line
+    recognisable. Asked once per (word, word before it): a cold weave of a big store trims
+    thousands of lines written in the same few thousand words."""
     bare = word.strip(".,;:!?()[]\"'").lower()
     if "⚠" in word:
         return 100
@@ -124,11 +128,11 @@ def _score(words: list[str], i: int, in_conclusion: bool) -> int:
         return 9
     if _NUMBER.search(word):
         return 8
-    if i > 0 and _PLAIN_NUMBER.fullmatch(words[i - 1]) and bare.isalpha() and bare not in STOP_WORDS:
+    if before is not None and _PLAIN_NUMBER.fullmatch(before) and bare.isalpha() and bare not in STOP_WORDS:
         return 7  # a unit after a number: "8 TB", "3 min"
     if _IDENT.search(word.strip(".,;:()")):
         return 7
-    if word[:1].isupper() and i > 0 and not words[i - 1].endswith((".", "!", "?")):
+    if word[:1].isupper() and before is not None and not before.endswith((".", "!", "?")):
         return 6
     if bare in STOP_WORDS or not bare:
         return 0 + (1 if in_conclusion else 0)

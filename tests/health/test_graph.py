@@ -87,3 +87,32 @@ def test_did_you_mean_agrees_with_difflib_on_random_near_misses() -> None:
         w: next(iter(difflib.get_close_matches(w, sorted(everything), n=1, cutoff=0.75)), None) for w in dead
     }
     assert suggestions(known, dead) == expected
+
+
+def test_the_graph_figures_are_networkx_figures() -> None:
+    """analyse counts with plain dicts; networkx (which it used before) is the reference."""
+    import networkx as nx
+
+    rng = random.Random(3)
+    slugs = [f"s{i:03d}" for i in range(300)]
+    links = {
+        slug: tuple(rng.choice([*slugs, "gone", slug]) for _ in range(rng.choice([0, 0, 1, 1, 2, 5])))
+        for slug in slugs
+    }
+    graph: nx.DiGraph = nx.DiGraph()
+    graph.add_nodes_from(links)
+    graph.add_edges_from((s, t) for s, ts in links.items() for t in ts if t in links and t != s)
+    report = analyse(links, hubs=10)
+    assert report.resolved == sum(t in links for ts in links.values() for t in ts)
+    assert report.islands == tuple(sorted(n for n in graph if graph.degree(n) == 0))
+    assert report.dead_ends == tuple(
+        sorted(n for n in graph if graph.out_degree(n) == 0 and graph.in_degree(n) > 0)
+    )
+    assert report.clusters == tuple(
+        sorted((len(c) for c in nx.weakly_connected_components(graph)), reverse=True)
+    )
+    hubs = sorted(
+        ((n, graph.in_degree(n)) for n in graph if graph.in_degree(n) > 0), key=lambda p: (-p[1], p[0])
+    )
+    assert report.hubs == tuple(hubs[:10])
+    assert len(report.islands) > 5 and len(report.dead_ends) > 5 and len(report.clusters) > 5
