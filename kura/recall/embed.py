@@ -37,7 +37,7 @@ SUPERSEDED = ("all-MiniLM-L6-v2-int8",)  # earlier keys of this model: their row
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIM = 384
 BATCH = 32
-BATCH_TOKENS = 2048  # rows × width of one batch at most: what bounds the build's memory
+BATCH_TOKENS = 1024  # rows × width of one batch at most: what bounds the build's memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,8 @@ def batches(lengths: Sequence[int]) -> list[int]:
     """Sizes of consecutive batches over sequences sorted by length: at most ``BATCH`` rows
     and ``BATCH_TOKENS`` padded tokens each. onnxruntime keeps the memory of its biggest
     batch, and 32 rows of 256 tokens take 1 GB (the attention is not fused): so long texts
-    go in smaller batches, short ones in full ones, at the same speed."""
+    go in smaller batches, short ones in full ones, at the same speed. Measured: 1,024 tokens
+    a batch peaks 55–95 MB lower than 2,048, and is no slower (16 × 56: 18 ms CPU a row)."""
     sizes: list[int] = []
     start = 0
     while start < len(lengths):
