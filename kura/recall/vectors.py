@@ -127,11 +127,12 @@ def save(db: sqlite3.Connection, matrix: Matrix, model: str) -> None:
     import numpy as np
 
     (generation,) = db.execute("SELECT value FROM kv WHERE key = 'generation'").fetchone() or (None,)
+    half = np.ascontiguousarray(matrix.half)
     with db:
         db.executemany(
             "INSERT OR REPLACE INTO kv VALUES (?, ?)",
             [
-                ("matrix", np.ascontiguousarray(matrix.half).data.cast("B")),  # no copy
+                ("matrix", half.data.cast("B") if half.size else b""),  # no copy
                 ("matrix_rows", json.dumps([matrix.slugs, [int(i) for i in matrix.fts]])),
                 ("matrix_model", model),
                 ("matrix_generation", generation),

@@ -190,3 +190,9 @@ def test_the_matrix_is_made_from_the_vectors_table_without_holding_it_twice(tmp_
     again = vectors.saved(db, "m", 384)
     assert again is not None and np.array_equal(again.half, rows)
     assert peak < 2 * rows.nbytes  # the matrix and its slugs; no list of blobs, no joined copy
+    with db:
+        db.execute("DELETE FROM vectors")
+        db.execute("INSERT INTO kv VALUES ('generation', 1)")  # the saved matrix is out of date
+    empty = vectors.load(db, "m", 384)
+    assert empty.half.shape == (0, 384) and empty.slugs == []
+    assert vectors.saved(db, "m", 384) is not None
