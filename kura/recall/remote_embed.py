@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kura.config import ModelConfig
 
 BATCH = 64
+TEXT = "t2"  # the version of ``index_build.text_of`` (``embed.MODEL_ID`` carries it too)
 
 
 class RemoteEmbedder:
@@ -30,7 +31,8 @@ class RemoteEmbedder:
 
     def __init__(self, model: ModelConfig) -> None:
         self.model = model
-        self.model_id = f"api:{model.model}"
+        self.model_id = f"api:{model.model}/{TEXT}"  # what is embedded changed: vectors made again
+        self.superseded = (f"api:{model.model}",)
 
     def full(self) -> RemoteEmbedder:
         return self

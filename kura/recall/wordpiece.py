@@ -6,9 +6,11 @@ cost more than it saves. This is BERT's uncased scheme: clean the text (drop con
 characters, unify whitespace), put spaces around CJK ideographs, lower-case and strip
 accents, split on whitespace and punctuation, then cut each word greedily into the longest
 pieces found in the vocabulary (continuations carry ``##``), a word longer than 100
-characters or with no match being ``[UNK]``. Sequences are ``[CLS] … [SEP]``, at most 256
-tokens, as the model was trained. ``tests/recall/test_wordpiece.py`` pins it to the reference
-tokenizer's ids.
+characters or with no match being ``[UNK]``. Sequences are ``[CLS] … [SEP]``, at most 128
+tokens: all-MiniLM-L6-v2 was trained on 128 (sentence-transformers lets it read 256), a
+sequence's cost grows with its length, and cutting long memories there moved
+bench/recall_quality.py by one question at most. ``tests/recall/test_wordpiece.py`` pins it
+to the reference tokenizer's ids.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 VOCAB = Path(__file__).parent.parent / "data" / "minilm-vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
-MAX_TOKENS = 256
+MAX_TOKENS = 128
 MAX_WORD_CHARS = 100
 
 

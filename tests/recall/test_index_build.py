@@ -24,6 +24,8 @@ import pytest
 from conftest import ModelServer
 
 from kura.config import load_config
+from kura.recall.embed import MODEL_ID
+from kura.recall.index_build import text_of
 from kura.recall.recall import recall
 from kura.recall.search import SearchIndex, remote_embedder
 from kura.serve.pool import StorePool
@@ -93,7 +95,7 @@ def test_the_default_budget_builds_a_small_store_whole_before_answering(tmp_path
     found = recall(store, "where is the backup tape kept", hops=0)
     assert (found.how, found.degraded, found.partial) == ("embedded", False, None)
     assert found.picked[0].slug == "tape-backup"
-    assert vector_count(root, "all-MiniLM-L6-v2-int8") == 12
+    assert vector_count(root, MODEL_ID) == 12
 
 
 def test_the_budget_comes_from_the_environment() -> None:
@@ -141,23 +143,23 @@ def test_a_killed_build_resumes_without_embedding_finished_rows_again(
         while len(asked) <= 40 and build.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert build.poll() is None, "the build finished before it could be killed"
-        kept = vector_count(root, "api:toy")
+        kept = vector_count(root, "api:toy/t2")
         while not kept and time.monotonic() < deadline:
             time.sleep(0.02)
-            kept = vector_count(root, "api:toy")
+            kept = vector_count(root, "api:toy/t2")
         os.kill(build.pid, signal.SIGKILL)
         build.wait(10)
     finally:
         gate.set()
         if build.poll() is None:
             build.kill()
-    kept = vector_count(root, "api:toy")
+    kept = vector_count(root, "api:toy/t2")
     assert 0 < kept < 300
     before = len(asked)
     resumed = kura("--config", str(config), "index", "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert len(asked) - before == 300 - kept  # every memory with a vector was left alone
-    assert vector_count(root, "api:toy") == 300
+    assert vector_count(root, "api:toy/t2") == 300
     assert json.loads(resumed.stdout)["vectors"] == 300
 
 
@@ -211,3 +213,32 @@ def test_an_index_updated_by_words_only_is_finished_by_fill(
         assert index.fill() == 0
     finally:
         index.close()
+
+
+def test_a_body_that_repeats_its_description_embeds_it_once_without_markdown_marks() -> None:
+    said = "Mika deploys  staging on port 8005"
+    body = "Mika deploys staging on port 8005.\n\n**Why:** it matters.\n\nRelated: [[m00006]], `ruff`\n"
+    assert text_of("Memory 5", said, body) == (
+        "Memory 5. Mika deploys staging on port 8005.\n\nWhy: it matters.\n\nRelated: m00006, ruff\n"
+    )  # fmt: skip
+    other = "The oven is serviced every February.\n"
+    assert text_of("Oven", "Bakeline services the deck oven", other) == (
+        f"Oven. Bakeline services the deck oven. {other}"
+    )  # fmt: skip
+
+
+def test_vectors_an_older_kura_made_are_made_again_and_dropped(tmp_path: Path) -> None:
+    root = tmp_path / "small"
+    root.mkdir()
+    store = generated(root, 12)
+    recall(store, "where is the backup tape kept", hops=0)
+    old = "all-MiniLM-L6-v2-int8"  # what kura saved before it embedded a repeated description once
+    db = sqlite3.connect(root / ".kura" / "search.db")
+    with db:
+        db.execute("UPDATE vectors SET model = ?", (old,))
+        db.execute("UPDATE kv SET value = replace(value, ?, ?) WHERE key IN ('model', 'filled', 'matrix_model')",
+                   (MODEL_ID, old))  # fmt: skip
+    db.close()
+    found = recall(store, "where is the backup tape kept", hops=0)
+    assert (found.how, found.degraded, found.picked[0].slug) == ("embedded", False, "tape-backup")
+    assert (vector_count(root, MODEL_ID), vector_count(root, old)) == (12, 0)

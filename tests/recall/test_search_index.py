@@ -158,3 +158,41 @@ def test_an_update_of_a_few_files_patches_the_saved_matrix(sample: Store) -> Non
     assert len(kept.slugs) == 40
     second = SearchIndex(sample)
     assert second.search("when is the ceramics oven used", k=1).hits[0].slug == "zz-kiln"
+
+
+def test_the_matrix_is_made_from_the_vectors_table_without_holding_it_twice(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from kura.recall import vectors
+
+    db = sqlite3.connect(tmp_path / "v.db")
+    db.executescript(
+        "CREATE TABLE docs(slug TEXT, fts INTEGER, sha TEXT); CREATE TABLE kv(key TEXT PRIMARY KEY, value);"
+        "CREATE TABLE vectors(sha TEXT, model TEXT, vec BLOB, PRIMARY KEY (sha, model));"
+    )
+    rows = np.random.default_rng(3).standard_normal((2000, 384)).astype(np.float16)
+    with db:
+        db.executemany(
+            "INSERT INTO docs VALUES (?, ?, ?)", [(f"m{i:04d}", i + 1, f"s{i}") for i in range(2000)]
+        )
+        db.executemany(
+            "INSERT INTO vectors VALUES (?, 'm', ?)", [(f"s{i}", row.tobytes()) for i, row in enumerate(rows)]
+        )
+        db.execute("INSERT INTO vectors VALUES ('s7', 'other', x'00')")  # another model's row: not read
+    tracemalloc.start()
+    try:
+        matrix = vectors.load(db, "m", 384)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(matrix.half, rows) and matrix.slugs[:2] == ["m0000", "m0001"]
+    assert list(matrix.fts[:3]) == [1, 2, 3]
+    again = vectors.saved(db, "m", 384)
+    assert again is not None and np.array_equal(again.half, rows)
+    assert peak < 2 * rows.nbytes  # the matrix and its slugs; no list of blobs, no joined copy
+    with db:
+        db.execute("DELETE FROM vectors")
+        db.execute("INSERT INTO kv VALUES ('generation', 1)")  # the saved matrix is out of date
+    empty = vectors.load(db, "m", 384)
+    assert empty.half.shape == (0, 384) and empty.slugs == []
+    assert vectors.saved(db, "m", 384) is not None

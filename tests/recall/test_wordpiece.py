@@ -181,9 +181,9 @@ def test_ids_match_the_reference_tokenizer(text: str, ids: list[int]) -> None:
     assert list(minilm().encode(text, max_tokens=10_000).ids) == ids
 
 
-def test_sequences_are_cut_at_256_tokens_with_the_markers_kept() -> None:
+def test_sequences_are_cut_at_the_128_tokens_the_model_was_trained_on_with_the_markers_kept() -> None:
     encoding = minilm().encode(" ".join(f"word{i}" for i in range(400)))
-    assert len(encoding.ids) == MAX_TOKENS
+    assert len(encoding.ids) == MAX_TOKENS == 128
     assert (encoding.tokens[0], encoding.tokens[-1]) == ("[CLS]", "[SEP]")
 
 
