@@ -30,7 +30,7 @@ from typing import Any
 from kura.distill.drafts import drafts, pour, toss
 from kura.distill.run import run_pass
 from kura.evals import agent
-from kura.evals.scenarios import Scenario, Session, Step, chat_rows, render, transcript
+from kura.evals.scenarios import WINDOW, Scenario, Session, Step, chat_rows, render, transcript
 from kura.recall.context import context
 from kura.recall.embed import Unavailable
 from kura.store.store import Store, init_store
@@ -38,7 +38,7 @@ from kura.text.tokens import estimate_tokens
 from kura.transcripts.journals import Journals, Root
 
 ARMS = ("kura", "window", "none")
-DEFAULT_BUDGET = 1500  # tokens: kura's context budget and the window's size alike
+DEFAULT_BUDGET = WINDOW  # tokens: kura's context budget and the window's size alike
 Progress = Callable[[str, int, int], None]  # scenario, sessions done, sessions
 Watch = Callable[[Session, str, str], None]  # session, arm, the text the arm was given
 
