@@ -420,6 +420,7 @@ from kura.cli import (  # noqa: E402,F401 - register their commands after the re
     distill,
     eval,  # noqa: A004 - the module kura.cli.eval, not the builtin
     git,
+    ladder,
     life,
     look,
     mcp,

@@ -79,7 +79,8 @@ def run(
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()
     try:
-        metrics = core(lambda: run_pass(opened, journals, progress=bar, minds=minds))
+        window = config.map_settings(chosen).window_tokens
+        metrics = core(lambda: run_pass(opened, journals, progress=bar, minds=minds, window_tokens=window))
     except OSError as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
@@ -302,7 +303,10 @@ def night(
     def log(line: str) -> None:
         say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
 
-    tasks = tasks_for(opened, journals, config.scribe_for(chosen), config.brain_for(chosen))
+    window = config.map_settings(chosen).window_tokens
+    tasks = tasks_for(
+        opened, journals, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
+    )
     idle = idle_sec if idle_sec is not None else idle_min * 60
     loop = Night(look=lambda: snapshot(journals, opened.root), tasks=tasks, idle=idle, poll=poll_sec, log=log)
     loop.run(once=once)

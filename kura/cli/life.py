@@ -114,6 +114,8 @@ def forget(
             say(f"  derived    {path} (its rows and caches)")
         if found.spans:
             say(f"  spans      {len(found.spans)} transcript span(s) with its words (the transcripts stay)")
+        if found.scratch:
+            say(f"  scratch    {len(found.scratch)} waiting candidate(s) that say it (kura scratch)")
         for other in found.linked_from:
             say(f"  linked     from {other} (its [[links]] to it stay in its text, dead — edit it)")
     if not yes and not typer.confirm("purge all of it?", default=False):

@@ -8,7 +8,8 @@ reader (``kura.distill.model_steps``) are the only places that read an untyped o
 spotter builds a ``Candidate`` and every later step reads one.
 
 The gate's fields are ``topic``, ``kind``, ``why``, ``quotes`` (``"[USER] verbatim…"``) and
-``judgement``; ``rule`` names the spotter (``remember``, ``correction``, ``scar``, ``brain``).
+``judgement``; ``rule`` names the spotter (``remember``, ``correction``, ``scar``, ``brain``, and
+``ladder`` for a claim that crossed on TIDE and CALLUS witnesses, ``kura.distill.ladder``).
 The rest are the verbatim pieces the template composer and the novelty check need: ``said``
 (the human's sentence), ``failed``/``failed_call``/``fixed``/``output``/``keywords`` (a scar)
 and ``replaces`` (the memory a contradiction revises).
@@ -16,7 +17,7 @@ and ``replaces`` (the memory a contradiction revises).
 
 from typing import Literal, NotRequired, TypedDict
 
-Rule = Literal["remember", "correction", "scar", "brain"]  # the spotter that proposed it
+Rule = Literal["remember", "correction", "scar", "brain", "ladder"]  # the spotter that proposed it
 
 
 class Candidate(TypedDict):  # no `from __future__ import annotations`: it would hide NotRequired

@@ -53,7 +53,11 @@ _VOICE = {
     "ACT": "The agent ran",
     "SELF": "The agent noted",
 }
-_SPOKEN = {"remember": "The user said:", "correction": "Corrected by the user:"}  # the floor's attributions
+_SPOKEN = {
+    "remember": "The user said:",
+    "correction": "Corrected by the user:",
+    "ladder": "The user said:",
+}  # the floor's attributions
 _HOW = {
     "feedback": "follow it in every session without being reminded.",
     "user": "keep it in mind when working with this person.",
@@ -147,6 +151,10 @@ def _sentences(candidate: Candidate, evidence: Sequence[Segment]) -> tuple[list[
         why = "**Why:** the first attempt failed and cost a retry before the working call was found."
         return facts, why, f"**How to apply:** run `{fixed}` directly instead of `{failed}`."
     said = str(candidate.get("said") or "")
+    if rule == "ladder":  # said in passing, in two unrelated sessions: their words, attributed
+        spoken = _said("The user said:", said) if said else _said("A tool printed:", candidate.get("output"))
+        why = "**Why:** it fell out of the working window in one session and recurred in an unrelated one."
+        return [f"{topic}.", spoken], why, f"**How to apply:** {_HOW.get(kind, _HOW['project'])}"
     if rule == "correction":
         facts = [f"{topic}.", _said("The user corrected the agent:", said)]
         why = "**Why:** the agent got this wrong once and was corrected; the correction is the rule."

@@ -59,7 +59,7 @@ from kura.distill.signature import matches, sign
 from kura.errors import KuraError, NotFound, StoreError
 from kura.files import memory_file as nt
 from kura.files.slugs import new_slug
-from kura.life.lifecycle import from_flags, supersede, unreplaced
+from kura.life.lifecycle import also_from_flags, from_flags, supersede, unreplaced
 from kura.store import state as st
 from kura.store import write_checks
 from kura.store.atomic import write_atomic
@@ -422,6 +422,7 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
             "toss it, or distil it again as an extension"
         )
     seen, replaces = from_flags(draft.flags, draft.source, draft.evidence)
+    also = also_from_flags(draft.flags, draft.source, draft.evidence)  # the ladder's other witnesses
     meta: dict[str, Any] = {
         "name": draft.title or draft.slug,
         "description": draft.description,
@@ -430,7 +431,7 @@ def _create(store: Store, draft: Draft, actor: str) -> Path:
         "distilled": _today(),
         "source": draft.source,
         "evidence": _evidence_meta(draft),
-        **({"witnesses": [seen.to_meta()]} if seen else {}),
+        **({"witnesses": [w.to_meta() for w in (seen, *also)]} if seen else {}),
     }
     where = f"{store.name}/{draft.slug}"
     write_checks.check_text(where, title=meta["name"], description=draft.description, body=draft.body)

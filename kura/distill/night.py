@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kura.distill.drain import drain
+from kura.distill.ladder import WINDOW_TOKENS
 from kura.distill.model_steps import Minds
 from kura.distill.run import run_pass
 from kura.store.store import Store
@@ -72,14 +73,20 @@ def snapshot(journals: jr.Journals, store_root: Path) -> Snapshot:
 
 
 def tasks_for(
-    store: Store, journals: jr.Journals, scribe: ModelConfig | None, brain: ModelConfig | None = None
+    store: Store,
+    journals: jr.Journals,
+    scribe: ModelConfig | None,
+    brain: ModelConfig | None = None,
+    *,
+    window_tokens: int = WINDOW_TOKENS,
 ) -> list[Task]:
-    """One pass over ``store``'s journals (the brain spotting when there is one), then one
-    drain when a scribe is configured, then grooming the store's threads (``kura.threads.groom``)."""
+    """One pass over ``store``'s journals (the brain spotting when there is one; the ladder's
+    window is ``window_tokens``), then one drain when a scribe is configured, then grooming
+    the store's threads (``kura.threads.groom``)."""
 
     def one_pass() -> NightReport:
         minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
-        metrics = run_pass(store, journals, minds=minds)
+        metrics = run_pass(store, journals, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)
 
     tasks = [Task("pass", one_pass)]

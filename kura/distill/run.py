@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from kura.distill import drafts as dr
-from kura.distill import novelty, seeds
+from kura.distill import ladder, novelty, seeds
 from kura.distill.candidate import Candidate
 from kura.distill.compose import compose
 from kura.distill.contradict import disagreements
@@ -102,6 +102,9 @@ class Metrics:
     models: str = "rules only"
     usage: dict[str, Any] = field(default_factory=dict)
     reinforced: int = 0
+    waiting: int = 0  # mentions the ladder added to scratch (``kura.distill.ladder``)
+    crossed: int = 0  # scratch items that crossed into drafts (or memories) this pass
+    held_back: dict[str, int] = field(default_factory=dict)  # crossings refused, by reason
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +118,9 @@ class Metrics:
             "ideas": self.ideas,
             "extends": self.extends,
             "reinforced": self.reinforced,
+            "scratch_mentions": self.waiting,
+            "crossed": self.crossed,
+            "crossings_refused": dict(self.held_back),
             "findings": [str(f) for f in self.findings],
             "models": self.models,
             "tokens_in": self.usage.get("tokens_in", 0),
@@ -140,7 +146,9 @@ class Metrics:
                 if self.reinforced
                 else ""
             )
-            + f", ideas {self.ideas}, {self.models}"
+            + f", ideas {self.ideas}"
+            + (f", scratch +{self.waiting} crossed {self.crossed}" if self.waiting or self.crossed else "")
+            + f", {self.models}"
             + f", {self._tokens()}"
         )
 
@@ -162,6 +170,9 @@ class _Tally:
     findings: list[Finding] = field(default_factory=list)
     extends: int = 0
     reinforced: int = 0
+    waiting: int = 0
+    crossed: int = 0
+    held_back: Counter[str] = field(default_factory=Counter)
 
     def freeze(self, minds: Minds) -> Metrics:
         return Metrics(
@@ -178,6 +189,9 @@ class _Tally:
             models=describe(minds),
             usage=minds.usage.to_dict(),
             reinforced=self.reinforced,
+            waiting=self.waiting,
+            crossed=self.crossed,
+            held_back=dict(self.held_back),
         )
 
 
@@ -201,13 +215,16 @@ def run_pass(
     progress: Progress | None = None,
     max_bytes: int = 0,
     minds: Minds | None = None,
+    window_tokens: int = ladder.WINDOW_TOKENS,
 ) -> Metrics:
     """One pass over every journal of ``store`` (see the module docstring); ``minds`` are
-    the models it may ask (none: rules and templates only)."""
+    the models it may ask (none: rules and templates only); ``window_tokens`` is the working
+    window the ladder's TIDE is measured against."""
     minds = minds if minds is not None else Minds()
     stage = stage or dr.stage
     sources, found = jr.discover(journals, store.root)
     tally = _Tally(findings=[*found, *sweep(dr.drafts_dir(store))])
+    journals_read = {s.key: s.fmt for s in sources}  # what a scratch witness may cite
     listed = store.list()  # read once a pass: the drafts a pass stages do not change the store
     own = store_text(listed)
     for number, source in enumerate(sources, start=1):
@@ -221,6 +238,15 @@ def run_pass(
             if claim.token:
                 tally.sources += 1
                 _distil(store, source, stretch.segments, (listed, own), stage, tally, progress, minds)
+                _climb(
+                    store,
+                    claim,
+                    stretch.segments,
+                    (listed, own),
+                    stage,
+                    tally,
+                    (window_tokens, journals_read),
+                )
         except BaseException:
             jr.release(store.state_dir, claim)
             raise
@@ -313,6 +339,25 @@ def _distil(
         seeds.graduate(store, _field(candidate, "topic"), path.stem)  # later evidence confirms an idea
         tally.kept += 1
         tally.drafts.append(path)
+
+
+def _climb(store: Store, claim: jr.Claim, segments: Sequence[Segment], known: tuple[Sequence[Memory], str],
+           stage: Stage, tally: _Tally, reading: tuple[int, dict[str, str]]) -> None:  # fmt: skip
+    """The ladder (``kura.distill.ladder``): statements said in passing wait in scratch, and
+    those with witnesses enough cross, through the same gate and floor."""
+    listed, own = known
+    live = [(m.slug, m.name, f"{m.description}\n{m.note.body}") for m in listed if not retired(m.note.meta)]
+    fallback = spans.file_day(claim.source.path)
+    compacted = ladder.compactions(claim.raw.data, claim.raw.start.line + 1)
+    added, ready = ladder.read(store, claim.source.key, segments, window_tokens=reading[0], live=live,
+                               graves=tombstones(store), fallback_when=fallback,
+                               compacted=compacted)  # fmt: skip
+    done = ladder.cross(store, ready, stage=stage, own=own, live=live, journals=reading[1])
+    tally.waiting += added
+    tally.crossed += len(done.crossed)
+    tally.kept += len(done.crossed)
+    tally.drafts.extend(Path(p) for p in done.crossed)
+    tally.held_back.update(done.dropped)
 
 
 def _replaces(candidate: Candidate, evidence: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> str:

@@ -193,11 +193,8 @@ def confidence(
     contradicted: bool = False,
 ) -> Confidence:
     """The confidence the witnesses carry today (see the module docstring)."""
-    groups: dict[str, list[float]] = {}
-    for witness in witnesses:
-        groups.setdefault(witness.group, []).append(witness.value(today))
-    evidence = sum(max(values) * (1 + 0.25 * (1 - 1 / len(values))) for values in groups.values())
-    k = len(groups)
+    k = len({witness.group for witness in witnesses})
+    evidence = weight_of(witnesses, today)
     diversity = 1 - 0.25 * math.exp(-(k - 1)) if k else 0.0
     value = evidence / (evidence + 0.5) * diversity if evidence else 0.0
     reasons: list[str] = []
@@ -221,6 +218,16 @@ def confidence(
         sessions=sessions,
         reasons=tuple(reasons),
     )
+
+
+def weight_of(witnesses: Sequence[Witness], today: dt.date) -> float:
+    """``E``, the evidence before it saturates: per group its strongest aged value, repeats
+    adding at most a quarter, summed. The ladder's floors (``kura.life.scratch``) compare this
+    sum — TIDE 0.30 + CALLUS 0.25 is 0.55 — where a memory's asserted floor reads ``confidence``."""
+    groups: dict[str, list[float]] = {}
+    for witness in witnesses:
+        groups.setdefault(witness.group, []).append(witness.value(today))
+    return sum(max(values) * (1 + 0.25 * (1 - 1 / len(values))) for values in groups.values())
 
 
 def lead(evidence: Sequence[Any]) -> Any:

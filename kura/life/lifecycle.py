@@ -132,3 +132,23 @@ def from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> tu
     return wt.Witness(
         kind=kind, when=when, session=found.get("session", ""), source=source, quote=wt.lead_quote(evidence)
     ), replaces
+
+
+def also_from_flags(flags: Sequence[str], source: str, evidence: Sequence[Any]) -> list[wt.Witness]:
+    """The further witnesses a draft's ``also:KIND@DAY@QUOTE-INDEX@SESSION[@SOURCE]`` flags
+    record (a claim the ladder carried across on witnesses from several sessions; the
+    draft's source when none is named); a flag that does not read so is passed over."""
+    out = []
+    for flag in flags:
+        if not flag.startswith("also:"):
+            continue
+        parts = flag.removeprefix("also:").split("@", 4)
+        kind = wt.kind_of(parts[0]) if len(parts) >= 4 else None
+        if kind is None or not parts[2].isdigit():
+            continue
+        at = int(parts[2])
+        quote = str(evidence[at].text)[:400] if at < len(evidence) else ""
+        when = wt.parse_when(parts[1]) or dt.date.today()
+        said_in = parts[4] if len(parts) == 5 and parts[4] else source
+        out.append(wt.Witness(kind=kind, when=when, session=parts[3], source=said_in, quote=quote))
+    return out

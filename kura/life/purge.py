@@ -12,7 +12,10 @@ answered with yes. The closure is computed first and shown before anything is re
 - derived state: its search-index rows and vectors, the catalog row and the trigger
   ledger, the woven map and its backups, its use marks;
 - transcript spans (``kura.recall.spans``) that carry its words — a quote, its claim, a
-  paragraph of its body — so ``kura context`` cannot offer it back as "said before".
+  paragraph of its body — so ``kura context`` cannot offer it back as "said before";
+- scratch items (``kura.life.scratch``) that say it, so it cannot wait there and cross again.
+  ``purge_waiting`` purges one scratch item alone (``kura scratch --purge ID``): it, its
+  spans, and a tombstone of its words.
 
 SQLite keeps deleted text in free pages, its write-ahead log and, for full-text tables,
 old index segments, so the databases are compacted (secure delete, FTS optimise, VACUUM,
@@ -35,9 +38,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from kura.errors import NotFound
 from kura.files import memory_file as nt
 from kura.files import memory_index as ix
 from kura.files import witness as wt
+from kura.life import scratch as sc
 from kura.life.usage import forget
 from kura.recall.search import open_index
 from kura.recall.spans import carrying
@@ -65,12 +70,14 @@ class Closure:
     state: tuple[Path, ...] = field(default=())  # derived files that hold its text
     spans: tuple[int, ...] = field(default=())  # transcript spans that carry its words
     linked_from: tuple[str, ...] = field(default=())  # other memories whose [[links]] name it: kept
+    scratch: tuple[str, ...] = field(default=())  # scratch items that say it
 
     def to_dict(self) -> dict[str, Any]:
         return {"slug": self.slug, "files": [str(p) for p in self.files], "derived": list(self.derived),
                 "index_lines": list(self.index_lines), "drafts": [str(p) for p in self.drafts],
                 "pointers": list(self.pointers), "state": [str(p) for p in self.state],
-                "spans": len(self.spans), "linked_from": list(self.linked_from)}  # fmt: skip
+                "spans": len(self.spans), "linked_from": list(self.linked_from),
+                "scratch": list(self.scratch)}  # fmt: skip
 
 
 def closure(store: Store, slug: str) -> Closure:
@@ -93,7 +100,7 @@ def closure(store: Store, slug: str) -> Closure:
     return Closure(slug=memory.slug, files=(memory.path, *(m.path for m in derived)),
                    derived=tuple(m.slug for m in derived), index_lines=tuple(lines), drafts=tuple(drafts),
                    pointers=tuple(pointers), state=tuple(p for p in state if p.exists()), spans=tuple(said),
-                   linked_from=tuple(linked))  # fmt: skip
+                   linked_from=tuple(linked), scratch=tuple(sc.carrying(store, texts)))  # fmt: skip
 
 
 def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:
@@ -109,7 +116,22 @@ def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:
     for path in (*found.files, *found.drafts):
         path.unlink(missing_ok=True)
     forget_spans(store, found.spans)
+    sc.forget(store, found.scratch)
     _scrub_state(store, gone)
+    return found
+
+
+def purge_waiting(store: Store, item_id: str, *, actor: str = "purge") -> sc.Item:
+    """Delete one scratch item, the spans that carry its words, and leave a tombstone of
+    them (written first), so reading the same journals again does not bring it back."""
+    store.check_write(actor)
+    found = sc.load(store).items.get(item_id)
+    if found is None:
+        raise NotFound(f"no scratch item {item_id!r} in store '{store.name}'; `kura scratch` lists them")
+    texts = [found.claim, *(m.quote for m in found.mentions)]
+    bury_texts(store, texts)
+    sc.forget(store, [item_id])
+    forget_spans(store, carrying(store, texts))
     return found
 
 
@@ -205,12 +227,16 @@ def signature(text: str) -> str:
 
 def bury(store: Store, memories: Iterable[Memory]) -> None:
     """Add the memories' tombstones: hashes of their quotes, claims and signatures."""
+    bury_texts(store, [text for memory in memories for text in _texts(memory)])
+
+
+def bury_texts(store: Store, texts: Iterable[str]) -> None:
+    """Add tombstones for ``texts``: hashes of each, and of its content-word signature."""
     hashes = set(tombstones(store))
-    for memory in memories:
-        for text in _texts(memory):
-            hashes.add(_digest(normal(text)))
-            if signature(text):
-                hashes.add(_digest("sig:" + signature(text)))
+    for text in texts:
+        hashes.add(_digest(normal(text)))
+        if signature(text):
+            hashes.add(_digest("sig:" + signature(text)))
     path = st.folder(store.root, store=store.name, create=True) / TOMBSTONES
     if path.exists() and not _readable(path):  # not derived: keep what cannot be read, beside it
         path.replace(path.with_name(TOMBSTONES + st.ASIDE))

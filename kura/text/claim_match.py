@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from itertools import combinations
 
 from kura.text.triggers import STOP_WORDS
@@ -57,7 +58,7 @@ def relation(new: str, old: str) -> str:
     return relate((words(new), negated(new)), (words(old), negated(old)))
 
 
-def relate(new: tuple[set[str], bool], old: tuple[set[str], bool]) -> str:
+def relate(new: tuple[AbstractSet[str], bool], old: tuple[AbstractSet[str], bool]) -> str:
     """``relation`` of two claims already read into (content words, negated) — for a caller
     comparing many pairs, which should read each claim once."""
     (a, new_negated), (b, old_negated) = new, old
