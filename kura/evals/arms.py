@@ -2,7 +2,9 @@
 
 - **kura**: before each session the agent is given ``kura.recall.context`` for its task from a
   real store in a temporary folder; after it, the session's transcript is written as a
-  ``chat`` JSONL journal, one rule-based distiller pass reads it (``run_pass``, no model)
+  ``chat`` JSONL journal, one rule-based distiller pass reads it (``run_pass``, no model;
+  its ladder measures what fell out of the working window against the same budget the
+  window arm gets, so a fact is a TIDE exactly when the window arm has lost it too)
   and every staged draft is poured — the real path from transcript to memory, with no
   person reviewing the drafts, which is the hands-off case.
 - **window**: the agent is given the raw history of the earlier sessions, as much of its
@@ -156,7 +158,7 @@ class _Memory:
         """One distiller pass over the session's transcript; every staged draft poured."""
         path = self.journals / f"session-{number:03d}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        run_pass(self.store, self.roots)
+        run_pass(self.store, self.roots, window_tokens=self.budget)
         for draft in drafts(self.store):
             poured = pour(self.store, draft.id)
             if not poured.poured:

@@ -32,12 +32,13 @@ in sessions that have nothing else to do with one another (each its own journal,
 own session id; nobody resumes one). Each fact is said early in a long working session and
 followed by more than ``window`` tokens of chatter, so by the time that session ends it has
 scrolled out of the agent's working window (``window`` tokens, the same budget the window
-arm carries); the next session says it again in other words (the same
-content words, ``kura.text.claim_match``) and it scrolls out again; a third mentions it in
-its last lines, where the window still holds it at the next session, which is the one
-that needs it. The user always says it; the agent only acknowledges. This is the world the
-ladder is for (TIDE: it fell out of a window; CALLUS: it recurred in an unrelated session),
-and the window's best case stays in it: the last mention is recent.
+arm carries and kura's distiller measures the ladder's TIDE against); the next session
+says it again in other words (the same content words, ``kura.text.claim_match``) and it
+scrolls out again; a third mentions it in its last lines, where the window still holds it
+at the next session, which is the one that needs it. The user always says it; the agent
+only acknowledges. This is the world the ladder is for (TIDE: it fell out of a window;
+CALLUS: it recurred in an unrelated session), and the window's best case stays in it: the
+last mention is recent.
 
 Every session also carries **chatter**: unrelated asks, commands and output, now and then
 a small failure fixed on the spot. It makes the history grow as a real one does, so a

@@ -11,6 +11,7 @@ import pytest
 
 from kura.evals import agent, arms, report
 from kura.evals import scenarios as sc
+from kura.store.store import Store
 from kura.text.claim_match import relation
 from kura.text.tokens import estimate_tokens
 from kura.transcripts.segments import Segment
@@ -187,3 +188,17 @@ def test_the_told_figure_counts_facts_said_in_several_sessions() -> None:
         "facts told in passing (2, none of them asked to be remembered; each said in 3 unrelated sessions)"
         in text
     )
+
+
+def test_the_ladder_carries_a_recurring_fact_across_before_it_is_needed(tmp_path: Path) -> None:
+    docs = FACTS[0]
+    folder = tmp_path / "kura"
+    done = arms.run(sc.build("recurring", 4, 0), folder=folder)
+    kura, window = done.turns["kura"], done.turns["window"]
+    assert (window[3].tried, window[3].ok) == (docs.works[0], True)  # the last mention is in its window
+    assert (kura[3].tried, kura[3].ok) == (docs.works[0], True)  # kura knew it before it was needed
+    said = f"[USER] {sc.RECURRING['docs'][0]}"
+    memory = next(m for m in Store(folder / "store").list() if said in m.note.meta.get("evidence", []))
+    witnesses = [(w["kind"], w["session"]) for w in memory.note.meta["witnesses"]]
+    assert witnesses == [("TIDE", "session-001"), ("CALLUS", "session-002")]
+    assert report.caught(done) == 1
