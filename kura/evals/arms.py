@@ -2,7 +2,9 @@
 
 - **kura**: before each session the agent is given ``kura.recall.context`` for its task from a
   real store in a temporary folder; after it, the session's transcript is written as a
-  ``chat`` JSONL journal, one rule-based distiller pass reads it (``run_pass``, no model)
+  ``chat`` JSONL journal, one rule-based distiller pass reads it (``run_pass``, no model;
+  its ladder measures what fell out of the working window against the same budget the
+  window arm gets, so a fact is a TIDE exactly when the window arm has lost it too)
   and every staged draft is poured — the real path from transcript to memory, with no
   person reviewing the drafts, which is the hands-off case.
 - **window**: the agent is given the raw history of the earlier sessions, as much of its
@@ -30,7 +32,7 @@ from typing import Any
 from kura.distill.drafts import drafts, pour, toss
 from kura.distill.run import run_pass
 from kura.evals import agent
-from kura.evals.scenarios import Scenario, Session, Step, chat_rows, render, transcript
+from kura.evals.scenarios import WINDOW, Scenario, Session, Step, chat_rows, render, transcript
 from kura.recall.context import context
 from kura.recall.embed import Unavailable
 from kura.store.store import Store, init_store
@@ -38,7 +40,7 @@ from kura.text.tokens import estimate_tokens
 from kura.transcripts.journals import Journals, Root
 
 ARMS = ("kura", "window", "none")
-DEFAULT_BUDGET = 1500  # tokens: kura's context budget and the window's size alike
+DEFAULT_BUDGET = WINDOW  # tokens: kura's context budget and the window's size alike
 Progress = Callable[[str, int, int], None]  # scenario, sessions done, sessions
 Watch = Callable[[Session, str, str], None]  # session, arm, the text the arm was given
 
@@ -156,7 +158,7 @@ class _Memory:
         """One distiller pass over the session's transcript; every staged draft poured."""
         path = self.journals / f"session-{number:03d}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        run_pass(self.store, self.roots)
+        run_pass(self.store, self.roots, window_tokens=self.budget)
         for draft in drafts(self.store):
             poured = pour(self.store, draft.id)
             if not poured.poured:

@@ -9,16 +9,21 @@ Every figure is counted against something that keeps it honest:
   same token budget with no memory layer. Whichever arm is ahead is named and by how many
   points; when the window wins, the report says so in as many words. A benchmark that
   could only ever print "kura is ahead" would measure nothing;
-- **sessions before memory catches the window** counts the sessions after which kura's
-  running total of successes is never again behind the window's ("never" when it ends
-  behind);
+- **sessions until memory catches the window** counts the sessions before the first one
+  from which kura's agent answers as well as the window's in every session to the end
+  ("never" when the window still answers where kura does not in the last session) — a
+  lead in the total can hide a fact the window keeps getting first, and this cannot;
+- **sessions before kura's running total stops trailing the window's** counts the sessions
+  after which kura's running total of successes is never again behind the window's
+  ("never" when it ends behind);
 - **injected tokens** are what each arm put in front of the agent per session;
 - **assertion accuracy** is, of the sessions where the agent took a command as known, the
   share where that command was the working one — a replaced command taken as current
   counts against, and for the scenario with a replacement it is also counted on its own;
-- for facts **told in passing**, each arm's success on the first session that needed one
-  after it was told, and how many of kura's memories were written from a told sentence
-  (a memory whose evidence quotes the user's words from inside one).
+- for facts **told in passing** (run once, or only said and recurring), each arm's success
+  on the first session that needed one after it was first said, and how many of kura's
+  memories were written from a told sentence (a memory whose evidence quotes the user's
+  words from inside one).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kura.evals.arms import ARMS, Run
-from kura.evals.scenarios import PASSING
+from kura.evals.scenarios import PASSING, RECURRING
 
 LABELS = {"kura": "kura memory", "window": "the window", "none": "no memory"}
 
@@ -53,17 +58,19 @@ class Arm:
 @dataclass(frozen=True, slots=True)
 class Told:
     """Facts told in passing: how many, how many sessions first needed one after it was
-    told, how many of those each arm got right, and kura's memories written from a told
-    sentence."""
+    first told, how many of those each arm got right, kura's memories written from a told
+    sentence, and in how many sessions each fact was said (the most of any)."""
 
     facts: int
     needed: int
     right: dict[str, int]
     kept: int
+    said_in: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "facts": self.facts, "needed": self.needed, "right": self.right, "memories_from_told": self.kept,
+            "sessions_each_was_said_in": self.said_in,
         }  # fmt: skip
 
 
@@ -75,6 +82,7 @@ class Figures:
     ceiling: int
     arms: dict[str, Arm]
     catch: int | None  # sessions before kura's running total is never behind the window's
+    caught: int | None  # the first session from which kura answers as well as the window every time
     change_at: int
     old: str
     new: str
@@ -118,7 +126,8 @@ def figures(done: Run) -> Figures:
             stale=stale,
         )
     return Figures(kind=scenario.kind, title=scenario.title, sessions=len(sessions),
-                   ceiling=sum(s.knowable for s in sessions), arms=arms, catch=catch(done),
+                   ceiling=sum(s.knowable for s in sessions), arms=arms,
+                   catch=catch(done), caught=caught(done),
                    change_at=scenario.change_at, old=replaced, new=change.value if change else "",
                    after=len(after), superseded=done.store.superseded, memories=done.store.memories,
                    refused=done.store.refused, told=told(done))  # fmt: skip
@@ -127,15 +136,23 @@ def figures(done: Run) -> Figures:
 def told(done: Run) -> Told | None:
     """What became of the facts told in passing (None: the scenario told none)."""
     sessions = done.scenario.sessions
-    tellings = [(s.number, s.told) for s in sessions if s.told is not None]
-    if not tellings:
+    said_in: dict[str, list[int]] = {}
+    for s in sessions:
+        for fact in (s.told, s.mentioned):
+            if fact is not None:
+                said_in.setdefault(fact.key, []).append(s.number)
+    if not said_in:
         return None
-    firsts = [next((s.number for s in sessions[at:] if s.lesson is lesson), 0) for at, lesson in tellings]
+    firsts = [
+        next((s.number for s in sessions[at[0] :] if s.lesson.key == key), 0) for key, at in said_in.items()
+    ]
     needed = [n for n in firsts if n]
     right = {arm: sum(done.turns[arm][n - 1].ok for n in needed) for arm in ARMS}
-    said = [PASSING[lesson.key] for _, lesson in tellings]
+    said = [PASSING[key] for key in said_in if key in PASSING] + [
+        wording for key in said_in for wording in RECURRING.get(key, ())
+    ]
     kept = sum(any(_from(quote, said) for quote in quotes) for _, quotes in done.store.evidence)
-    return Told(len(tellings), len(needed), right, kept)
+    return Told(len(said_in), len(needed), right, kept, max(len(at) for at in said_in.values()))
 
 
 def _from(quote: str, said: list[str]) -> bool:
@@ -154,6 +171,17 @@ def catch(done: Run) -> int | None:
         if kura < window:
             trailing = n
     return None if kura < window else trailing
+
+
+def caught(done: Run) -> int | None:
+    """The first session from which kura's agent is right whenever the window's is, to the
+    end of the run (1: it never trails; None: the window is right and kura is not in the last
+    session)."""
+    pairs = list(zip(done.turns["kura"], done.turns["window"], strict=True))
+    behind = [n for n, (mine, theirs) in enumerate(pairs, start=1) if theirs.ok and not mine.ok]
+    if behind and behind[-1] == len(pairs):
+        return None
+    return behind[-1] + 1 if behind else 1
 
 
 def verdict(found: Figures) -> str:
@@ -175,6 +203,7 @@ def render(found: Figures, *, budget: int, seed: int) -> str:
         f"{pct(kura.success, n):>8}%  task success against a {pct(found.ceiling, n)}% ceiling, "
         f"{pct(none.success, n)}% without memory",
         f"{pct(window.success, n):>8}%  the same history in the window, no memory at all — {verdict(found)}",
+        _caught_line(found.caught, n),
         _catch_line(found.catch, n),
         f"injected tokens per session (mean; a {budget}-token budget for both)",
         f"{kura.tokens_mean:>9}  kura memory (at most {kura.tokens_max})",
@@ -193,7 +222,8 @@ def render(found: Figures, *, budget: int, seed: int) -> str:
 
 
 def _told(told: Told) -> list[str]:
-    lines = [f"facts told in passing ({told.facts}, none of them asked to be remembered)"]
+    each = f"; each said in {told.said_in} unrelated sessions" if told.said_in > 1 else ""
+    lines = [f"facts told in passing ({told.facts}, none of them asked to be remembered{each})"]
     for name in ("kura", "window", "none"):
         lines.append(
             f"{f'{told.right[name]} of {told.needed}':>9}  {LABELS[name]}: right the first time one was "
@@ -203,12 +233,23 @@ def _told(told: Told) -> list[str]:
     return lines
 
 
-def _catch_line(caught: int | None, sessions: int) -> str:
+def _caught_line(caught: int | None, sessions: int) -> str:
+    head = "sessions until memory catches the window"
     if caught is None:
-        return f"{'never':>9}  memory does not catch the window in {sessions} sessions"
+        last = f"in session {sessions}, the last, the window is still right where kura is not"
+        return f"{'never':>9}  {head}: {last}"
+    if caught == 1:
+        return f"{0:>8}   {head}: it is right whenever the window is, from the first session"
+    return f"{caught - 1:>8}   {head}: from session {caught} on it is right whenever the window is"
+
+
+def _catch_line(caught: int | None, sessions: int) -> str:
+    head = "kura's running total of successes"
+    if caught is None:
+        return f"{'never':>9}  {head} ends behind the window's ({sessions} sessions)"
     if caught == 0:
-        return f"{0:>8}   sessions before memory catches the window (it is never behind)"
-    return f"{caught:>8}   session{'s' if caught != 1 else ''} before memory catches the window"
+        return f"{0:>8}   sessions with {head} behind the window's"
+    return f"{caught:>8}   session{'s' if caught != 1 else ''} before {head} stops trailing the window's"
 
 
 def _accuracy(arm: Arm) -> str:
@@ -240,7 +281,10 @@ def to_dict(found: Figures, done: Run) -> dict[str, Any]:
     return {
         "scenario": found.kind, "title": found.title, "sessions": n, "ceiling": found.ceiling,
         "ceiling_pct": pct(found.ceiling, n), "gap_points": found.gap, "verdict": verdict(found),
-        "catch_up_sessions": found.catch, "memories": found.memories, "refused_drafts": found.refused,
+        "catch_up_sessions": found.catch,
+        "memory_catches_window_at": found.caught,
+        "sessions_until_memory_catches_window": found.caught - 1 if found.caught else None,
+        "memories": found.memories, "refused_drafts": found.refused,
         "arms": {name: arm.to_dict(n) for name, arm in found.arms.items()},
         "replacement": ({"session": found.change_at, "old": found.old, "new": found.new,
                          "later_sessions": found.after, "superseded": [list(p) for p in found.superseded]}

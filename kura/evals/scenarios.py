@@ -27,6 +27,19 @@ it meets the task cold. The window carries the sentence and the run. That is the
 where the window should win, and the run measures whether it does. A told command is
 knowable from the session after it was said.
 
+In the **recurring** scenario the same kind of fact comes up in passing again and again,
+in sessions that have nothing else to do with one another (each its own journal, so its
+own session id; nobody resumes one). Each fact is said early in a long working session and
+followed by more than ``window`` tokens of chatter, so by the time that session ends it has
+scrolled out of the agent's working window (``window`` tokens, the same budget the window
+arm carries and kura's distiller measures the ladder's TIDE against); the next session
+says it again in other words (the same content words, ``kura.text.claim_match``) and it
+scrolls out again; a third mentions it in its last lines, where the window still holds it
+at the next session, which is the one that needs it. The user always says it; the agent
+only acknowledges. This is the world the ladder is for (TIDE: it fell out of a window;
+CALLUS: it recurred in an unrelated session), and the window's best case stays in it: the
+last mention is recent.
+
 Every session also carries **chatter**: unrelated asks, commands and output, now and then
 a small failure fixed on the spot. It makes the history grow as a real one does, so a
 window of fixed size holds fewer sessions than there are, and it puts unrelated memories
@@ -41,15 +54,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kura.errors import InvalidRequest
+from kura.text.tokens import estimate_tokens
 
-KINDS = ("one", "rotated", "passing", "long")
+KINDS = ("one", "rotated", "passing", "recurring", "long")
 TITLES = {
     "one": "one lesson, repeated",
     "rotated": "several lessons, rotated",
     "passing": "a fact said in passing",
+    "recurring": "facts said in passing, recurring in unrelated sessions",
     "long": "a long history, one fact replaced midway",
 }
 TOLD_EVERY = 2  # in the "passing" scenario a new fact is told every other session
+WINDOW = 1500  # tokens: the agent's working window, and the budget kura and the window arm get
+RECUR_EVERY = 4  # in the "recurring" scenario: said, said again, said last thing, needed
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -85,7 +102,8 @@ class Session:
     """One session: its task, the command that works today, whether that was knowable from
     an earlier session, the chatter around the task, the user's words when the working
     command was replaced today, and the lesson whose working command the user mentioned in
-    passing today (told at the end of ``before`` and run once, successfully)."""
+    passing today (told at the end of ``before`` and run once, successfully), or only
+    mentioned in passing today, never run (``recurring``)."""
 
     number: int
     lesson: Lesson
@@ -95,6 +113,22 @@ class Session:
     after: tuple[Step, ...]
     change: str = ""
     told: Lesson | None = None
+    mentioned: Lesson | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A fact said in passing by the user and never run: in ``wording`` (an index into its
+    ``RECURRING`` pair), first thing in the session with more than a window of chatter
+    after it, or (``late``) last thing in the session."""
+
+    lesson: Lesson
+    wording: int
+    late: bool = False
+
+    @property
+    def sentence(self) -> str:
+        return RECURRING[self.lesson.key][self.wording]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +182,27 @@ PASSING = {
     "types": "the backend is one package called app now, and we type-check it with mypy -p app",
 }  # fmt: skip
 TOLD_REPLY = "Noted, and I ran it once: it went through."
+# the same facts as news that keeps coming up: two wordings each, the same content words
+# (``kura.text.claim_match.relation`` reads each as the other's restatement), never a request
+RECURRING = {
+    "docs": ("the documentation build takes its config from docs/mkdocs.yml now, "
+             "so it builds with mkdocs build -f docs/mkdocs.yml",
+             "the documentation build takes its config from docs/mkdocs.yml, "
+             "it builds with mkdocs build -f docs/mkdocs.yml these days"),
+    "dev": ("the dev server is a vite app, it comes up with npm run dev",
+            "the dev server comes up with npm run dev, it is a vite app"),
+    "format": ("the frontend code gets its prettier from the dev dependencies, "
+               "so we format it with npx prettier --write src",
+               "we format the frontend code with npx prettier --write src, "
+               "its prettier comes from the dev dependencies"),
+    "migrate": ("the alembic config for the database migrations moved under db/, "
+                "so they go in with alembic -c db/alembic.ini upgrade head",
+                "the database migrations go in with alembic -c db/alembic.ini upgrade head, "
+                "as the alembic config moved under db/"),
+    "types": ("the backend is one package called app, and we type-check it with mypy -p app",
+              "we type-check the backend with mypy -p app, as it is one package called app"),
+}  # fmt: skip
+HEARD_REPLY = "Good to know."
 
 # (ask, reply, command, output); {n} {m} {f} {b} are filled from the seed
 CHATTER = (
@@ -184,8 +239,9 @@ FILES = ("parser.py", "orders.py", "cli.py", "report.py", "storage.py")
 BRANCHES = ("main", "feature/parser", "fix/orders")
 
 
-def build(kind: str, sessions: int, seed: int) -> Scenario:
-    """The scenario ``kind`` (one of ``KINDS``) over ``sessions`` sessions."""
+def build(kind: str, sessions: int, seed: int, *, window: int = WINDOW) -> Scenario:
+    """The scenario ``kind`` (one of ``KINDS``) over ``sessions`` sessions; ``window`` is the
+    agent's working window in tokens, which what ``recurring`` says early must scroll out of."""
     if kind not in KINDS:
         raise InvalidRequest(f"no scenario {kind!r} (known: {', '.join(KINDS)})")
     if sessions < 2:
@@ -194,6 +250,9 @@ def build(kind: str, sessions: int, seed: int) -> Scenario:
     if kind == "passing":
         plan, told = _passing(sessions, rng)
         return make(kind, TITLES[kind], plan, seed=seed, told=told, rng=rng)
+    if kind == "recurring":
+        plan, mentions = _recurring(sessions, rng)
+        return make(kind, TITLES[kind], plan, seed=seed, mentions=mentions, window=window, rng=rng)
     plan, change_at = _plan(kind, sessions, rng)
     return make(kind, TITLES[kind], plan, seed=seed, change_at=change_at, rng=rng)
 
@@ -206,11 +265,15 @@ def make(
     seed: int,
     change_at: int = 0,
     told: Mapping[int, Lesson] | None = None,
+    mentions: Mapping[int, Mention] | None = None,
+    window: int = WINDOW,
     rng: random.Random | None = None,
 ) -> Scenario:
     """Sessions whose tasks need the lessons of ``plan`` in order; at session ``change_at``
     the working command of that session's lesson is replaced by its next one; in session
-    ``n`` of ``told`` the user mentions that lesson's working command in passing."""
+    ``n`` of ``told`` the user mentions that lesson's working command in passing and it is
+    run; in session ``n`` of ``mentions`` it is only said (early, then more than ``window``
+    tokens of chatter; or last thing)."""
     rng = rng or random.Random(f"{kind}:{seed}")
     changed = plan[change_at - 1].key if change_at else ""
 
@@ -221,9 +284,14 @@ def make(
     out = []
     for number, lesson in enumerate(plan, start=1):
         value, said = working(lesson, number), (told or {}).get(number)
+        heard = (mentions or {}).get(number)
         change = f"No, {lesson.works[0]} fails now: use {value}." if number == change_at else ""
         before = chatter(rng, rng.randint(1, 3)) + (telling(said, working(said, number)) if said else ())
         after = chatter(rng, rng.randint(0, 2))
+        if heard is not None and heard.late:
+            after += hearing(heard)
+        elif heard is not None:
+            before = hearing(heard) + scroll(rng, window) + before
         knowable = known.get(lesson.key) == value
         out.append(
             Session(
@@ -235,11 +303,13 @@ def make(
                 after=after,
                 change=change,
                 told=said,
+                mentioned=heard.lesson if heard else None,
             )
         )
         known[lesson.key] = value
-        if said is not None:
-            known[said.key] = working(said, number)
+        for fact in (said, heard.lesson if heard else None):
+            if fact is not None:
+                known[fact.key] = working(fact, number)
     return Scenario(kind, title, seed, tuple(out), change_at)
 
 
@@ -247,6 +317,26 @@ def telling(lesson: Lesson, value: str) -> tuple[Step, ...]:
     """The user mentions ``value`` in passing and the agent runs it once, successfully."""
     said = Step("user", PASSING[lesson.key])
     return (said, Step("call", value, lesson.prints), Step("assistant", TOLD_REPLY))
+
+
+def hearing(mention: Mention) -> tuple[Step, ...]:
+    """The user says the fact in passing; the agent acknowledges it and does not repeat it."""
+    return (Step("user", mention.sentence), Step("assistant", HEARD_REPLY))
+
+
+def scroll(rng: random.Random, window: int) -> tuple[Step, ...]:
+    """Chatter until more than ``window`` tokens of it have been said: whatever came before
+    it is out of the working window by the time it ends."""
+    steps: tuple[Step, ...] = ()
+    while tokens(steps) <= window:
+        steps += chatter(rng, 1)
+    return steps
+
+
+def tokens(steps: Sequence[Step]) -> int:
+    """What ``steps`` cost, counted turn by turn (text and output apart: the least any
+    reading of them can count)."""
+    return sum(estimate_tokens(step.text) + estimate_tokens(step.output) for step in steps)
 
 
 def _plan(kind: str, sessions: int, rng: random.Random) -> tuple[list[Lesson], int]:
@@ -274,6 +364,27 @@ def _passing(sessions: int, rng: random.Random) -> tuple[list[Lesson], dict[int,
         heard = [fact for at, fact in told.items() if at < number]
         plan.append(told[number - 1] if number - 1 in told else rng.choice([LESSONS[0], *heard]))
     return plan, told
+
+
+def _recurring(sessions: int, rng: random.Random) -> tuple[list[Lesson], dict[int, Mention]]:
+    """Each fact in a run of ``RECUR_EVERY`` sessions: said early (it scrolls out), said
+    again in other words early in the next session (it scrolls out again), said last thing in
+    the one after, needed in the next; every other task needs the test suite or a fact
+    already needed once."""
+    facts = [lesson for lesson in LESSONS if lesson.key in RECURRING]
+    mentions: dict[int, Mention] = {}
+    needs: dict[int, Lesson] = {}
+    for i, fact in enumerate(facts):
+        at = 1 + RECUR_EVERY * i
+        for offset, mention in enumerate((Mention(fact, 0), Mention(fact, 1), Mention(fact, 0, late=True))):
+            if at + offset <= sessions:
+                mentions[at + offset] = mention
+        needs[at + RECUR_EVERY - 1] = fact
+    plan: list[Lesson] = []
+    for number in range(1, sessions + 1):
+        needed = [fact for at, fact in needs.items() if at < number]
+        plan.append(needs[number] if number in needs else rng.choice([LESSONS[0], *needed]))
+    return plan, mentions
 
 
 def chatter(rng: random.Random, count: int) -> tuple[Step, ...]:

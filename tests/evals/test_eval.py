@@ -159,10 +159,13 @@ def test_the_command_prints_the_report_and_json(cli: Cli) -> None:
     result = cli("eval", "--sessions", "2", "--json")
     assert result.code == 0, result
     data = json.loads(result.out)
-    assert [s["scenario"] for s in data["scenarios"]] == ["one", "rotated", "passing"]
+    assert [s["scenario"] for s in data["scenarios"]] == ["one", "rotated", "passing", "recurring"]
     assert set(data["scenarios"][0]["arms"]) == {"kura", "window", "none"}
+    assert all("sessions_until_memory_catches_window" in s for s in data["scenarios"])
     text = cli("eval", "--sessions", "2")
     assert text.code == 0 and "agent outcomes" in text.out
+    assert text.out.count("sessions until memory catches the window") == 4
+    assert "facts said in passing, recurring in unrelated sessions — 2 sessions, seed 0" in text.out
     assert cli("eval", "--sessions", "1").code != 0
 
 
