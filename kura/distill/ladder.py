@@ -86,6 +86,23 @@ _SPECIFIC = re.compile(
     r"|\bmake\s+(?!sure\b|it\b|a\b|an\b|the\b|that\b|this\b|them\b|do\b|up\b|sense\b)[a-z]"
 )
 
+# A tool's report on its own run — a log level or timestamp first, a commit hash first (git
+# log), a line number first (cat -n, grep -n: a file's content, not a statement), a diff
+# stat, a timing, a test tally, an installer's progress — is not a fact about the project,
+# however specific it looks.
+_STATUS = re.compile(
+    r"^\s*(?:\[?(?:info|debug|trace|notice|warn(?:ing)?|error|fatal|critical)\]?(?:\s|:|-)"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d"
+    r"|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{5,40}\b"
+    r"|\d+\s*[:|]\s|[\w./~-]+:\d+:"
+    r"|(?:collecting|downloading|installing|successfully|requirement already|compiling|running|finished)\b)"
+    r"|\b\d+\s+files?\s+changed\b|\binsertions?\(\+\)|\bdeletions?\(-\)"
+    r"|\b(?:in|took|after)\s+\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|minutes?|min)\b"
+    r"|\b\d+\s+(?:passed|failed|errors?|warnings?|skipped|deselected)\b",
+    re.I,
+)
+_NUMBERS = re.compile(r"\d+")
+
 Stage = Callable[..., object]
 
 
@@ -104,7 +121,8 @@ def statements(segment: Segment) -> list[str]:
     if segment.cls == "TOOL":
         line = normalise(segment.text)
         one = "\n" not in segment.text.strip() and len(line) <= TOOL_CHARS
-        return [line] if one and not failed_output(line) and qualifies(line) else []
+        quiet = not failed_output(line) and _STATUS.search(line) is None
+        return [line] if one and quiet and qualifies(line) else []
     if segment.cls != "USER":
         return []
     return [s for s in sentences(segment.text) if qualifies(s)]
@@ -182,8 +200,10 @@ class _Index:
         self.claims: dict[str, tuple[frozenset[str], bool]] = {}
         self.texts: dict[str, tuple[frozenset[str], bool]] = {}
         self.holding: dict[str, set[str]] = {}
+        self.said: dict[str, str] = {}
 
     def add(self, key: str, claim: str, text: str) -> None:
+        self.said[key] = claim
         self.claims[key] = _read(claim)
         self.texts[key] = self.claims[key] if text == claim else _read(text)
         for word in self.texts[key][0] | self.claims[key][0]:
@@ -199,10 +219,16 @@ class _Index:
         return sorted(k for k in keys if len(said & (self.texts[k][0] | self.claims[k][0])) >= need)
 
     def same(self, claim: str) -> str | None:
-        """A restatement holds all the new claim's words, or 80% of both: ``SAME_SHARE`` of its own."""
+        """A restatement holds all the new claim's words, or 80% of both: ``SAME_SHARE`` of its
+        own — and the same numbers: build 4711 and build 4712, or two commits' hashes, share
+        most of their words and are not one claim."""
         read = _read(claim)
         near = self.near(read[0], SAME_SHARE)
-        return next((k for k in near if relate(read, self.claims[k]) == "same"), None)
+        digits = _numbers(claim)
+        return next(
+            (k for k in near if relate(read, self.claims[k]) == "same" and _numbers(self.said[k]) == digits),
+            None,
+        )
 
     def revised(self, claim: str) -> bool:
         read = _read(claim)
@@ -216,6 +242,11 @@ class _Index:
             return False
         return any(len(said & self.texts[k][0]) >= COVERED_SHARE * len(said) and self.texts[k][1] == no
                    for k in self.near(said, COVERED_SHARE))  # fmt: skip
+
+
+def _numbers(text: str) -> frozenset[str]:
+    """The runs of digits in a claim, without leading zeros (``03`` and ``3`` are one)."""
+    return frozenset(run.lstrip("0") or "0" for run in _NUMBERS.findall(text))
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -15,9 +15,10 @@ import pytest
 from conftest import Cli
 
 from kura.distill import drafts as dr
-from kura.distill.ladder import qualifies
+from kura.distill.ladder import qualifies, statements
 from kura.life import scratch as sc
 from kura.store.store import Store, init_store
+from kura.transcripts.segments import Segment
 
 FACT = "The staging database runs on db-staging.internal port 5433."
 AGAIN = "The staging database runs on db-staging.internal port 5433 these days."
@@ -317,3 +318,55 @@ def test_what_was_said_before_a_compaction_is_out_of_the_window(
     [item] = waiting(cli, config)
     assert item["claim"] == FACT and [w["kind"] for w in item["witnesses"]] == ["TIDE"]
     assert not store.list()
+
+
+@pytest.mark.parametrize(
+    ("output", "held"),
+    [
+        ("db-staging.internal listens on port 5433", True),
+        ("1 file changed, 1 insertion(+)", False),  # git's diff stat
+        ("3 files changed, 12 insertions(+), 4 deletions(-)", False),
+        ("INFO - Documentation built in 1.92 seconds", False),  # a log line about its own run
+        ("[WARNING] deprecated option --strict in mkdocs.yml", False),
+        ("2026-11-30 08:14:03 worker-3 started on queue billing", False),  # a timestamped log line
+        ("a117f3e fix the parser on db-staging.internal", False),  # git log: a commit hash first
+        ("a110f3 tidy the parser; 9c5e0 bump httpx", False),  # git log --oneline, short hashes
+        ("1: FROM python:3.12-slim", False),  # cat -n: a file's line, not a statement
+        ("app/config.py:84: def load_config(path)", False),  # grep -n
+        ("12 passed, 1 skipped in 0.42s", False),  # a test run's summary
+        ("Successfully installed httpx-0.27.0 anyio-4.4.0", False),
+    ],
+)
+def test_a_tools_report_on_its_own_run_is_not_a_fact(output: str, held: bool) -> None:
+    """The eval's recurring run made memories of `1 file changed, 1 insertion(+)` and
+    `INFO - Documentation built in 1.92 seconds`: a tool's output is a fact about the
+    project, not a status line about the command that printed it."""
+    assert statements(Segment("TOOL", output)) == ([output] if held else [])
+
+
+def test_claims_with_other_numbers_are_not_one_claim(setup: tuple[Store, Path, Path], cli: Cli) -> None:
+    """Two git-log lines with different hashes shared 9 of 11 content words and were credited
+    as a recurrence; a claim's numbers and identifiers must agree for it to be the same claim."""
+    store, journals, config = setup
+    write(
+        journals,
+        "sess-one",
+        session(
+            "sess-one", ["The release branch of ferry-api points at commit 9c3e0f1 on the main server today."]
+        ),
+    )
+    run(cli, config)
+    write(
+        journals,
+        "sess-two",
+        session(
+            "sess-two", ["The release branch of ferry-api points at commit 9c5e0f1 on the main server today."]
+        ),
+    )
+    metrics = run(cli, config)
+    assert metrics["crossed"] == 0, metrics
+    assert not store.list()
+    assert sorted(i["claim"] for i in waiting(cli, config)) == [
+        "The release branch of ferry-api points at commit 9c3e0f1 on the main server today.",
+        "The release branch of ferry-api points at commit 9c5e0f1 on the main server today.",
+    ]
