@@ -11,8 +11,7 @@ of the page leaves the server, and nothing a memory says can run.
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
-from kura.errors import KuraError
-from kura.health.picture import Picture, html_page, of_store
+from kura.health.picture import html_page
 from kura.serve.pool import StorePool
 from kura.serve.schemas import errors
 
@@ -52,24 +51,9 @@ def graph_routes(service: StorePool, choose: Callable[[StorePool, Given], str]) 
             *(("?store", value) for value in query.getlist("store")),
             *(("?mode", value) for value in query.getlist("mode")),
         ])  # fmt: skip
-        page, policy = html_page(_picture(service, name))
+        page, policy = html_page(service.picture(name))
         return HTMLResponse(
             page, headers={**HEADERS, "content-security-policy": f"{policy}; frame-ancestors 'none'"}
         )
 
     return router
-
-
-def _picture(service: StorePool, name: str) -> Picture:
-    """The store's picture; an error names the store, never its folder on this machine."""
-    try:
-        return of_store(service.served(name).store)
-    except KuraError as err:
-        text = service.private(str(err))
-        if text == str(err):
-            raise
-        try:
-            scrubbed = type(err)(text)
-        except TypeError:
-            raise err from None
-        raise scrubbed from None

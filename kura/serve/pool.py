@@ -32,6 +32,7 @@ from kura.errors import KuraError, PolicyRefused, UnknownStore
 from kura.files.memory_file import TYPES
 from kura.files.witness import Witness
 from kura.health.doctor import diagnose
+from kura.health.picture import Picture, of_store
 from kura.life.corrections import remember
 from kura.life.lifecycle import witnessed
 from kura.map.prefill import build
@@ -166,6 +167,11 @@ class StorePool:
 
     def writable(self, selector: str | None = None) -> bool:
         return not self.readonly and self.config.stores[self.name(selector)].write_policy == "direct-allowed"
+
+    @_private_paths
+    def picture(self, selector: str | None = None) -> Picture:
+        """The store's link graph, for the graph page."""
+        return of_store(self.served(selector).store)
 
     @_private_paths
     def index_text(self, selector: str | None = None) -> str:
