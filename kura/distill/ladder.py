@@ -119,10 +119,11 @@ class Climbed:
 def statements(segment: Segment) -> list[str]:
     """The sentences of ``segment`` that may become a claim (see the module docstring)."""
     if segment.cls == "TOOL":
+        if "\n" in segment.text.strip() or len(segment.text) > 4 * TOOL_CHARS:
+            return []  # a tool output is a statement only when it is one short line
         line = normalise(segment.text)
-        one = "\n" not in segment.text.strip() and len(line) <= TOOL_CHARS
-        quiet = not failed_output(line) and _STATUS.search(line) is None
-        return [line] if one and quiet and qualifies(line) else []
+        quiet = len(line) <= TOOL_CHARS and not failed_output(line) and _STATUS.search(line) is None
+        return [line] if quiet and qualifies(line) else []
     if segment.cls != "USER":
         return []
     return [s for s in sentences(segment.text) if qualifies(s)]
