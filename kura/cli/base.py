@@ -169,8 +169,10 @@ def warn(message: str) -> None:
     typer.echo(f"kura: {redact(message)[0]}", err=True)
 
 
-def print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+def print_json(value: Any, *, inert: bool = False) -> None:
+    """``inert``: every non-ASCII character escaped, for text read from derived state a cloned
+    repository may carry (no C1 control or bidi override reaches a terminal raw)."""
+    typer.echo(json.dumps(value, ensure_ascii=inert, indent=2, default=str))
 
 
 def click_exception() -> type[Exception]:

@@ -51,14 +51,16 @@ def scratch(
             raise typer.Exit(1)
         gone = core(lambda: pg.purge_waiting(store, purge))
         if as_json:
-            print_json({"purged": gone.id, "claim": gone.claim})
+            print_json({"purged": gone.id, "claim": gone.claim}, inert=True)
         else:
             say(f"purged scratch item {gone.id}; a tombstone keeps the distiller from holding it again")
         return
     today = dt.date.today()
     items = core(lambda: sc.load(store)).held(today)
     if as_json:
-        print_json({"hold": sc.HOLD, "promote": sc.PROMOTE, "items": [i.to_dict(today) for i in items]})
+        print_json(
+            {"hold": sc.HOLD, "promote": sc.PROMOTE, "items": [i.to_dict(today) for i in items]}, inert=True
+        )
     elif not items:
         say("scratch: nothing waits (facts said in passing wait here once they fall out of the window)")
     else:
@@ -83,7 +85,7 @@ def sessions(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     store = store_from(ctx)
     rows = core(lambda: report(store))
     if as_json:
-        print_json({"sessions": [r.to_dict() for r in rows]})
+        print_json({"sessions": [r.to_dict() for r in rows]}, inert=True)
     elif not rows:
         say("sessions: none read yet (kura distill run reads the journals configured for this store)")
     else:

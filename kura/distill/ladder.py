@@ -102,6 +102,13 @@ _STATUS = re.compile(
     re.I,
 )
 _NUMBERS = re.compile(r"\d+")
+# A credential named in a sentence: its value is no token pattern the redactor knows, so the
+# sentence is never held ("the staging db password is Tr0ub4dor&3" must not become a memory).
+_CREDENTIAL = re.compile(
+    r"\b(?:pass(?:word|wd|phrase)|pwd|secret|token|api[\s_-]?key|access[\s_-]?key|private[\s_-]?key"
+    r"|credentials?|auth(?:entication)?[\s_-]?code|pin\s*(?:code|number)?)\b",
+    re.I,
+)
 
 Stage = Callable[..., object]
 
@@ -138,7 +145,7 @@ def qualifies(sentence: str) -> bool:
         return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
         return False
-    if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS:
+    if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS or _CREDENTIAL.search(text):
         return False
     return not reads_like_instruction(text)
 
@@ -345,10 +352,19 @@ def cross(
     staged_keys = {dr.key_of(d) for d in staged}
     taken = set(store.slugs()) | {d.slug for d in staged}
     for item in items:
-        if not all(_in_journal(m, journals) for m in _witnessing(item)):
+        said = [_verified(m, journals) for m in _witnessing(item)]
+        claims = [claim for claim in said if claim is not None]
+        if len(claims) < len(said) or not claims:
             done.dropped.append("ladder: a witness is not in the journal it cites")
             settled[item.id] = "-"
             continue
+        if not _one_claim(claims):
+            done.dropped.append("ladder: the witnesses do not say one claim")
+            settled[item.id] = "-"
+            continue
+        # the claim and its kind are read again from the journal: scratch only says where to look
+        kind = "user" if _FIRST_PERSON.search(claims[0]) else "project"
+        item = replace(item, claim=claims[0], kind=kind)
         settled[item.id] = _one(store, item, stage=stage, own=own, live=live, taken=taken,
                                 staged_keys=staged_keys, done=done)  # fmt: skip
 
@@ -367,22 +383,38 @@ def _witnessing(item: sc.Item) -> list[sc.Mention]:
     return [next(m for m in item.mentions if m.session == w.session) for w in item.witnesses()]
 
 
-def _in_journal(mention: sc.Mention, journals: Mapping[str, str]) -> bool:
-    """Whether the journal a mention cites — one of the store's own (``journals``: source →
-    format) — says it, at that line, in that session and class: scratch is derived state a
-    cloned repository may carry, so nothing in it crosses on its own say-so."""
+def _verified(mention: sc.Mention, journals: Mapping[str, str]) -> str | None:
+    """The claim the journal a mention cites — one of the store's own (``journals``: source →
+    format) — makes at that line, in that session and class: one of that segment's whole
+    statements, redacted, whose quote is the mention's; None when it makes none. Scratch is
+    derived state a cloned repository may carry, so nothing in it crosses on its own say-so,
+    and a quote cut from a line ("It is false that …") is not that line's claim."""
     if mention.source not in journals:
-        return False
+        return None
     try:
         stretch = read_from(mention.source, fmt=journals[mention.source] or None, finished=True)
     except OSError:
-        return False
+        return None
     quote = normalise(mention.quote)
-    return any(
-        seg.line == mention.line and seg.cls == mention.cls
-        and (seg.session or mention.source) == mention.session and quote in normalise(redact(seg.text)[0])
-        for seg in stretch.segments
-    )  # fmt: skip
+    for seg in stretch.segments:
+        if (
+            seg.line != mention.line
+            or seg.cls != mention.cls
+            or (seg.session or mention.source) != mention.session
+        ):
+            continue
+        for text in statements(seg):
+            claim = redact(text)[0]
+            if normalise(cut(claim, sc.QUOTE_CHARS)) == quote:
+                return claim
+    return None
+
+
+def _one_claim(claims: Sequence[str]) -> bool:
+    """Whether every claim restates the first (the rule that joined them in scratch)."""
+    first = _Index()
+    first.add("first", claims[0], claims[0])
+    return all(first.same(claim) == "first" for claim in claims[1:])
 
 
 def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[tuple[str, str, str]],

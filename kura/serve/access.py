@@ -183,7 +183,7 @@ class Guard:
             return None
         if path == "/health" or path.startswith(web.STATIC):
             return None
-        if web.is_page(path) and web.matches(web.cookie_token(headers.get("cookie", "")), self.token):
+        if web.is_page(path) and web.cookie_matches(headers.get("cookie", ""), self.token):
             return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode()):

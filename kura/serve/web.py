@@ -242,7 +242,7 @@ def _search(service: StorePool, here: Here, request: "Request") -> tuple[int, st
 def _context(service: StorePool, here: Here, request: "Request") -> tuple[int, str]:
     task = request.query_params.get("task", "").strip()
     raw = request.query_params.get("budget", "") or str(CONTEXT.budget)
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):  # "²" is a digit to str.isdigit
         raise InvalidRequest(f"budget must be a whole number of tokens ({MIN_BUDGET}–{MAX_BUDGET})")
     budget = int(raw)
     told = service.context(task, budget=budget, selector=here.store) if task else None

@@ -8,11 +8,15 @@ accept from then on (compared in constant time, as the bearer token is). A wrong
 missing token on a page is a 401 page that says what to do, not the API's JSON.
 
 The cookie is never sent by another site (SameSite=Strict), and a page's state-changing
-form (pour, toss) is refused unless its ``Origin`` names this server (``same_origin``).
+form (pour, toss) is refused unless its ``Origin`` names this server (``same_origin``). It
+holds a keyed hash of the token, never the token: browsers send a host's cookies to every
+port on it, so another local service could read it — and would get a pass to these pages,
+not the bearer token the API and MCP take.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import html
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -70,8 +74,17 @@ def same_origin(origin: str | None, host: str | None) -> bool:
     return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
 
 
+def page_pass(token: str) -> str:
+    """What the cookie holds: a keyed hash of the token, never the token itself."""
+    return hmac.new(token.encode(), b"kura web pages", hashlib.sha256).hexdigest()
+
+
+def cookie_matches(header: str, token: str) -> bool:
+    return matches(cookie_token(header), page_pass(token))
+
+
 def cookie_header(token: str) -> str:
-    return f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+    return f"{COOKIE}={page_pass(token)}; Path=/; HttpOnly; SameSite=Strict"
 
 
 def unauthorised_page(wrong: bool) -> bytes:

@@ -110,3 +110,34 @@ def test_a_planted_escape_sequence_never_reaches_the_terminal(tmp_path: Path, cl
         shown = cli("-c", str(config), "-s", "test", command)
         assert shown.code == 0, shown
         assert "\x1b" not in shown.out and "\x07" not in shown.out
+
+
+def test_the_json_of_a_planted_file_carries_no_raw_control_or_bidi_character(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Found in review: the text output was cleaned, but --json printed C1 controls (8-bit
+    CSI), DEL and bidi overrides from a planted scratch file raw; JSON escapes them now."""
+    _, config = configured(tmp_path)
+    state = tmp_path / "store" / ".kura"
+    state.mkdir(exist_ok=True)
+    odd = "\x9b2J\x7f\u202e"
+    said = {
+        "session": "s1" + odd,
+        "source": "x.jsonl",
+        "quote": "port 5433 on db-1" + odd,
+        "cls": "USER",
+        "out": True,
+    }
+    item = {
+        "id": "a" * 12,
+        "claim": "The db-1 host listens on port 5433." + odd,
+        "kind": "project",
+        "mentions": [said],
+    }
+    sessions = {"s1" + odd: {"source": "x.jsonl" + odd, "first": "2026", "segments": 3}}
+    (state / "scratch.json").write_text(json.dumps({"version": 1, "items": [item], "sessions": sessions}))
+    for command in ("scratch", "sessions"):
+        shown = cli("-c", str(config), "-s", "test", command, "--json")
+        assert shown.code == 0, shown
+        assert not any(c in shown.out for c in "\x9b\x7f\u202e"), command
+        assert "\\u202e" in shown.out and json.loads(shown.out)

@@ -13,6 +13,8 @@ import httpx
 from browsing import PHONE
 from staging import stage_examples
 
+from kura.serve.web_access import page_pass
+
 PAGES = ("/", "/ui/drafts", "/ui/memories", "/ui/memory/deploy-commands", "/ui/search?q=how+do+I+deploy",
          "/ui/context?task=deploy+the+release+to+prod", "/ui/health")  # fmt: skip
 
@@ -140,7 +142,8 @@ def test_with_a_token_a_page_asks_for_it_then_keeps_it_in_a_cookie(pages: Any, s
         assert page.inner_text("h1") == "Memories"
         (cookie,) = page.context.cookies()
         assert (cookie["name"], cookie["value"], cookie["httpOnly"], cookie["sameSite"]) == (
-            "kura_token", token, True, "Strict")  # fmt: skip
+            "kura_token", page_pass(token), True, "Strict")  # fmt: skip
+        assert token not in cookie["value"]  # another port on this host may read it: never the token
         page.click("nav a[href='/ui/health']")
         page.wait_for_selector("h1:text('Health')")
         assert page.goto(f"{url}/ui/drafts?token=wrong").status == 401
@@ -232,8 +235,9 @@ def test_the_cookie_opens_the_pages_and_not_the_api(serve_sample: Any) -> None:
         taken = client.get("/ui/memories?store=sample&token=" + token)
         assert taken.status_code == 303 and taken.headers["location"] == "/ui/memories?store=sample"
         assert "HttpOnly" in taken.headers["set-cookie"] and "SameSite=Strict" in taken.headers["set-cookie"]
-        cookie = {"cookie": f"kura_token={token}"}
+        cookie = {"cookie": f"kura_token={page_pass(token)}"}
         assert client.get("/ui/memories", headers=cookie).status_code == 200
+        assert client.get("/ui/memories", headers={"cookie": f"kura_token={token}"}).status_code == 401
         assert client.get("/memories", headers=cookie).status_code == 401  # the JSON API wants the bearer
         assert client.get("/ui/memories", headers={"cookie": "kura_token=wrong"}).status_code == 401
 
@@ -264,7 +268,7 @@ def test_with_a_token_the_pages_own_form_pours_under_its_own_host_name(serve_sam
     token = "web-page-token-0123456789abcdef"
     with serve_sample(token=token) as (url, root), httpx.Client(base_url=url) as client:
         ids = stage_examples(root)
-        ours = {"host": "kura.example:8085", "cookie": f"kura_token={token}"}
+        ours = {"host": "kura.example:8085", "cookie": f"kura_token={page_pass(token)}"}
         assert client.get("/ui/drafts", headers=ours).status_code == 200
         where = f"/ui/drafts/{ids['pour']}/pour"
         other = client.post(where, headers={**ours, "origin": "http://evil.example:8085"})
@@ -285,3 +289,12 @@ def test_a_malformed_or_unknown_draft_id_is_a_client_error_not_a_crash(serve_sam
                 assert "not a draft id" in answer.text or "no staged draft" in answer.text
         assert sorted(p.name for p in root.rglob("*") if p.is_file()) == before
         assert (root / ".kura/drafts" / f"{ids['pour']}.md").is_file()
+
+
+def test_an_odd_budget_is_a_client_error_not_a_crash(serve_sample: Any) -> None:
+    """Found in review: ``str.isdigit`` takes "²" and int() refuses it (and 5,000 digits): 500."""
+    with serve_sample() as (url, _), httpx.Client(base_url=url) as client:
+        for budget in ("²", "9" * 5000, "abc", "-5", "99999999"):
+            answer = client.get("/ui/context", params={"task": "deploy", "budget": budget})
+            assert answer.status_code == 422, (budget[:10], answer.status_code)
+            assert "text/html" in answer.headers["content-type"] and "budget must be" in answer.text
