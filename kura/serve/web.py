@@ -159,12 +159,8 @@ def _view(draft: dr.Draft, slugs: tuple[str, ...]) -> DraftView:
     if not (draft.tampered or draft.incomplete):  # what pour will hold it to (kura.distill.drafts.pour)
         composed = "\n\n".join(filter(None, (draft.title, draft.description, draft.body)))
         floor = tuple(dict.fromkeys(violations(composed, evidence, slugs)))  # one line per finding
-    return DraftView(
-        id=draft.id, slug=draft.slug, kind=draft.kind, title=draft.title, description=draft.description,
-        body=draft.body, evidence=tuple((s.cls, s.text) for s in evidence), flags=draft.flags,
-        source=draft.source, when=draft.when, extends=draft.extends, tampered=draft.tampered,
-        incomplete=draft.incomplete, problem=service_free(draft.problem), floor=floor,
-    )  # fmt: skip
+    quotes = tuple((s.cls, s.text) for s in evidence)
+    return DraftView(draft=draft, evidence=quotes, problem=service_free(draft.problem), floor=floor)
 
 
 def service_free(problem: str) -> str:

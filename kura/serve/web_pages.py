@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from kura.distill.drafts import Draft
+
 NAV = (
     ("map", "Map", "/"),
     ("drafts", "Drafts", "/ui/drafts"),
@@ -112,27 +114,17 @@ def home(here: Here, map_text: str, tokens: int) -> str:
 
 @dataclass(frozen=True)
 class DraftView:
-    """One staged draft as the page shows it; ``floor``: the final-surface floor's findings."""
+    """One staged draft as the page shows it: its evidence decoded to (class, text), its
+    problem without the machine's path, and ``floor``: the final-surface floor's findings."""
 
-    id: str
-    slug: str
-    kind: str
-    title: str
-    description: str
-    body: str
+    draft: Draft
     evidence: tuple[tuple[str, str], ...]
-    flags: tuple[str, ...]
-    source: str
-    when: str
-    extends: str | None
-    tampered: bool
-    incomplete: bool
     problem: str
     floor: tuple[str, ...] = field(default=())
 
     @property
     def pourable(self) -> bool:
-        return not (self.tampered or self.incomplete) and self.kind != "idea"
+        return not (self.draft.tampered or self.draft.incomplete) and self.draft.kind != "idea"
 
 
 def drafts_page(here: Here, drafts: Sequence[DraftView], *, writable: str | None, status: str = "") -> str:
@@ -152,7 +144,8 @@ def drafts_page(here: Here, drafts: Sequence[DraftView], *, writable: str | None
     return layout(here, "drafts", "Drafts", intro + count + cards, status=status)
 
 
-def _draft(here: Here, d: DraftView, writable: bool) -> str:
+def _draft(here: Here, view: DraftView, writable: bool) -> str:
+    d = view.draft
     marks = []
     if d.tampered:
         marks.append('<span class="badge bad">tampered — never poured</span>')
@@ -163,17 +156,17 @@ def _draft(here: Here, d: DraftView, writable: bool) -> str:
     flags = "".join(f'<span class="flag">{e(f)}</span>' for f in d.flags)
     quotes = "".join(
         f'<li class="q q-{e(cls.lower())}"><span class="cls">{e(cls)}</span> {e(text)}</li>'
-        for cls, text in d.evidence
+        for cls, text in view.evidence
     )
     floor = (
         '<div class="floor bad"><b>The final-surface floor refuses it:</b><ul>'
-        + "".join(f"<li>{e(f)}</li>" for f in d.floor)
+        + "".join(f"<li>{e(f)}</li>" for f in view.floor)
         + "</ul></div>"
-        if d.floor
+        if view.floor
         else '<div class="floor ok">The final-surface floor finds nothing.</div>'
     )
     if d.tampered or d.incomplete:
-        floor = f'<div class="floor bad">{e(d.problem)}</div>'
+        floor = f'<div class="floor bad">{e(view.problem)}</div>'
     target = (
         f'extends <a href="{here.memory(d.extends)}">{e(d.extends)}</a>'
         if d.extends
@@ -185,7 +178,7 @@ def _draft(here: Here, d: DraftView, writable: bool) -> str:
         pour = (
             f'<form method="post" action="{here.post(where + "/pour")}">'
             '<button class="pour" type="submit">Pour</button></form>'
-            if d.pourable and not d.floor
+            if view.pourable and not view.floor
             else ""
         )
         toss = (
