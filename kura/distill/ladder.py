@@ -351,8 +351,9 @@ def cross(
     staged = [d for d in dr.staged(store) if not d.incomplete] if items else []
     staged_keys = {dr.key_of(d) for d in staged}
     taken = set(store.slugs()) | {d.slug for d in staged}
+    read = functools.cache(functools.partial(_segments, journals))  # each journal read once a pass
     for item in items:
-        said = [_verified(m, journals) for m in _witnessing(item)]
+        said = [_verified(m, read) for m in _witnessing(item)]
         claims = [claim for claim in said if claim is not None]
         if len(claims) < len(said) or not claims:
             done.dropped.append("ladder: a witness is not in the journal it cites")
@@ -383,20 +384,25 @@ def _witnessing(item: sc.Item) -> list[sc.Mention]:
     return [next(m for m in item.mentions if m.session == w.session) for w in item.witnesses()]
 
 
-def _verified(mention: sc.Mention, journals: Mapping[str, str]) -> str | None:
-    """The claim the journal a mention cites — one of the store's own (``journals``: source →
-    format) — makes at that line, in that session and class: one of that segment's whole
-    statements, redacted, whose quote is the mention's; None when it makes none. Scratch is
-    derived state a cloned repository may carry, so nothing in it crosses on its own say-so,
-    and a quote cut from a line ("It is false that …") is not that line's claim."""
-    if mention.source not in journals:
-        return None
+def _segments(journals: Mapping[str, str], source: str) -> tuple[Segment, ...]:
+    """Every segment of ``source`` when it is one of the store's own journals (``journals``:
+    source → format); none when it is not, or cannot be read."""
+    if source not in journals:
+        return ()
     try:
-        stretch = read_from(mention.source, fmt=journals[mention.source] or None, finished=True)
+        return tuple(read_from(source, fmt=journals[source] or None, finished=True).segments)
     except OSError:
-        return None
+        return ()
+
+
+def _verified(mention: sc.Mention, read: Callable[[str], Sequence[Segment]]) -> str | None:
+    """The claim the journal a mention cites (``read(source)``: its segments) makes at that
+    line, in that session and class: one of that segment's whole statements, redacted, whose
+    quote is the mention's; None when it makes none. Scratch is derived state a cloned
+    repository may carry, so nothing in it crosses on its own say-so, and a quote cut from a
+    line ("It is false that …") is not that line's claim."""
     quote = normalise(mention.quote)
-    for seg in stretch.segments:
+    for seg in read(mention.source):
         if (
             seg.line != mention.line
             or seg.cls != mention.cls
