@@ -215,7 +215,7 @@ def _memory(service: StorePool, here: Here, slug: str) -> tuple[int, str]:
     store = service.served(here.store).store
     everyone = store.list()
     known = {m.slug for m in everyone}
-    links_in = sorted(m.slug for m in everyone if memory["slug"] in m.to_dict().get("links", ()))
+    links_in = sorted(m.slug for m in everyone if memory["slug"] in m.note.links)
     try:
         # no git: a page view runs no subprocess in the store's folder (`kura why` shows the last commit)
         why: dict[str, Any] | None = to_json(explain(store, memory["slug"], _dt.date.today(), git=False))
