@@ -6,8 +6,9 @@ probing the folder with a file called ``4913``), others write in several small c
 and each save is a burst of filesystem events. So events are reduced to the memory paths
 they touch (the destination of a move counts), everything that is not a memory or the
 index is ignored (swap files, ``~`` backups, ``4913``, dot- and underscore-files, kura's
-own state folder and temporary files, and plain reads), and a path must stay quiet for a
-short debounce before it counts as saved. A settled path whose bytes hash the same as
+own state folder and temporary files, and plain reads), and the store must stay quiet for a
+short debounce before a burst counts as saved (a burst that never pauses is taken every
+``longest`` seconds). A settled path whose bytes hash the same as
 before (a touch, an editor re-saving unchanged text) is dropped; anything else triggers
 exactly one re-weave for the whole burst, then (``after``) one update of the search index
 when the store has one. The watcher never writes into a memory file.
@@ -87,6 +88,8 @@ class Watcher:
         self.rebuilds = 0
         self.errors: list[str] = []
         self._pending: dict[str, float] = {}
+        self._last_event = 0.0  # the newest event of the burst now pending
+        self.longest = max(2.0, debounce * 20)  # a burst that never pauses still rebuilds this often
         self._hashes: dict[str, str | None] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -98,8 +101,10 @@ class Watcher:
         rel = relevant_folder(self.root, path) if folder else relevant(self.root, path)
         if rel is None:
             return
+        now = time.monotonic()
         with self._lock:
-            self._pending[rel] = time.monotonic()
+            self._pending.setdefault(rel, now)
+            self._last_event = now
             self._hashes.setdefault(rel, _UNKNOWN)
 
     def remember_hashes(self) -> None:
@@ -142,11 +147,18 @@ class Watcher:
             pass  # a read-only store (or a .kura that is a link) can still be watched; it just cannot say so
 
     def _settled_changes(self) -> set[str]:
+        """The paths of the pending burst once the whole store has been quiet for the debounce (an
+        agent that writes a memory and then the index is one change, however the two writes are spaced
+        inside it), or once the burst has gone on for ``longest`` without a pause."""
         now = time.monotonic()
         with self._lock:
-            settled = [rel for rel, at in self._pending.items() if now - at >= self.debounce]
-            for rel in settled:
-                del self._pending[rel]
+            if not self._pending:
+                return set()
+            quiet = now - self._last_event >= self.debounce
+            if not quiet and now - min(self._pending.values()) < self.longest:
+                return set()
+            settled = list(self._pending)
+            self._pending.clear()
         changed: set[str] = set()
         for rel in settled:
             if rel.endswith("/"):  # a folder moved: its files' bytes say nothing about that

@@ -105,6 +105,39 @@ def test_two_changes_in_a_row_are_two_rebuilds(watched: tuple[Path, Counted, Wat
     assert settle(counted, 2) == 2
 
 
+def test_a_memory_and_the_index_written_in_one_burst_are_one_rebuild(
+    watched: tuple[Path, Counted, Watcher],
+) -> None:
+    # the index settles long before the memory written in pieces after it: still one change
+    root, counted, _ = watched
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "- [c](c.md) — new\n")
+    text = "---\nname: c\ndescription: new\ntype: user\n---\nwritten in pieces after the index\n"
+    with open(root / "c.md", "w") as handle:
+        for start in range(0, len(text), 12):
+            time.sleep(DEBOUNCE / 2)
+            handle.write(text[start : start + 12])
+            handle.flush()
+    assert settle(counted, 1) == 1
+
+
+def test_a_burst_that_never_pauses_still_rebuilds(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s", [("a", "project", "first line", "2026-03-01")])
+    counted = Counted()
+    watcher, observer = watch(store.root, counted, debounce=DEBOUNCE)
+    watcher.longest = DEBOUNCE * 4
+    try:
+        time.sleep(0.1)
+        end = time.monotonic() + DEBOUNCE * 10
+        n = 0
+        while time.monotonic() < end:
+            n += 1
+            (store.root / "a.md").write_text(f"---\nname: a\ndescription: d\ntype: user\n---\nsave {n}\n")
+            time.sleep(DEBOUNCE / 4)
+        assert counted.count >= 1  # rebuilt while the saves went on
+    finally:
+        stop_watching(watcher, observer)
+
+
 def test_heartbeat_tells_doctor_the_watcher_is_alive(watched: tuple[Path, Counted, Watcher]) -> None:
     root, _, watcher = watched
     watcher.beat()
