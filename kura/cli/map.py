@@ -55,7 +55,8 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
         sector_header_text(settings, store.name)
         scribe = None if chosen.get("no_model") else config.scribe_for(store)
         stats = file_stats(store.path)  # one walk, shared with the weave if one is needed
-        stamp = fingerprint(store.path, settings, today=dt.date.today(), stats=stats)
+        today = dt.date.today()
+        stamp = fingerprint(store.path, settings, today=today, stats=stats)
         cloth = cloth_target(store.path, settings)
         found = (
             None
@@ -67,7 +68,9 @@ def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool 
         else:
             from kura.map.weave import weave
 
-            woven = weave(store.open(), settings, scribe=scribe, force=force, stats=stats)
+            woven = weave(
+                store.open(), settings, scribe=scribe, force=force, stats=stats, stamp=stamp, today=today
+            )
             assert woven is not None
             if woven.error:
                 raise StoreError(woven.error)

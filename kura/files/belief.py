@@ -138,12 +138,15 @@ def retired(meta: Mapping[str, Any]) -> bool:
 
 
 LIFECYCLE = ("superseded_by", "supersedes", "valid_until", "contradicted_by", "archived", "archived_reason")
+_LIFECYCLE = frozenset(LIFECYCLE)
 
 
 def summary(meta: Mapping[str, Any]) -> str:
     """What a memory's standing is computed from, as compact JSON for the catalog: its
     witnesses (without their quotes), its lifecycle fields, its type and creation date; ""
     for a memory with none of them (its author stated it; nothing to compute)."""
+    if "witnesses" not in meta and _LIFECYCLE.isdisjoint(meta):
+        return ""  # the common case, said at once: nothing below would be kept
     found, _ = wt.read(meta)
     fields = {k: _text(meta.get(k)) if k != "supersedes" else list(_slugs(meta.get(k))) for k in LIFECYCLE}
     kept: dict[str, Any] = {k: v for k, v in fields.items() if v}

@@ -79,9 +79,11 @@ def links(text: str) -> tuple[str, ...]:
     """What ``text`` links to, each once, in order; the parser only when it could differ."""
     if "[[" not in text:
         return ()
-    last = max((match.end() for match in _LINK.finditer(text)), default=0)
+    found = list(_LINK.finditer(text))  # a link never crosses a line: as ``_found`` finds them
+    last = found[-1].end() if found else 0
     if len(text) > PARSE_CAP or _HIDING.search(text, 0, last) is None:
-        return tuple(dict.fromkeys(link.target for link, _ in _found(text, 1)))
+        targets = (match.group(1).strip().removesuffix(".md") for match in found)
+        return tuple(dict.fromkeys(target for target in targets if target))
     return tuple(dict.fromkeys(link.target for link in _links_in(_parser().parse(text), text)))
 
 

@@ -23,7 +23,11 @@ from kura.files.finding import Finding
 
 KEY_LINE = re.compile(r"""^(["']?)([^\s"'#:\-][^:]*?)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)$""")
 _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
-_SIMPLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]+((?:[^\W\d_]|_)[^\t\r]*?|\d{4}-\d{2}-\d{2})[ \r]*$")
+# greedy, ending on a character that is not a space: the same value as the lazy
+# ``[^\t\r]*?`` before ``[ \r]*$`` (without trying the end at every character)
+_SIMPLE = re.compile(
+    r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]+((?:[^\W\d_]|_)(?:[^\t\r]*[^\t\r ])?|\d{4}-\d{2}-\d{2})[ \r]*$"
+)
 _YAML_WORDS = frozenset("yes no true false on off null".split())
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BRACKET = re.compile(r"[\[\]{}]")

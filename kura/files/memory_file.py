@@ -35,6 +35,7 @@ TYPES = ("user", "feedback", "project", "reference")
 
 _OPEN = re.compile(r"^-{3,}[ \t\r]*$")
 _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")
+_CLOSE_LINE = re.compile(_CLOSE.pattern, re.MULTILINE)  # a line of the text that is a closer
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -132,15 +133,15 @@ def parse(text: str, path: str = "<memory>") -> MemoryFile:
     """Read a memory file. Never raises for bad content: problems become findings."""
     raw = text
     text, bom, newline = normalize(text)
-    lines = text.split("\n")
-    close = None
-    if _OPEN.match(lines[0]):
-        close = next((i for i in range(1, len(lines)) if _CLOSE.match(lines[i])), None)
+    end = text.find("\n")
+    first = text if end < 0 else text[:end]
+    # the first line after the opener that closes the block, found in the text itself
+    close = _CLOSE_LINE.search(text, end + 1) if end >= 0 and _OPEN.match(first) else None
     if close is None:
         problem = (
             "frontmatter opened with --- but never closed; read the whole file as body — "
             "add the closing --- line"
-            if _OPEN.match(lines[0])
+            if _OPEN.match(first)
             else "no frontmatter: the file has no name, description or type — add a --- "
             "block or run kura doctor"
         )
@@ -154,8 +155,9 @@ def parse(text: str, path: str = "<memory>") -> MemoryFile:
             has_frontmatter=False,
             findings=(Finding(path, 1, problem),),
         )
-    front_lines = lines[1:close]
-    body = "\n".join(lines[close + 1 :])
+    front = text[end + 1 : close.start()]  # "" or whole lines, each ending in a newline
+    front_lines = front[:-1].split("\n") if front else []
+    body = text[close.end() + 1 :]
     meta, findings = read_meta(front_lines, path)
     findings += _coerce(meta, front_lines, path)
     findings += _missing(meta, front_lines, path)
@@ -168,7 +170,7 @@ def parse(text: str, path: str = "<memory>") -> MemoryFile:
         source_meta=dict(meta),
         source_body=body,
         front_lines=tuple(front_lines),
-        delimiters=(lines[0], lines[close]),
+        delimiters=(first, close.group()),
         findings=tuple(findings),
     )
 

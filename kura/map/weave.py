@@ -100,17 +100,20 @@ def weave(
     max_parse: int | None = None,
     force: bool = False,
     stats: Stats | None = None,
+    stamp: str | None = None,
 ) -> Woven | None:
     """Weave one store's map (None when ``max_parse`` was exceeded). When nothing it
     depends on changed since the last weave, the stored map is returned as it is. ``stats``
-    (from ``slugs.file_stats``, taken before anything was read) saves a caller's second walk."""
+    (from ``slugs.file_stats``, taken before anything was read) saves a caller's second walk,
+    and ``stamp`` (``record.fingerprint`` of those stats, for ``today``) a second checksum."""
     today = today or dt.date.today()
     header = header_text(settings, store.name)
     wanted = scribe_id(scribe)
     # Taken before reading anything: a file that changes during the weave leaves a stamp
     # that no longer matches, so the next prefill re-weaves instead of serving stale.
-    stats = file_stats(store.root) if stats is None else stats
-    stamp = fingerprint(store.root, settings, today=today, stats=stats)
+    if stats is None or stamp is None:
+        stats = file_stats(store.root) if stats is None else stats
+        stamp = fingerprint(store.root, settings, today=today, stats=stats)
     try:
         state: Path | None = st.folder(store.root, store=store.name)
     except StoreError as err:  # a .kura that is a link or a file: weave in memory, save nothing

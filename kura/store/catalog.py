@@ -32,11 +32,12 @@ from typing import Any, NamedTuple
 
 from kura.errors import StoreError
 from kura.files.belief import summary
-from kura.files.memory_file import MemoryFile
+from kura.files.memory_file import MemoryFile, from_bytes
 from kura.files.slugs import Stats, file_stats, is_memory_name
 from kura.store import state as st
 from kura.store.listing import Listed, Listing, Retired, retirement
 from kura.store.parallel import parallel_map
+from kura.store.safe_read import MEMORY_CAP, read_plain
 from kura.store.store import Store
 
 _SCHEMA = """
@@ -233,7 +234,8 @@ def written_date(note: MemoryFile) -> dt.date | None:
     frontmatter (``updated``, ``created``, …) or on a body line of its own such as
     ``Updated: 2026-11-20`` or ``**Date:** 2026-11-20``. Dates mentioned in prose
     ("the outage on 2026-03-02") are events, not the memory's age, and are not read."""
-    dates = [_as_date(note.meta.get(key)) for key in _DATE_KEYS]
+    meta = note.meta
+    dates = [_as_date(meta[key]) for key in _DATE_KEYS if key in meta]
     dates += [_as_date(m.group(1)) for m in _BODY_DATE.finditer(note.body)]
     found = [d for d in dates if d is not None]
     return max(found) if found else None
@@ -243,12 +245,21 @@ def _parse_all(
     root: Path, name: str, items: list[tuple[str, str, tuple[int, int, int, int]]]
 ) -> list[tuple[Any, ...]]:
     store = Store(root, name=name)
-    return [_parse(store, slug, rel, ident) for slug, rel, ident in items]
+    plain = read_plain(root, [rel for _, rel, _ in items], cap=MEMORY_CAP)
+    return [_parse(store, *item, data) for item, data in zip(items, plain, strict=True)]
 
 
-def _parse(store: Store, slug: str, rel: str, ident: tuple[int, int, int, int]) -> tuple[Any, ...]:
-    data, memory = store.read(slug, store.root / rel)  # a file that must not be read: b"" and a finding
-    note = memory.note
+def _parse(
+    store: Store, slug: str, rel: str, ident: tuple[int, int, int, int], data: bytes | None = None
+) -> tuple[Any, ...]:
+    """A file's row. ``data``: its bytes when ``read_plain`` read it (a regular file reached
+    without a link: what ``Store.read`` reads too); else the store reads it, and a file that
+    must not be read is b"" and a finding."""
+    if data is None:
+        data, memory = store.read(slug, store.root / rel)
+        note = memory.note
+    else:
+        note = from_bytes(data, f"{store.name}/{slug}.md")
     written = written_date(note)
     gone = retirement(note.meta)
     listed = (

@@ -54,26 +54,38 @@ def mechanical(line: str, budget: int) -> str:
         return text
     words = _units(text)
     conclusion = _conclusion_start(words)
-    scores = [_score(word, words[i - 1] if i else None, i >= conclusion) for i, word in enumerate(words)]
+    scores = [
+        _score(word, before, i >= conclusion)
+        for i, (word, before) in enumerate(zip(words, [None, *words[:-1]], strict=True))
+    ]
     keep: set[int] = set()
     narrow = wide = 0  # what the kept words cost; joining can only make the text shorter
     floor = 0
-    for i in sorted(range(len(words)), key=lambda i: (-scores[i], i)):
-        if scores[i] < max(floor, 2):
+    low = 2  # the least score still worth a word: max(floor, 2)
+    space = 0  # a kept word costs a space more once one is kept
+    plain = text.isascii()  # then a word costs its length, all of it narrow
+    # by score, highest first; among equal scores in line order (the sort is stable)
+    for i in sorted(range(len(words)), key=scores.__getitem__, reverse=True):
+        score = scores[i]
+        if score < low:
             break
-        cost_narrow = len(words[i].encode("ascii", "ignore")) + (1 if keep else 0)
-        cost_wide = len(words[i]) + (1 if keep else 0) - cost_narrow
-        if scores[i] >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
+        word = words[i]
+        cost_narrow = (len(word) if plain else len(word.encode("ascii", "ignore"))) + space
+        cost_wide = 0 if plain else len(word) + space - cost_narrow
+        if score >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
             keep.add(i)
-            narrow, wide = narrow + cost_narrow, wide + cost_wide
+            narrow, wide, space = narrow + cost_narrow, wide + cost_wide, 1
         elif not floor:
-            floor = scores[i]  # finish this tier with shorter words, then stop
+            floor = score  # finish this tier with shorter words, then stop
+            low = max(floor, 2)
     return _join(words, keep or {0}) or text
 
 
 def _units(text: str) -> list[str]:
     """Words, with a `code span` kept whole and long CJK runs split at their own
     punctuation (the only place such text can be cut without halving a word)."""
+    if "`" not in text and "](" not in text and text.isascii():
+        return text.split(" ")  # ``text`` is single-spaced: these are the ``\S+`` runs
     units: list[str] = []
     for match in (_UNIT if "](" in text or "`" in text else _PLAIN_UNIT).finditer(text):
         unit = match.group(0)
@@ -110,10 +122,11 @@ def grounded(trigger: str, source: str) -> str | None:
 
 def _conclusion_start(words: list[str]) -> int:
     """Index of the first word of the last clause (the conclusion), or len(words)."""
-    ends = [
-        i + 1 for i, word in enumerate(words[:-1]) if _CLAUSE.search(word + " ") or word in ("—", "–", "→")
-    ]
-    return ends[-1] if ends else len(words)
+    for i in range(len(words) - 2, -1, -1):  # the last clause ends nearest the end: look from there
+        word = words[i]
+        if _CLAUSE.search(word + " ") or word in ("—", "–", "→"):
+            return i + 1
+    return len(words)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -143,7 +156,7 @@ def _join(words: list[str], keep: set[int]) -> str:
     """The kept words with a space between each two, as the line had: a word the line
     began with punctuation (``.env``, ``.github/``) stays a word of its own. A run of
     separators left behind by dropped words becomes its first, still followed by a space."""
-    text = " ".join(words[i] for i in sorted(keep))
+    text = " ".join([words[i] for i in sorted(keep)])
     text = _SEPARATORS.sub(lambda run: run.group(1) + (" " if " " in run.group(0) else ""), text)
     return " ".join(_balance(text).split()).strip(" ,;:—–")
 
