@@ -136,7 +136,7 @@ def parse(text: str, path: str = "<memory>") -> MemoryFile:
     end = text.find("\n")
     first = text if end < 0 else text[:end]
     # the first line after the opener that closes the block, found in the text itself
-    close = _CLOSE_LINE.search(text, end + 1) if end >= 0 and _OPEN.match(first) else None
+    close = _closer(text, end) if end >= 0 and _OPEN.match(first) else None
     if close is None:
         problem = (
             "frontmatter opened with --- but never closed; read the whole file as body — "
@@ -173,6 +173,21 @@ def parse(text: str, path: str = "<memory>") -> MemoryFile:
         delimiters=(first, close.group()),
         findings=tuple(findings),
     )
+
+
+def _closer(text: str, end: int) -> re.Match[str] | None:
+    """The first line after the one ending at ``end`` (a newline) that closes a frontmatter
+    block: only a line that starts with ``---`` or ``...`` is tried."""
+    at = end
+    while True:
+        dashes, dots = text.find("\n---", at), text.find("\n...", at)
+        found = min(dashes, dots) if dashes >= 0 and dots >= 0 else max(dashes, dots)
+        if found < 0:
+            return None
+        close = _CLOSE_LINE.match(text, found + 1)
+        if close is not None:
+            return close
+        at = found + 1
 
 
 def from_bytes(data: bytes, path: str = "<memory>") -> MemoryFile:

@@ -236,7 +236,9 @@ def written_date(note: MemoryFile) -> dt.date | None:
     ("the outage on 2026-03-02") are events, not the memory's age, and are not read."""
     meta = note.meta
     dates = [_as_date(meta[key]) for key in _DATE_KEYS if key in meta]
-    dates += [_as_date(m.group(1)) for m in _BODY_DATE.finditer(note.body)]
+    # a body date sits at the start of a line and holds a colon: only such lines are tried
+    lines = (line for line in note.body.split("\n") if ":" in line)
+    dates += [_as_date(m.group(1)) for m in map(_BODY_DATE.match, lines) if m is not None]
     found = [d for d in dates if d is not None]
     return max(found) if found else None
 

@@ -179,3 +179,13 @@ def test_parse_keeps_every_field_for_the_sample_shapes() -> None:
     note = parse(text, "m.md")
     assert astuple(note)[:2] == ({"name": "a", "description": "b", "type": "user"}, "\nbody [[x]]\n")
     assert note.links == ("x",) and note.findings == ()
+
+
+HIDING = ["", "plain", "a`b", "a~b", "<x", "a\\b", "&amp;", "\t", "\r", "\x00", "    ", "   x ", "x    y",
+          "a   ", " " * 3 + "\n" + " ", "ok [[a]] then    ", "ok [[a]]` later"]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", HIDING)
+def test_what_hides_a_link_is_found_as_the_one_pattern_found_it(text: str) -> None:
+    for end in range(len(text) + 2):
+        assert body._hides(text, end) == (body._HIDING.search(text, 0, end) is not None), (text, end)

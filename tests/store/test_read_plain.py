@@ -135,3 +135,25 @@ def test_a_scan_through_the_batch_read_holds_the_rows_of_a_scan_file_by_file(
         "huge.md",
         "inside.md",
     }
+
+
+def _dates_by_the_whole_body(text: str) -> list[str]:
+    return [m.group(1) for m in catalog._BODY_DATE.finditer(text)]
+
+
+BODIES = [
+    "", "Updated: 2026-01-02", "  - **Date:** 2026-03-04 and more", "x\nwritten: 2026-05-06\n",
+    "As of: 2026-07-08\nLast updated: 2026-09-10\r\n__updated__: 2026-11-12", "updated 2026-01-02",
+    "the outage on 2026-03-02: bad", "Updated: 2026-01-02Z", "Updated: 2026-01-02 Updated: 2026-02-03",
+    "\n\nDATE:\t2026-12-31\n", "* updated: 2026-01-01\n- date:2026-02-02", "**Updated**: 2026-04-04",
+    "ſupdated: 2026-01-01", "wrİtten: 2026-01-01",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", BODIES)
+def test_a_body_date_is_found_line_by_line_as_in_the_whole_body(text: str) -> None:
+    from kura.files.memory_file import new_note
+
+    found = catalog.written_date(new_note({}, text))
+    dates = [catalog._as_date(d) for d in _dates_by_the_whole_body(text)]
+    assert found == max((d for d in dates if d is not None), default=None)
