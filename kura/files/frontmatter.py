@@ -219,7 +219,7 @@ def _simple_meta(front_lines: list[str]) -> dict[str, Any] | None:
         match = _SIMPLE.match(line)
         if match is None:
             return None
-        key, value = match.group(1), match.group(2)
+        key, value = match.groups()
         if key in meta or key.lower() in _YAML_WORDS:
             return None
         if value[0].isdigit():

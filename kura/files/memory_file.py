@@ -260,7 +260,9 @@ def _missing(meta: dict[str, Any], front_lines: list[str], path: str) -> list[Fi
                     f"no {key}: add a {key}: line so the index can name this memory",
                 )
             )
-    if len(meta) < sum(1 for line in front_lines if line[:1] not in (" ", "\t", "#", "-", "")):
+    if len(meta) < len(front_lines) and len(meta) < sum(
+        1 for line in front_lines if line[:1] not in (" ", "\t", "#", "-", "")
+    ):  # (no more keys can be written than there are lines)
         findings.extend(_duplicates(front_lines, path))
     kind = note_type(meta)
     if kind is None:

@@ -4,7 +4,9 @@ Most runs touch a handful of files, but the first weave of a big store parses ev
 memory and trims every line, and that work is embarrassingly parallel. Below a threshold
 the pool costs more than it saves (a fork and the pickling of results), so small batches
 run in-process. Workers are forked, so they start with the parent's modules already
-imported; where fork is unavailable, everything runs in-process.
+imported; where fork is unavailable, everything runs in-process. The calling process works
+on the first chunk itself while the workers take the others (on two cores: one worker,
+half the batch each), so it forks one process fewer and pickles none of its own results.
 
 Workers die with their parent. A parent killed with SIGKILL runs no cleanup, and its
 workers, blocked on a queue whose write end they hold themselves, would wait forever —
@@ -48,11 +50,15 @@ def parallel_map(
     workers = min(cores, 8)
     size = -(-len(items) // workers)
     chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
+    if len(chunks) < 2:
+        return fn(chunks[0] if chunks else [])
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
+        max_workers=len(chunks) - 1, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
     ) as pool:
-        return [result for part in pool.map(fn, chunks) for result in part]
+        rest = pool.map(fn, chunks[1:])
+        first = fn(chunks[0])  # the caller's own share: one fork fewer, and nothing of it pickled
+        return [*first, *(result for part in rest for result in part)]
 
 
 def _die_with(parent: int) -> None:
