@@ -1,6 +1,6 @@
 """Recall quality on held-out sets: recall@1, recall@5 and MRR per method and query kind.
 
-    python bench/recall_quality.py [--set bakery|conversational] [--pad N]
+    python bench/recall_quality.py [--set bakery|conversational|longchat] [--pad N]
         [--pad-style realistic|templated] [--floors] [--keep DIR]
 
 ``--set bakery`` (the default) uses bench/eval/store (64 memories of a family bakery and
@@ -9,6 +9,14 @@ rental flat, not the sample store) and bench/eval/queries.jsonl (166 questions: 
 does not hold). ``--set conversational`` uses bench/eval/conversational/: 185 short
 observations of who said what and when in a year of chats (observations.txt, written into
 a store one memory each) and 88 questions (78 answered by one observation, 10 unrelated).
+``--set longchat`` uses bench/eval/longchat/, written the same way and harder: 249 short
+observations from eight months of chats between two friends, where the same kind of thing
+happens many times (a dozen paintings, a dozen runs, four gigs, four vet visits), so often
+only a date, a place or a name tells the right one apart, and most share a speaker's name;
+123 questions by kind (single fact, temporal "when …", who said, opinion, multi-hop with
+every observation it needs in ``targets``) and 15 unrelated. For multi-hop questions the
+rank is that of the first target, and "all in top 5" counts the questions whose every
+target is in the first five.
 Methods: ``lexical`` (FTS5 BM25, the offline fallback), ``dense`` (MiniLM cosine alone) and
 ``fused`` (what kura uses: kura.recall.search). For the unrelated questions it reports how
 often recall refuses (picks nothing).
@@ -41,6 +49,7 @@ import shutil
 import statistics
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import distractors
 
@@ -51,6 +60,7 @@ from kura.store.store import Store
 
 HERE = Path(__file__).parent / "eval"
 CONVERSATIONAL = HERE / "conversational"
+LONGCHAT = HERE / "longchat"
 TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
 TOP = 3  # recall's default
 GRID = sorted({round(0.20 + 0.025 * step, 3) for step in range(11)} | {FLOOR})
@@ -66,11 +76,11 @@ def pad_templated(root: Path, n: int) -> None:
         )
 
 
-def write_conversational(root: Path) -> None:
-    """The conversational store: one short observation a memory, from CONVERSATIONAL's lines."""
+def write_conversational(root: Path, source: Path = CONVERSATIONAL) -> None:
+    """A conversational store: one short observation a memory, from ``source``'s lines."""
     root.mkdir(parents=True, exist_ok=True)
     lines = []
-    for line in (CONVERSATIONAL / "observations.txt").read_text().splitlines():
+    for line in (source / "observations.txt").read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         slug, day, who, said = (part.strip() for part in line.split("|", 3))
@@ -82,16 +92,25 @@ def write_conversational(root: Path) -> None:
     (root / "MEMORY.md").write_text("\n".join(lines) + "\n")
 
 
-def ranks(index: SearchIndex, queries: list[dict[str, str]], method: str) -> list[int | None]:
+def ranked(index: SearchIndex, query: dict[str, Any], method: str) -> list[str]:
+    hits = list(index.search(query["q"], k=50).hits)
+    if method == "dense":
+        hits.sort(key=lambda h: -(h.cosine or 0.0))
+    return [h.slug for h in hits]
+
+
+def ranks(index: SearchIndex, queries: list[dict[str, Any]], method: str) -> list[int | None]:
     out: list[int | None] = []
     for query in queries:
-        results = index.search(query["q"], k=50)
-        hits = list(results.hits)
-        if method == "dense":
-            hits.sort(key=lambda h: -(h.cosine or 0.0))
-        slugs = [h.slug for h in hits]
+        slugs = ranked(index, query, method)
         out.append(slugs.index(query["target"]) + 1 if query["target"] in slugs else None)
     return out
+
+
+def all_found(index: SearchIndex, queries: list[dict[str, Any]], method: str) -> str:
+    """How many multi-hop questions have every one of their targets in the first five."""
+    found = sum(1 for q in queries if set(q["targets"]) <= set(ranked(index, q, method)[:5]))
+    return f"all in top 5: {found}/{len(queries)}"
 
 
 def half(question: str) -> str:
@@ -118,7 +137,7 @@ def spread(values: list[float]) -> str:
     return "  ".join(f"{v:.3f}" for v in cells)
 
 
-def floors(index: SearchIndex, queries: list[dict[str, str]]) -> None:
+def floors(index: SearchIndex, queries: list[dict[str, Any]]) -> None:
     """The best cosine per question kind, and the refusals each floor would give."""
     hits = {q["q"]: index.search(q["q"], k=max(TOP * 4, 10)).hits for q in queries}
     unrelated = [q for q in queries if q["kind"] == "unrelated"]
@@ -143,7 +162,7 @@ def mrr(found: list[int | None]) -> float:
     return sum(1 / r for r in found if r is not None) / (len(found) or 1)
 
 
-def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, str]]) -> None:
+def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, Any]]) -> None:
     print(f"{len(store.slugs())} memories, {len(queries)} questions")
     fused: dict[str, float] = {}
     for kind in sorted({q["kind"] for q in queries} - {"unrelated"}):
@@ -156,7 +175,8 @@ def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: lis
             parts = [
                 summary([r for r, q in zip(found, chosen, strict=True) if half(q["q"]) == h]) for h in "AB"
             ]
-            print(f"    {method:<8} {summary(found)}   A: {parts[0]}   B: {parts[1]}")
+            both = f"   {all_found(index, chosen, method)}" if all("targets" in q for q in chosen) else ""
+            print(f"    {method:<8} {summary(found)}   A: {parts[0]}   B: {parts[1]}{both}")
     unrelated = [q for q in queries if q["kind"] == "unrelated"]
     refused = sum(1 for q in unrelated if not recall(store, q["q"], hops=0, index=dense).picked)
     answered = [q for q in queries if q["kind"] != "unrelated"]
@@ -182,7 +202,8 @@ def targets(
 
 
 def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None) -> None:
-    asked = HERE / "queries.jsonl" if which == "bakery" else CONVERSATIONAL / "questions.jsonl"
+    source = LONGCHAT if which == "longchat" else CONVERSATIONAL
+    asked = HERE / "queries.jsonl" if which == "bakery" else source / "questions.jsonl"
     queries = [json.loads(line) for line in asked.read_text().splitlines() if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         root = keep or Path(tmp) / "store"
@@ -190,7 +211,7 @@ def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | Non
             if which == "bakery":
                 shutil.copytree(HERE / "store", root, ignore=shutil.ignore_patterns(".kura"))
             else:
-                write_conversational(root)
+                write_conversational(root, source)
             if style == "templated":
                 pad_templated(root, padding)
             else:
@@ -211,7 +232,7 @@ def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | Non
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", choices=("bakery", "conversational"), default="bakery")
+    parser.add_argument("--set", choices=("bakery", "conversational", "longchat"), default="bakery")
     parser.add_argument("--pad", type=int, default=0, help="add this many distractor memories")
     parser.add_argument("--pad-style", choices=("realistic", "templated"), default="realistic")
     parser.add_argument("--floors", action="store_true", help="print the score spread and a floor grid")

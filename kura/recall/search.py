@@ -11,6 +11,12 @@ fusion gains 0.05 there and loses 0.3 or more on paraphrases; a weight of 0 to 0
 scaled by its best, a bonus proportional to the cosine, centred vectors, a hubness penalty,
 pseudo-relevance feedback and the best of per-paragraph vectors all moved the sets' mean MRR
 by 0.02 or less, trading one set against another. Recency breaks exact ties, never scores.
+On short observations from long chats a speaker's name is in most memories and in the
+question, and pulls the question's vector towards all of them: a quarter of the dense score
+comes from the question without such common words (``kura.recall.focus``; a second vector,
+embedded in the same call, only when the question has one), which moved every set up
+(longchat 0.80 → 0.83, conversational 0.87 → 0.89, bakery paraphrases 0.78 → 0.79), refusals
+unchanged. Whether a memory bears on the question is still judged by the question as asked.
 
 The index is derived state in the store's ``.kura/search.db``: an FTS5 table (``porter
 unicode61``) over name, description and body, and float16 vectors keyed by the content
@@ -35,6 +41,8 @@ from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
 from kura.recall import index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
+from kura.recall.focus import WEIGHT as FOCUS
+from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.ties import newest_first
@@ -325,17 +333,23 @@ class SearchIndex:
             coverage = self.coverage()
             if not coverage.memories:
                 return Results((), "embedded")
-            query = self.embedder.embed([question])[0]
-            if matrix.slugs and matrix.half.shape[1] != len(
-                query
-            ):  # vectors of another width: not this model's
+            rows = self._word_rows(words)
+            narrow = focused(
+                question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
+            )
+            queries = self.embedder.embed([question] if narrow is None else [question, narrow])
+            if matrix.slugs and matrix.half.shape[1] != queries.shape[1]:  # another width: not this model's
                 reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
                 return Results(self._bm25(words, k), "lexical", reason)
-            cosines = matrix.cosines(query) if matrix.slugs else np.zeros(0, dtype=np.float32)
+            both = (
+                matrix.cosines(queries.T) if matrix.slugs else np.zeros((0, len(queries)), dtype=np.float32)
+            )
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
-        bonus = self._lexical_share(words, matrix)
-        scores = cosines + LEXICAL_WEIGHT * bonus
+        cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
+        meaning = cosines if narrow is None else (1 - FOCUS) * cosines + FOCUS * both[:, 1]
+        bonus = self._lexical_share(rows, matrix)
+        scores = meaning + LEXICAL_WEIGHT * bonus
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
         slugs = matrix.slugs
@@ -403,17 +417,24 @@ class SearchIndex:
                 self.db.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
                 self.db.execute("DELETE FROM docs WHERE slug = ?", (slug,))
 
-    def _lexical_share(self, words: list[str], matrix: vectors.Matrix) -> np.ndarray:
-        """Per matrix row: the IDF-weighted share of the question's words the memory contains."""
+    def _word_rows(self, words: list[str]) -> list[np.ndarray]:
+        """Per question word: the full-text row ids of the memories that hold it."""
+        import numpy as np
+
+        found = []
+        for word in words:  # row ids as one string: SQLite and numpy do the per-row work
+            (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
+            found.append(np.fromstring(joined or "", sep=",", dtype=np.int64))
+        return found
+
+    def _lexical_share(self, rows: list[np.ndarray], matrix: vectors.Matrix) -> np.ndarray:
+        """Per matrix row: the IDF-weighted share of the question's words (``rows``: the
+        memories holding each) the memory contains."""
         import numpy as np
 
         total = len(matrix.slugs)
         share = np.zeros(total, dtype=np.float32)
-        found: list[tuple[float, np.ndarray]] = []
-        for word in words:  # row ids as one string: SQLite and numpy do the per-row work
-            (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
-            ids = np.fromstring(joined or "", sep=",", dtype=np.int64)
-            found.append((max(math.log((total + 1) / (len(ids) + 0.5)), 0.0), ids))
+        found = [(max(math.log((total + 1) / (len(ids) + 0.5)), 0.0), ids) for ids in rows]
         whole = sum(weight for weight, _ in found) or 1.0
         for weight, ids in found:
             if weight > 0 and len(ids):

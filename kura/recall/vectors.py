@@ -36,6 +36,7 @@ class Matrix:
     _row_of_fts: np.ndarray | None = field(default=None, repr=False)
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
+        """Every row's dot with ``query``: one vector (rows,), or several as columns (rows, n)."""
         import numpy as np
 
         self.asked += 1
@@ -44,7 +45,7 @@ class Matrix:
         if self.full is not None:
             out: np.ndarray = self.full @ query
             return out
-        out = np.empty(len(self.slugs), dtype=np.float32)
+        out = np.empty((len(self.slugs), *query.shape[1:]), dtype=np.float32)
         for start in range(0, len(self.slugs), CHUNK):
             out[start : start + CHUNK] = self.half[start : start + CHUNK].astype(np.float32) @ query
         return out

@@ -102,3 +102,30 @@ def test_recency_breaks_a_tie_and_never_a_better_match(tmp_path: Path) -> None:
     hits = index.search(question, k=3).hits
     assert [h.slug for h in hits] == ["b-new", "a-old", "c-newest"]
     assert hits[0].score == hits[1].score > hits[2].score
+
+
+def test_a_name_most_memories_share_does_not_decide_which_of_them(tmp_path: Path) -> None:
+    """Ten observations about Nadia, each holding her name. The question names her too, so
+    as asked it is closest to the one that mostly shares the name (0.8 against 0.7); the
+    question without the common word points at the lake at dawn. A quarter of the dense
+    score is that focused look, so the right one ranks first, while whether a memory bears
+    on the question is still judged by the question as asked (its ``cosine``)."""
+    write_memory(tmp_path, "nadia-watercolour", "user", "Nadia did a watercolour of the water at dawn")
+    write_memory(tmp_path, "nadia-named", "user", "Nadia said Nadia is a name her mother chose")
+    others = [f"nadia-other-{i}" for i in range(8)]
+    for slug in others:
+        write_memory(tmp_path, slug, "user", f"Nadia bought bread number {slug[-1]}")
+    question = "When did Nadia paint the lake?"
+    vectors: dict[str, list[float]] = {
+        "nadia-watercolour": [0.7, 0.0, 0.714],
+        "nadia-named": [0.8, 0.6, 0.0],
+        question: [1.0, 0.0, 0.0],
+        "When did paint the lake": [0.0, 0.0, 1.0],
+        **{slug: [0.1, 0.0, 0.0, 1.0] for slug in others},
+    }
+    index = _index(tmp_path, vectors)
+    hits = index.search(question, k=3).hits
+    assert [h.slug for h in hits[:2]] == ["nadia-watercolour", "nadia-named"]
+    assert hits[0].cosine == pytest.approx(0.7, abs=1e-3) and hits[1].cosine == pytest.approx(0.8, abs=1e-3)
+    found = recall(Store(tmp_path), question, hops=0, index=index)
+    assert [p.slug for p in found.picked] == ["nadia-watercolour", "nadia-named"]
