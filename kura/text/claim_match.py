@@ -30,6 +30,8 @@ _NEGATIONS = frozenset(
 )
 # a run of [a-z'] that is one of _NEGATIONS: no letter or apostrophe either side
 _NEGATED = re.compile(r"(?<![a-z'])(?:" + "|".join(map(re.escape, sorted(_NEGATIONS))) + r")(?![a-z'])")
+# every word of _NEGATIONS holds one of these: a claim holding none is not negated (no search)
+_NEGATION_PARTS = ("no", "n't", "dont", "never", "without", "avoid", "stop")
 _EXTRA_STOP = frozenset("always please remember note ever from now on going forward keep mind".split())
 SAME_SHARE = 0.8
 REVISION_SHARE = 0.6
@@ -72,7 +74,8 @@ def negated(text: str) -> bool:
     """Whether the claim is a negative one ("never …", "don't …", "not …"): one of
     ``_NEGATIONS`` is a whole run of letters and apostrophes in it (one search, not a list
     of every run: asked for every claim of a store)."""
-    return _NEGATED.search(text.lower().replace("\u2019", "'")) is not None
+    low = text.lower().replace("\u2019", "'")
+    return any(part in low for part in _NEGATION_PARTS) and _NEGATED.search(low) is not None
 
 
 def relation(new: str, old: str) -> str:
@@ -198,9 +201,8 @@ def _near(
     for word, claims in looking.items():
         rows = np.array(claims, dtype=np.int64)
         cols = np.fromiter(holding[word], dtype=np.int64, count=len(holding[word]))
-        differ = np.bitwise_count(low[rows][:, None] ^ low[cols]) + np.bitwise_count(
-            high[rows][:, None] ^ high[cols]
-        )
+        differ = np.bitwise_count(low[rows][:, None] ^ low[cols])
+        differ += np.bitwise_count(high[rows][:, None] ^ high[cols])
         # each side leaves out at most MAX_CHANGED words, so they differ in at most twice that;
         # a claim looking a word up holds it, so each row meets itself once among its columns
         ok = differ <= 2 * MAX_CHANGED
@@ -211,7 +213,6 @@ def _near(
     both = np.sort(np.concatenate(pairs_found))
     first = np.ones(len(both), dtype=bool)
     first[1:] = both[1:] != both[:-1]
-    both = both[
-        first & (both // len(read) != both % len(read))
-    ]  # by claim, then by the claim it could revise
+    first &= both // len(read) != both % len(read)  # a claim is not one it could revise
+    both = both[first]  # by claim, then by the claim it could revise
     return np.searchsorted(both // len(read), np.arange(len(read) + 1)), both % len(read), crowded

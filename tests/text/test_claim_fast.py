@@ -49,6 +49,8 @@ def test_negated_and_words_answer_as_the_plain_definitions() -> None:
     texts = [crafted_text(rng) for _ in range(20000)] + ["", "'", "no", "no'", "n't", "don’t", "DON'T stop"]
     assert [negated(t) for t in texts] == [plain_negated(t) for t in texts]
     assert [words(t) for t in texts] == [plain_words(t) for t in texts]
+    assert all(negated(word) and negated(f"we {word.upper()}, then") for word in NEGATIONS)
+    assert all(any(part in word for part in claim_match._NEGATION_PARTS) for word in claim_match._NEGATIONS)
     assert sum(map(negated, texts)) > 5000  # both answers are well represented
     assert sum(not negated(t) for t in texts) > 5000
 
