@@ -67,10 +67,10 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/entry.py", "kura.cli.recall"): FAST + "the recall stack (yaml, sqlite3, numpy)",
     ("cli/entry.py", "kura.cli.listed"): FAST + "the catalog (sqlite3, yaml): only `kura list` reads it",
     ("cli/entry.py", "kura.cli.map"): "fast path: `kura --version` and `kura recall` load no map",
-    ("cli/listed.py", "typer"): "its echo, only once a listing is printed: the fast path builds no app",
     ("cli/entry.py", "kura.cli.checkup"): FAST + "doctor's checks: only `kura doctor` runs them",
-    ("cli/checkup.py", "typer"): "its echo, only once a report is printed: the fast path builds no app",
     ("cli/exit.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only to warn)",
+    ("cli/exit.py", "typer"): "its echo, only where a click context or an odd stdout needs it: "
+    "`kura list` and `kura doctor` print without loading typer",
     ("cli/map.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
     ("cli/map.py", "kura.map.prefill"): "fast path: a current `kura weave` builds no prefill block",
     ("cli/recall.py", "kura.recall.spans"): "fast path: only `kura recall --spans` loads the transcripts",

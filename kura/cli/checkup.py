@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kura import config as cfg
+from kura.cli.exit import echo
 from kura.health.doctor import Report, diagnose, in_proportion
 
 
@@ -26,8 +27,6 @@ def show_reports(reports: list[Report], *, each: bool, strict: bool) -> int:
     """Print each report (a summary line, the graph line, one line per finding, islands
     and dead ends counted unless ``each``); the exit code: 1 when anything is wrong (with
     ``strict``, warnings count too), else 0."""
-    import typer  # its echo, so the bytes are typer's wherever the reports are printed
-
     lines = []
     for report in reports:
         kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
@@ -39,7 +38,7 @@ def show_reports(reports: list[Report], *, each: bool, strict: bool) -> int:
         for check, severity, text in in_proportion(report.findings, each=each):
             label = check if severity == "error" else f"{check}, {severity}"
             lines.append(f"  {text}  [{label}]")
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))  # typer's bytes wherever the reports are printed
     failing = sum(r.problems if strict else r.errors for r in reports)
     return 1 if failing else 0
 

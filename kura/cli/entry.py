@@ -144,8 +144,6 @@ def _prefill_args(rest: list[str]) -> dict[str, str] | None:
 
 def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
     """The exit code after answering, or None to let the full CLI answer."""
-    from kura.cli.map import weave_command  # not at the top: `--version` and recall need no map
-
     try:
         if command == "list":
             from kura.cli.listed import list_command
@@ -155,6 +153,9 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
             from kura.cli.checkup import doctor_command
 
             return doctor_command(chosen)
+        # not at the top: `--version`, recall, list and doctor need no map
+        from kura.cli.map import weave_command
+
         return _prefill(chosen, as_json) if command == "prefill" else weave_command(chosen)
     except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
         return None

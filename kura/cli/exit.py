@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from kura.version import __version__
 
 if TYPE_CHECKING:
+    import io
+
     from kura.errors import KuraError
 
 
@@ -36,3 +38,49 @@ def warn(message: str) -> None:
     from kura.text.secrets import redact
 
     sys.stderr.write(f"kura: {redact(str(message))[0]}\n")
+
+
+def echo(text: str) -> None:
+    """``typer.echo(text)``, byte for byte, without importing typer when nothing has (a
+    plain ``kura list`` or ``kura doctor`` at 20,000 memories is a few tenths of a second,
+    and typer's import a tenth of that): on a POSIX text stdout with a real encoding, what
+    click writes is the text and a newline, ANSI codes stripped when stdout is no terminal."""
+    out = sys.stdout
+    if "typer" in sys.modules or not plain_stream(out):
+        import typer  # a click context (its colour setting) or a stream click would rewrap
+
+        typer.echo(text)
+        return
+    write_plain(text, out)
+
+
+def plain_stream(stream: object) -> TypeGuard[io.TextIOWrapper]:
+    """A stream click's echo writes to as it is (``_force_correct_text_writer``): an
+    ``io.TextIOWrapper`` with an encoding other than ASCII and an error mode, off Windows,
+    not a notebook's."""
+    import codecs
+    import io
+
+    if sys.platform.startswith(("win", "cygwin")) or not isinstance(stream, io.TextIOWrapper):
+        return False
+    if stream.errors is None or type(stream).__module__.startswith("ipykernel."):
+        return False
+    try:
+        return codecs.lookup(stream.encoding).name != "ascii"
+    except LookupError:
+        return False
+
+
+def write_plain(text: str, stream: io.TextIOWrapper) -> None:
+    """What click's echo writes to ``stream`` (``plain_stream``) when no context sets a colour."""
+    out = text + "\n"
+    try:
+        terminal = stream.isatty()
+    except Exception:  # noqa: BLE001 - as click: a stream that cannot say is no terminal
+        terminal = False
+    if not terminal:
+        import re
+
+        out = re.sub(r"\033\[[;?0-9]*[a-zA-Z]", "", out)
+    stream.write(out)
+    stream.flush()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kura.cli.exit import warn
+from kura.cli.exit import echo, warn
 from kura.config import load_config
 from kura.store.catalog import listing
 
@@ -33,8 +33,6 @@ def list_command(chosen: dict[str, str]) -> int:
 def show_listing(found: Listing) -> int:
     """Print one line per memory (slug, type, description, why it is retired) and how many
     were left out; the exit code: 2 when none is listed."""
-    import typer  # its echo, so the bytes are typer's wherever the listing is printed
-
     rows = found.memories
     width = max((len(m.slug) for m in rows), default=0)
     lines = []
@@ -42,7 +40,7 @@ def show_listing(found: Listing) -> int:
         mark = f"  {m.retired.mark}" if m.retired else ""
         lines.append(f"{m.slug:<{width}}  {m.type or '?':<9}  {m.description}{mark}")
     if lines:  # one write: echoing 20,000 lines one by one takes longer than reading them
-        typer.echo("\n".join(lines))
+        echo("\n".join(lines))  # typer's bytes wherever the listing is printed
     if found.hidden:
         which = "memory" if found.hidden == 1 else "memories"
         warn(f"{found.hidden} archived or superseded {which} not shown — kura list --all lists them")

@@ -8,6 +8,7 @@ everything else — one implementation, the same output either way.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -23,6 +24,25 @@ from kura.recall.remote_embed import RemoteEmbedder
 from kura.request import RECALL, RecallRequest
 from kura.store.state import folder
 from kura.text.secrets import redact
+
+
+def give_back_freed_blocks() -> None:
+    """Have glibc return every block of 128 KiB or more to the system when it is freed
+    (a fixed ``M_MMAP_THRESHOLD``), for the rest of this one-question process. By default
+    the threshold rises to the size of the largest block freed, and blocks below it are
+    kept for reuse: a run of the quick embedder makes and frees float32 copies of the model's
+    weights (~90 MB, 2.4 MB apiece), so without this each run leaves ~14 MB behind, under
+    the next run's own ~90 MB (measured: a cold recall's peak 206 → 190 MB at 500 memories).
+    Nothing happens off glibc (a C library without ``mallopt``, or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 
 
 class ProgressLine:
@@ -83,6 +103,7 @@ def recall_command(
         if remote is not None:
             embedder = RemoteEmbedder(remote)
         elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
+            give_back_freed_blocks()
             preload(quick=True)
         found = recall(
             store.open(), question, top=top, hops=hops, chars=chars, explain=explain,

@@ -68,6 +68,7 @@ class Snapshot:
     settings: MapSettings | None
     index_findings: tuple[Finding, ...] = ()  # MEMORY.md's own text, or why it was not read
     index_read: bool = True
+    index_tokens: int | None = None  # ``_index_tokens(index)``, counted once for report and size check
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -270,7 +271,7 @@ def check_descriptions(snap: Snapshot) -> Iterator[Finding]:
 def check_size(snap: Snapshot) -> Iterator[Finding]:
     if snap.settings is None:
         return
-    tokens = _index_tokens(snap.index)
+    tokens = _index_tokens(snap.index) if snap.index_tokens is None else snap.index_tokens
     if tokens > snap.settings.budget:
         over = f"the index is ~{tokens} tokens, over the map budget of {snap.settings.budget}"
         yield Finding(
@@ -304,7 +305,7 @@ CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
     "links": check_links,
     "graph": check_graph,
     "descriptions": check_descriptions,
-    "claims": lambda snap: conflicts(snap.store.name, snap.entries),
+    "claims": lambda snap: conflicts(snap.store.name, snap.entries, remembered=snap.store),
     "size": check_size,
 }
 
@@ -318,7 +319,8 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
                     dead_ends=tuple(s for s in graph.dead_ends if s in current))  # fmt: skip
     index, index_findings, index_read = _read_index(store)
     snap = Snapshot(store=store, entries=entries, index=index, graph=graph, settings=settings,
-                    index_findings=index_findings, index_read=index_read)  # fmt: skip
+                    index_findings=index_findings, index_read=index_read,
+                    index_tokens=_index_tokens(index))  # fmt: skip
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
     counts = dict(sorted(Counter(e.type or "untyped" for e in entries.values()).items()))
     return Report(
@@ -328,7 +330,7 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
         findings=findings,
         watcher=heartbeat(store.root),
         graph=graph,
-        index_tokens=_index_tokens(snap.index),
+        index_tokens=snap.index_tokens or 0,
     )
 
 
@@ -429,7 +431,7 @@ def _retired(store: Store, entries: dict[str, catalog.Entry], line: ix.IndexLine
 
 
 def _index_tokens(index: ix.Index) -> int:
-    return sum(estimate_tokens(line.text) + 1 for line in index.lines)
+    return sum(map(estimate_tokens, [line.text for line in index.lines])) + len(index.lines)
 
 
 def _line_of(store: Store, entry: catalog.Entry, target: str) -> int:

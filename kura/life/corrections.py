@@ -16,10 +16,13 @@ write again finishes it; only then is the old memory marked and taken off the in
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shlex
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from kura.errors import KuraError, NotFound, StoreError
@@ -29,8 +32,11 @@ from kura.files.slugs import new_slug
 from kura.life import lifecycle
 from kura.store import catalog, write_checks
 from kura.store.store import Store
+from kura.text import claim_match as rules
+from kura.text import triggers as stop_words
 from kura.text.claim_match import FAMILY, negated, pairs, relate, words
 from kura.text.secrets import refuse_secrets
+from kura.version import __version__
 
 T = TypeVar("T")
 
@@ -137,11 +143,15 @@ def revision(store: Store, slug: str, description: str) -> tuple[str, str] | Non
     return (found[0], entries[found[0]].description) if 0 < len(found) <= FAMILY else None
 
 
-def conflicts(store: str, entries: dict[str, catalog.Entry]) -> Iterator[nt.Finding]:
+def conflicts(
+    store: str, entries: dict[str, catalog.Entry], *, remembered: Store | None = None
+) -> Iterator[nt.Finding]:
     """One warning per pair of live memories where one revises the other: both are served
-    as current fact. The newer one (by written date, then by file time) is named first."""
+    as current fact. The newer one (by written date, then by file time) is named first.
+    ``remembered``: the store whose catalog keeps the pairs of its current claims
+    (``live_pairs``), so a doctor of an unchanged store does not pair them again."""
     live = {slug: e.description for slug, e in entries.items() if not e.retired and e.description}
-    for a, b in pairs(live):
+    for a, b in pairs(live) if remembered is None else live_pairs(remembered, live):
         old, new = sorted((entries[a], entries[b]), key=_age)
         command = f"kura remember {new.slug} {shlex.quote(new.description)} --supersedes {old.slug}"
         yield nt.Finding(
@@ -151,6 +161,60 @@ def conflicts(store: str, entries: dict[str, catalog.Entry]) -> Iterator[nt.Find
             "other way round); if both hold, say in their descriptions what tells them apart",
             "warning",
         )  # fmt: skip
+
+
+_PAIRS_KEY = "claim-pairs"
+_PAIRS_CAP = 1 << 22  # characters of a remembered answer past which it is not read
+
+
+def live_pairs(store: Store, live: dict[str, str]) -> list[tuple[str, str]]:
+    """``pairs(live)``, remembered in the store's catalog under a digest of every claim and
+    of the code that pairs them (``kura.text.claim_match``, its stop words, kura's version):
+    at 20,000 memories pairing takes a third of a doctor, and most doctors see the claims
+    the last one saw. The state folder is untrusted: an answer is used only when it is the
+    shape this code writes, for this digest, naming live claims in ``pairs``' order; else
+    the claims are paired again (and that answer kept). A state folder that cannot be
+    written only means pairing every time."""
+    try:
+        digest = _claims_digest(live)
+        db = catalog.connect(store)
+    except (OSError, sqlite3.Error):  # the code's own files unreadable (a frozen install)
+        return pairs(live)
+    try:
+        kept = _remembered(catalog.kv_get(db, _PAIRS_KEY), digest, live)
+        if kept is not None:
+            return kept
+        found = pairs(live)
+        catalog.kv_put(db, _PAIRS_KEY, json.dumps({"digest": digest, "pairs": found}))
+        return found
+    except sqlite3.Error:
+        return pairs(live)
+    finally:
+        db.close()
+
+
+def _claims_digest(live: dict[str, str]) -> str:
+    code = b"".join(Path(module.__file__ or "").read_bytes() for module in (rules, stop_words))
+    digest = hashlib.sha256(code + __version__.encode() + b"\0" + str(FAMILY).encode() + b"\0")
+    digest.update(json.dumps(sorted(live.items())).encode())  # ASCII: any text, one way
+    return digest.hexdigest()
+
+
+def _remembered(text: str | None, digest: str, live: dict[str, str]) -> list[tuple[str, str]] | None:
+    if text is None or len(text) > _PAIRS_CAP:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("digest") != digest or not isinstance(data.get("pairs"), list):
+        return None
+    found = [tuple(pair) for pair in data["pairs"] if isinstance(pair, list) and len(pair) == 2]
+    if len(found) != len(data["pairs"]) or not all(
+        isinstance(a, str) and isinstance(b, str) and a in live and b in live and a < b for a, b in found
+    ):
+        return None
+    return found if found == sorted(set(found)) else None
 
 
 def _advice(call: Callable[[], T]) -> T | None:

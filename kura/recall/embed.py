@@ -160,8 +160,11 @@ def _model_path() -> Path | Unavailable:
 
 def session_options(quick: bool) -> Any:
     """onnxruntime's options for the embedder. Threads: one per core this process may use.
-    The memory arena stays on: without it a batch's peak grows (measured: 209 → 423 MB
-    after a batch of 16 × 128 tokens), as freed buffers are not reused. No spinning: on a
+    The memory arena stays on for bulk work: without it a batch's peak grows (measured:
+    209 → 423 MB after a batch of 16 × 128 tokens), as freed buffers are not reused. A quick
+    session runs without it: each run of the unoptimised graph makes float32 copies of the
+    int8 weights (~90 MB, freed after the run), which an arena would keep for the rest of
+    the process, under everything a recall loads after it. No spinning: on a
     shared machine a waiting thread that spins takes a core from others
     (measured: 16% less CPU for the same rows under load)."""
     import onnxruntime
@@ -171,6 +174,7 @@ def session_options(quick: bool) -> Any:
         1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     )
     options.log_severity_level = 3
+    options.enable_cpu_mem_arena = not quick
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     levels = onnxruntime.GraphOptimizationLevel
     # basic optimisation is nearly all of the full set's speed at half its load time

@@ -177,14 +177,63 @@ def entries(store: Store) -> dict[str, Entry]:
 
 def listing(store: Store, *, type: str | None = None, everything: bool = False) -> Listing:
     """What ``kura.store.listing.listing`` answers, from the catalog: only files that
-    changed since the last scan are read (and any whose row is not what kura writes)."""
-    rows = [_listed(store, entry) for entry in entries(store).values()]
+    changed since the last scan are read (and any whose row is not what kura writes).
+    When no file changed (the common case) only the columns a listing shows are read, and
+    nothing is written; else the catalog is brought up to date first (``entries``)."""
+    current = _listed_rows(store)
+    if current is not None:
+        rows = [_listed(store, entry) for entry in current]
+    else:
+        rows = [_listed(store, entry) for entry in entries(store).values()]
     kept = [r for r in rows if type is None or r.type == type]
     shown = tuple(r for r in kept if everything or r.retired is None)
     return Listing(shown, len(kept) - len(shown))
 
 
-def _listed(store: Store, entry: Entry) -> Listed:
+class _Shown(NamedTuple):
+    """The columns of a row a listing shows (``_listed`` reads these of an ``Entry`` too)."""
+
+    slug: str
+    rel: str
+    type: Any
+    name: Any
+    description: Any
+    listed: Any
+
+
+def _listed_rows(store: Store) -> list[_Shown] | None:
+    """What ``scan`` would give a listing, in slug order, when every memory file's row is
+    current (its identity unchanged): no file is read and nothing written. None as soon as
+    one file has no current row: the caller scans."""
+    db = connect(store)
+    try:
+        known = {
+            row[0]: row
+            for row in db.execute(
+                "SELECT rel, slug, ino, size, mtime_ns, ctime_ns, type, name, description, listed FROM notes"
+            )
+        }
+    finally:
+        db.close()
+    shown = {}
+    for rel, ident, link in file_stats(store.root):
+        if not is_memory_name(rel) or (link and not store.contains(rel)):
+            continue
+        row = known.get(rel)
+        if row is None or row[2:6] != ident:
+            return None
+        shown[rel[:-3]] = _Shown(row[1], *row[:1], *row[6:])  # as scan: keyed by the file, the row's own
+    return [shown[slug] for slug in sorted(shown)]
+
+
+def _listed(store: Store, entry: Entry | _Shown) -> Listed:
+    if (
+        entry.listed == ""
+        and isinstance(entry.description, str)
+        and isinstance(entry.name, str)
+        and isinstance(entry.type, str | None)
+    ):  # a current memory, as kura writes its row: what the checks below accept, sooner
+        return Listed(entry.slug, entry.name, entry.description, entry.type, None)
     try:
         said = [entry.description] if entry.listed == "" else json.loads(entry.listed)
     except (TypeError, ValueError, RecursionError):

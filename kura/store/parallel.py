@@ -20,14 +20,12 @@ the worker watches for the parent's exit (its parent pid changes when it is repa
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -45,7 +43,12 @@ def parallel_map(
     results in the order of ``items``. ``fn`` takes and returns a list (one call per
     chunk, so per-call setup is paid once per worker chunk)."""
     cores = os.cpu_count() or 1
-    if len(items) < threshold or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if len(items) < threshold or cores < 2:
+        return fn(list(items))
+    import multiprocessing  # here: most runs (a list, a doctor, a warm weave) parse a few files
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return fn(list(items))
     workers = min(cores, 8)
     size = -(-len(items) // workers)

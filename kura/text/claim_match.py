@@ -19,9 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from functools import lru_cache, reduce
 from itertools import combinations
-from operator import or_
 from typing import Any
 
 from kura.text.triggers import STOP_WORDS
@@ -30,6 +28,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
 _NEGATIONS = frozenset(
     "not never no don't dont doesn't isn't aren't won't can't cannot without avoid stop".split()
 )
+# a run of [a-z'] that is one of _NEGATIONS: no letter or apostrophe either side
+_NEGATED = re.compile(r"(?<![a-z'])(?:" + "|".join(map(re.escape, sorted(_NEGATIONS))) + r")(?![a-z'])")
+# every word of _NEGATIONS holds one of these: a claim holding none is not negated (no search)
+_NEGATION_PARTS = ("no", "n't", "dont", "never", "without", "avoid", "stop")
 _EXTRA_STOP = frozenset("always please remember note ever from now on going forward keep mind".split())
 SAME_SHARE = 0.8
 REVISION_SHARE = 0.6
@@ -41,24 +43,39 @@ _FEW = 64  # claims one look-up may find that could revise a claim, past which i
 
 def words(text: str) -> set[str]:
     """Content words, lower-cased, a plural ``s`` folded away."""
-    out = {_folded(word) for word in _WORD.findall(text.lower().replace("\u2019", "'"))}
+    out = set(map(_FOLDED.__getitem__, _WORD.findall(text.lower().replace("\u2019", "'"))))
     out.discard("")
     return out
 
 
-@lru_cache(maxsize=1 << 16)
 def _folded(word: str) -> str:
-    """One word as ``words`` keeps it, or "" for a word it drops (asked once per word: a big
-    store says the same few thousand words again and again)."""
+    """One word as ``words`` keeps it, or "" for a word it drops."""
     word = word.rstrip(".")
     if not word or word in STOP_WORDS or word in _EXTRA_STOP or word in _NEGATIONS:
         return ""
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+class _Folded(dict[str, str]):
+    """``_folded`` of each word seen, asked once per word: a big store says the same few
+    thousand words again and again, and a dict hit costs less than any other cache's."""
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= 1 << 16:
+            self.clear()
+        folded = self[word] = _folded(word)
+        return folded
+
+
+_FOLDED = _Folded()
+
+
 def negated(text: str) -> bool:
-    """Whether the claim is a negative one ("never …", "don't …", "not …")."""
-    return not _NEGATIONS.isdisjoint(re.findall(r"[a-z']+", text.lower().replace("\u2019", "'")))
+    """Whether the claim is a negative one ("never …", "don't …", "not …"): one of
+    ``_NEGATIONS`` is a whole run of letters and apostrophes in it (one search, not a list
+    of every run: asked for every claim of a store)."""
+    low = text.lower().replace("\u2019", "'")
+    return any(part in low for part in _NEGATION_PARTS) and _NEGATED.search(low) is not None
 
 
 def relation(new: str, old: str) -> str:
@@ -161,31 +178,41 @@ def _near(
     calls before, and leave a few dozen candidates now."""
     import numpy as np
 
-    bit = {word: 1 << n % 128 for n, word in enumerate(holding)}
-    lanes = []
-    for found, _ in read:
-        mask = reduce(or_, map(bit.__getitem__, found), 0)
-        lanes.append((mask & (1 << 64) - 1, mask >> 64))
-    masks = np.array(lanes, dtype=np.uint64).reshape(len(read), 2)
+    # word n sets bit n % 64 of lane n // 64 % 2 (bit n % 128 of the claim's 128)
+    numbered = {word: n for n, word in enumerate(holding)}
+    sizes = np.fromiter(map(len, (found for found, _ in read)), dtype=np.int64, count=len(read))
+    ids = np.fromiter(
+        (numbered[word] for found, _ in read for word in found), dtype=np.int64, count=int(sizes.sum())
+    )
+    masks = np.zeros((len(read), 2), dtype=np.uint64)
+    np.bitwise_or.at(
+        masks,
+        (np.repeat(np.arange(len(read)), sizes), ids // 64 % 2),
+        np.left_shift(np.uint64(1), (ids % 64).astype(np.uint64)),
+    )
     looking: defaultdict[str, list[int]] = defaultdict(list)  # a word -> the claims looking it up
     for number, words_looked_up in enumerate(rarest):
         for word in words_looked_up:
             if 1 < len(holding[word]) <= CROWD and len(read[number][0]) >= 2:
                 looking[word].append(number)
+    low, high = masks[:, 0].copy(), masks[:, 1].copy()
     crowded = np.zeros(len(read), dtype=bool)
     pairs_found = [np.zeros(0, dtype=np.int64)]
     for word, claims in looking.items():
         rows = np.array(claims, dtype=np.int64)
-        cols = np.array(sorted(holding[word]), dtype=np.int64)
-        differ = np.bitwise_count(masks[rows][:, None, :] ^ masks[cols][None, :, :])
-        # each side leaves out at most MAX_CHANGED words, so they differ in at most twice that
-        ok = (differ[..., 0] + differ[..., 1] <= 2 * MAX_CHANGED) & (rows[:, None] != cols[None, :])
-        many = ok.sum(axis=1) > _FEW
+        cols = np.fromiter(holding[word], dtype=np.int64, count=len(holding[word]))
+        differ = np.bitwise_count(low[rows][:, None] ^ low[cols])
+        differ += np.bitwise_count(high[rows][:, None] ^ high[cols])
+        # each side leaves out at most MAX_CHANGED words, so they differ in at most twice that;
+        # a claim looking a word up holds it, so each row meets itself once among its columns
+        ok = differ <= 2 * MAX_CHANGED
+        many = ok.sum(axis=1) > _FEW + 1
         crowded[rows[many]] = True
         i, j = np.nonzero(ok[~many])
         pairs_found.append(rows[~many][i] * len(read) + cols[j])
     both = np.sort(np.concatenate(pairs_found))
     first = np.ones(len(both), dtype=bool)
     first[1:] = both[1:] != both[:-1]
+    first &= both // len(read) != both % len(read)  # a claim is not one it could revise
     both = both[first]  # by claim, then by the claim it could revise
     return np.searchsorted(both // len(read), np.arange(len(read) + 1)), both % len(read), crowded

@@ -113,6 +113,9 @@ def test_rows_kura_did_not_write_are_not_believed(cli: Cli, root: Path) -> None:
         db.execute('UPDATE notes SET listed = \'["x", null, "", ""]\' WHERE slug = \'latin\'')
         db.execute('UPDATE notes SET listed = \'["x", 3, "", ""]\' WHERE slug = \'nested\'')
         db.execute("UPDATE notes SET type = x'00' WHERE slug = 'folded'")
+        db.execute("UPDATE notes SET description = NULL WHERE slug = 'broken'")  # listed '': current
+        db.execute("UPDATE notes SET description = x'41' WHERE slug = 'alias'")
+        db.execute("UPDATE notes SET name = 7 WHERE slug = 'no-front'")
     db.close()
     assert cli("-s", str(root), "list", "--all").out == ALL
 
