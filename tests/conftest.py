@@ -26,12 +26,20 @@ pytest_plugins = ["browsing"]  # tests/web/browsing.py: headless Chromium and a 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-store"
 
 
+@pytest.fixture(scope="session")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the run (the embedder's integer model is made there once, not
+    once per test's home), never the user's own."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_cache: Path) -> Iterator[Path]:
     """Point all user state at a temp dir and strip KURA_*/OPENAI_* from the environment."""
     for key in list(os.environ):
         if key.startswith(("KURA_", "OPENAI_")):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("KURA_HOME", str(home))

