@@ -101,11 +101,14 @@ def weave(
     force: bool = False,
     stats: Stats | None = None,
     stamp: str | None = None,
+    checked: bool = False,
 ) -> Woven | None:
     """Weave one store's map (None when ``max_parse`` was exceeded). When nothing it
     depends on changed since the last weave, the stored map is returned as it is. ``stats``
     (from ``slugs.file_stats``, taken before anything was read) saves a caller's second walk,
-    and ``stamp`` (``record.fingerprint`` of those stats, for ``today``) a second checksum."""
+    and ``stamp`` (``record.fingerprint`` of those stats, for ``today``) a second checksum;
+    ``checked``: the caller has just found no stored map for that stamp (``record.stored_map``),
+    so it is not read again."""
     today = today or dt.date.today()
     header = header_text(settings, store.name)
     wanted = scribe_id(scribe)
@@ -118,7 +121,7 @@ def weave(
         state: Path | None = st.folder(store.root, store=store.name)
     except StoreError as err:  # a .kura that is a link or a file: weave in memory, save nothing
         state, refused = None, str(err)
-    if write and not force and state is not None:
+    if write and not force and not checked and state is not None:
         kept = _current(store, settings, stamp, wanted)
         if kept is not None:
             return kept
