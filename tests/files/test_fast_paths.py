@@ -143,10 +143,12 @@ BODIES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("text", BODIES)
+# a body with code or HTML in it is read by the markdown parser, not the pattern: tests/files/test_body*
+PLAIN_BODIES = [text for text in BODIES if body._HIDING.search(text) is None or "[[" not in text]
+
+
+@pytest.mark.parametrize("text", PLAIN_BODIES)
 def test_a_bodys_links_in_one_pass_are_the_links_line_by_line(text: str) -> None:
-    if body._HIDING.search(text) is not None and "[[" in text:
-        pytest.skip("the parser reads this body, not the pattern")  # covered by tests/files/test_body*
     assert body.links(text) == _links_line_by_line(text)
 
 
