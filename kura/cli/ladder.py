@@ -8,7 +8,6 @@ nothing waits or no session was read yet, 1 on failure.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated
 
 import typer
@@ -55,18 +54,17 @@ def scratch(
         else:
             say(f"purged scratch item {gone.id}; a tombstone keeps the distiller from holding it again")
         return
-    today = dt.date.today()
-    items = core(lambda: sc.load(store)).held(today)
+    items = core(lambda: sc.load(store)).held()
     if as_json:
         print_json(
-            {"hold": sc.HOLD, "promote": sc.PROMOTE, "items": [i.to_dict(today) for i in items]}, inert=True
+            {"hold": sc.HOLD, "promote": sc.PROMOTE, "items": [i.to_dict() for i in items]}, inert=True
         )
     elif not items:
         say("scratch: nothing waits (facts said in passing wait here once they fall out of the window)")
     else:
         say(f"scratch: {len(items)} waiting (hold {sc.HOLD:.2f}, crosses at {sc.PROMOTE:.2f})")
         for item in items:
-            say(f"{item.id}  {item.weight(today):.2f}  {clean(item.claim)}")
+            say(f"{item.id}  {item.weight():.2f}  {clean(item.claim)}")
             for w in item.witnesses():
                 quote = clean(w.quote) if len(w.quote) <= QUOTE else clean(w.quote[: QUOTE - 1]) + "…"
                 when = w.when.isoformat() if w.when else "undated"

@@ -29,7 +29,6 @@ their sessions.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 import math
@@ -193,8 +192,7 @@ def read(
             scratch.items[item.id] = _aged(
                 item, scratch, touched, (window_tokens, source, max(compacted, default=0))
             )
-        today = dt.date.today()
-        return added, [i for i in scratch.items.values() if i.weight(today) >= sc.PROMOTE]
+        return added, [i for i in scratch.items.values() if i.weight() >= sc.PROMOTE]
 
     return sc.update(store, change)  # type: ignore[no-any-return]
 

@@ -95,10 +95,10 @@ class Item:
         out = [_witness("TIDE", tide)] if tide is not None else []
         return out + [_witness("CALLUS", m) for m in (others if tide is not None else others[1:])]
 
-    def weight(self, today: dt.date) -> float:
-        """The evidence sum the floors compare, at face value: a claim waits unaged (up to
-        ``WAIT_DAYS`` since it was last said); once it crosses, its memory's witnesses age."""
-        del today  # the floors read face values; ``trim`` lets what was not said again go
+    def weight(self) -> float:
+        """The evidence sum the floors compare, at face value: a claim waits unaged (``trim``
+        lets go what was not said again for ``WAIT_DAYS``); once it crosses, its memory's
+        witnesses age."""
         return _weight(self)
 
     @property
@@ -109,9 +109,9 @@ class Item:
     def sessions(self) -> list[str]:
         return list(dict.fromkeys(m.session for m in self.mentions))
 
-    def to_dict(self, today: dt.date) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "claim": self.claim, "kind": self.kind, "confidence": self.weight(today),
+            "id": self.id, "claim": self.claim, "kind": self.kind, "confidence": self.weight(),
             "witnesses": [{**w.to_meta(), "weight": w.weight} for w in self.witnesses()],
             "sessions": self.sessions,
         }  # fmt: skip
@@ -134,10 +134,10 @@ class Scratch:
     sessions: dict[str, Session] = field(default_factory=dict)
     crossed: dict[str, str] = field(default_factory=dict)  # item id -> the slug it crossed as
 
-    def held(self, today: dt.date) -> list[Item]:
+    def held(self) -> list[Item]:
         """What waits: at or above hold, below promote (by confidence, then claim)."""
-        found = [i for i in self.items.values() if HOLD <= i.weight(today) < PROMOTE]
-        return sorted(found, key=lambda i: (-i.weight(today), i.claim))
+        found = [i for i in self.items.values() if HOLD <= i.weight() < PROMOTE]
+        return sorted(found, key=lambda i: (-i.weight(), i.claim))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -269,7 +269,7 @@ def trim(scratch: Scratch, today: dt.date) -> None:
     stale = (today - dt.timedelta(days=WAIT_DAYS)).isoformat()
     for item in [i for i in scratch.items.values() if i.last and i.last[:10] < stale]:
         del scratch.items[item.id]
-    low = sorted((i for i in scratch.items.values() if i.weight(today) < HOLD), key=lambda i: i.last)
+    low = sorted((i for i in scratch.items.values() if i.weight() < HOLD), key=lambda i: i.last)
     for item in low[: max(0, len(low) - PENDING)]:
         del scratch.items[item.id]
 

@@ -9,7 +9,6 @@ taught the store what — and which taught it nothing.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +33,10 @@ class SessionRow:
                 "scratch": list(self.waiting)}  # fmt: skip
 
 
-def report(store: Store, today: dt.date | None = None) -> list[SessionRow]:
+def report(store: Store) -> list[SessionRow]:
     """Every session in the ledger, oldest first (by first time, then id)."""
     scratch = sc.load(store)
-    today = today or dt.date.today()
-    held = {i.id for i in scratch.held(today)}
+    held = {i.id for i in scratch.held()}
     witnessed: dict[str, list[str]] = {}
     for memory in store.list():
         found, _ = wt.read(memory.note.meta, memory.slug)
