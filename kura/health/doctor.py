@@ -68,7 +68,7 @@ class Snapshot:
     settings: MapSettings | None
     index_findings: tuple[Finding, ...] = ()  # MEMORY.md's own text, or why it was not read
     index_read: bool = True
-    index_tokens: int | None = None  # ``_index_tokens(index)``, counted once for report and size check
+    index_tokens: int  # ``_index_tokens(index)``, counted once for the report and the size check
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -271,7 +271,7 @@ def check_descriptions(snap: Snapshot) -> Iterator[Finding]:
 def check_size(snap: Snapshot) -> Iterator[Finding]:
     if snap.settings is None:
         return
-    tokens = _index_tokens(snap.index) if snap.index_tokens is None else snap.index_tokens
+    tokens = snap.index_tokens
     if tokens > snap.settings.budget:
         over = f"the index is ~{tokens} tokens, over the map budget of {snap.settings.budget}"
         yield Finding(
@@ -330,7 +330,7 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
         findings=findings,
         watcher=heartbeat(store.root),
         graph=graph,
-        index_tokens=snap.index_tokens or 0,
+        index_tokens=snap.index_tokens,
     )
 
 
