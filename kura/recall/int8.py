@@ -62,13 +62,10 @@ def cached() -> Path | None:
 
 
 def integer_model(source: Path) -> Path | bytes:
-    """The integer model for the pinned ``source`` (already hash-checked): the cached file
-    when its hash is the pinned one, else made anew and cached. A model that was made but
-    whose bytes differ from the pin (another onnx release may write them in another order)
-    is returned as bytes to run from memory, and not cached. BuildFailed if it cannot be made."""
-    path = cached()
-    if path is not None:
-        return path
+    """The integer model made anew from the pinned ``source`` (already hash-checked) when
+    ``cached()`` found none, and cached. A model that was made but whose bytes differ from
+    the pin (another onnx release may write them in another order) is returned as bytes to
+    run from memory, and not cached. BuildFailed if it cannot be made."""
     path = cache_dir() / NAME
     data = build(source)
     if hashlib.sha256(data).hexdigest() != INT8_SHA256:
