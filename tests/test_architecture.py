@@ -34,6 +34,7 @@ LAYERS = (
     "life",
     "health",
     "distill",
+    "hosts",
     "evals",
     "serve",
     "cli",

@@ -416,16 +416,19 @@ def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
 
 
 from kura.cli import (  # noqa: E402,F401 - register their commands after the rest
+    capture,
     context,
     distill,
     eval,  # noqa: A004 - the module kura.cli.eval, not the builtin
     git,
+    hook,
     ladder,
     life,
     look,
     mcp,
     observe,
     serve,
+    setup,
     sync,
     thread,
 )
