@@ -119,7 +119,8 @@ class _Parser:
             return self.array(depth)
         if ch == '"':
             start = self.pos
-            return Node(start, self.pos, self.string())
+            text = self.string()
+            return Node(start, self.pos, text)
         return self.scalar()
 
     def string(self) -> str:

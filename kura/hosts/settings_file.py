@@ -134,18 +134,23 @@ def _kind(value: Any) -> str:
     return {dict: "object", list: "list", str: "string", bool: "boolean"}.get(type(value), "value")
 
 
-def _walk(path: Path, text: str, keys: tuple[str, ...]) -> tuple[jsonc.Node, tuple[str, ...]]:
-    """The deepest object along ``keys`` and the keys still missing below it."""
+def _walk(
+    path: Path, text: str, keys: tuple[str, ...], *, list_at_end: bool = False
+) -> tuple[jsonc.Node, tuple[str, ...]]:
+    """The deepest container along ``keys`` and the keys still missing below it; each must be
+    an object, but the last a list when ``list_at_end``."""
     node = _json_root(path, text)
     for i, key in enumerate(keys):
         member = node.member(key)
         if member is None:
             return node, keys[i:]
-        if not (member.node.is_object or (i == len(keys) - 1 and member.node.is_array)):
+        want_list = list_at_end and i == len(keys) - 1
+        if member.node.is_array != want_list or not (member.node.is_array or member.node.is_object):
             line = text.count("\n", 0, member.start) + 1
             raise ConfigError(
                 f"{path}:{line}: {'.'.join(keys[: i + 1])} is a {_kind(member.node.value)} where kura "
-                "expects an object or a list; the file was left as it was — fix it and run setup again"
+                f"expects {'a list' if want_list else 'an object'}; the file was left as it was — fix it "
+                "and run setup again"
             )
         node = member.node
     return node, ()
@@ -159,14 +164,12 @@ def _nested(keys: tuple[str, ...], leaf: Any) -> Any:
 
 def _set_json(path: Path, text: str, setting: Setting) -> tuple[str, Outcome]:
     style = jsonc.style_of(text, _json_root(path, text))
-    holder, missing = _walk(path, text, setting.path)
+    holder, missing = _walk(path, text, setting.path, list_at_end=setting.key is None)
     if setting.key is None:
         if missing:
             return jsonc.insert_member(
                 text, holder, missing[0], _nested(missing[1:], [setting.value]), style
             ), Outcome(setting, "added")
-        if not holder.is_array:
-            raise ConfigError(f"{path}: {setting.where[:-2]} is not a list; the file was left as it was")
         if setting.value in holder.value:
             return text, Outcome(setting, "already")
         for item in holder.items:
@@ -176,8 +179,6 @@ def _set_json(path: Path, text: str, setting: Setting) -> tuple[str, Outcome]:
     if missing:
         value = _nested((*missing[1:], setting.key), setting.value)
         return jsonc.insert_member(text, holder, missing[0], value, style), Outcome(setting, "added")
-    if not holder.is_object:
-        raise ConfigError(f"{path}: {'.'.join(setting.path)} is not an object; the file was left as it was")
     member = holder.member(setting.key)
     if member is None:
         return jsonc.insert_member(text, holder, setting.key, setting.value, style), Outcome(setting, "added")
@@ -189,7 +190,7 @@ def _set_json(path: Path, text: str, setting: Setting) -> tuple[str, Outcome]:
 
 
 def _unset_json(path: Path, text: str, setting: Setting) -> tuple[str, Outcome]:
-    holder, missing = _walk(path, text, setting.path)
+    holder, missing = _walk(path, text, setting.path, list_at_end=setting.key is None)
     if missing:
         return text, Outcome(setting, "absent")
     if setting.key is None:

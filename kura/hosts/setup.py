@@ -12,6 +12,7 @@ backups never land in the project, where git would show them.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import subprocess
@@ -198,6 +199,8 @@ def _write(plans: tuple[FilePlan, ...], env: Mapping[str, str]) -> dict[Path, Pa
             backups[plan.path] = copy
         if plan.after is None:
             plan.path.unlink()
+            with contextlib.suppress(OSError):  # the host's folder, when setup made it and it is empty
+                plan.path.parent.rmdir()
             continue
         plan.path.parent.mkdir(parents=True, exist_ok=True)
         replace_checked(plan.path, plan.after, expect=plan.before)
