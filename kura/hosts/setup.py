@@ -67,10 +67,10 @@ def run(request: Request, env: Mapping[str, str] | None = None, cwd: Path | None
     plans = tuple(_plan(target, remove=request.remove) for target in targets(wiring, env))
     if request.remove:
         steps = [f"the store at {store} and Claude's memory inbox are kept"] if inbox is not None else []
-        backups = {} if request.dry_run else _write(plans, env)
+        backups = {} if request.dry_run else _write(request, root, plans, env)
         return Report(root, store, plans, backups, tuple(steps), any(p.changed for p in plans))
     steps = _before(request, store)
-    backups = {} if request.dry_run else _write(plans, env)
+    backups = {} if request.dry_run else _write(request, root, plans, env)
     steps += _after(request, store, inbox, env)
     did = any(p.changed for p in plans) or any(not s.startswith("already") for s in steps)
     return Report(root, store, plans, backups, tuple(steps), did)
@@ -185,7 +185,9 @@ def backup_root(env: Mapping[str, str]) -> Path:
     return state / "kura" / "setup-backups"
 
 
-def _write(plans: tuple[FilePlan, ...], env: Mapping[str, str]) -> dict[Path, Path]:
+def _write(
+    request: Request, root: Path, plans: tuple[FilePlan, ...], env: Mapping[str, str]
+) -> dict[Path, Path]:
     """Every changed file written (or removed) after its backup; the backups by file."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     backups: dict[Path, Path] = {}
@@ -199,8 +201,9 @@ def _write(plans: tuple[FilePlan, ...], env: Mapping[str, str]) -> dict[Path, Pa
             backups[plan.path] = copy
         if plan.after is None:
             plan.path.unlink()
-            with contextlib.suppress(OSError):  # the host's folder, when setup made it and it is empty
-                plan.path.parent.rmdir()
+            if request.scope == "project" and plan.path.parent.parent == root:
+                with contextlib.suppress(OSError):  # the project's .cursor/ etc., left empty
+                    plan.path.parent.rmdir()
             continue
         plan.path.parent.mkdir(parents=True, exist_ok=True)
         replace_checked(plan.path, plan.after, expect=plan.before)

@@ -1,0 +1,124 @@
+"""The hosts themselves read what ``kura setup`` wrote: ``codex mcp list``, ``gemini mcp list``
+and ``claude mcp get``/``list`` see the ``kura`` server, and no longer after ``--remove``.
+
+The CLIs come from the npm registry (``npm install -g @openai/codex@0.171.0
+@google/gemini-cli@0.61.0 @anthropic-ai/claude-code@2.1.332``; ``.ci/run`` installs them).
+They run offline here, with HOME, CODEX_HOME and the XDG folders in the test's temp dir.
+A missing CLI skips its test with that hint, or fails it when ``KURA_HOST_TESTS=required``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KURA = str(Path(sys.executable).parent / "kura")
+PACKAGES = {
+    "codex": "@openai/codex@0.171.0",
+    "gemini": "@google/gemini-cli@0.61.0",
+    "claude": "@anthropic-ai/claude-code@2.1.332",
+}
+
+
+def host_cli(name: str) -> str:
+    found = shutil.which(name)
+    if found:
+        return found
+    hint = f"{name} is not on PATH: npm install -g {PACKAGES[name]}"
+    if os.environ.get("KURA_HOST_TESTS") == "required":
+        pytest.fail(hint + " (KURA_HOST_TESTS=required)")
+    pytest.skip(hint)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    home = tmp_path / "home"
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    for name, rel in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                      ("XDG_STATE_HOME", ".local/state")):  # fmt: skip
+        monkeypatch.setenv(name, str(home / rel))
+    for name in ("CLAUDE_CONFIG_DIR", "GEMINI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_BROWSER", "1")
+    return root
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_codex_lists_the_server_setup_wrote(project: Path, tmp_path: Path) -> None:
+    codex = host_cli("codex")
+    (tmp_path / "home" / ".codex").mkdir(parents=True)
+    assert run(KURA, "setup", "codex", cwd=project).returncode == 0
+    listed = run(codex, "mcp", "list", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    servers = {s["name"]: s for s in json.loads(listed.stdout)}
+    assert servers["kura"]["transport"]["command"] == KURA
+    assert servers["kura"]["transport"]["args"] == ["mcp", "--writable"]
+    assert servers["kura"]["enabled"] is True
+    assert run(KURA, "setup", "codex", "--remove", cwd=project).returncode == 0
+    after = run(codex, "mcp", "list", "--json", cwd=project)
+    assert after.returncode == 0 and "kura" not in {s["name"] for s in json.loads(after.stdout)}
+
+
+def test_gemini_lists_the_server_setup_wrote(project: Path) -> None:
+    gemini = host_cli("gemini")
+    assert run(KURA, "setup", "gemini", cwd=project).returncode == 0
+    listed = run(gemini, "mcp", "list", cwd=project)
+    shown = listed.stdout + listed.stderr
+    assert listed.returncode == 0, shown
+    assert f"kura: {KURA} mcp --store {project / 'memory'} --writable (stdio)" in shown
+    assert run(KURA, "setup", "gemini", "--remove", cwd=project).returncode == 0
+    after = run(gemini, "mcp", "list", cwd=project)
+    assert "kura:" not in after.stdout + after.stderr
+
+
+def test_claude_sees_the_project_server_and_its_approval(project: Path, tmp_path: Path) -> None:
+    claude = host_cli("claude")
+    assert run(KURA, "setup", "claude-code", cwd=project).returncode == 0
+    got = run(claude, "mcp", "get", "kura", cwd=project)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "Scope: Project config (shared via .mcp.json)" in got.stdout
+    assert f"Command: {KURA}" in got.stdout
+    assert f"Args: mcp --store {project / 'memory'} --writable" in got.stdout
+    # the person trusts the folder once (as Claude Code's first prompt records it); from then
+    # on kura's server is approved by settings.local.json and never asked about again
+    state = tmp_path / "home" / ".claude.json"
+    data = json.loads(state.read_text()) if state.is_file() else {}
+    data["projects"] = {str(project): {"hasTrustDialogAccepted": True}}
+    state.write_text(json.dumps(data))
+    trusted = run(claude, "mcp", "get", "kura", cwd=project)
+    assert "Pending approval" not in trusted.stdout, trusted.stdout
+    assert run(KURA, "setup", "claude-code", "--remove", cwd=project).returncode == 0
+    listed = run(claude, "mcp", "list", cwd=project)
+    assert "kura:" not in listed.stdout
+
+
+def test_claude_sees_the_user_server(project: Path, tmp_path: Path) -> None:
+    claude = host_cli("claude")
+    personal = tmp_path / "home" / "notes"
+    assert run(KURA, "init", "main", "--path", str(personal), cwd=project).returncode == 0
+    assert run(KURA, "setup", "claude-code", "--user", cwd=project).returncode == 0
+    got = run(claude, "mcp", "get", "kura", cwd=project)
+    assert "Scope: User config (available in all your projects)" in got.stdout, got.stdout + got.stderr
+    assert f"Args: mcp --store {personal} --writable" in got.stdout
+    assert run(KURA, "setup", "claude-code", "--user", "--remove", cwd=project).returncode == 0
+    assert "kura:" not in run(claude, "mcp", "list", cwd=project).stdout
