@@ -21,7 +21,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,9 +155,3 @@ def default_folder(root: Path, claude_config: Path) -> Path | None:
         return projects / name / "memory"
     found = sorted(projects.glob(f"{name[:SANITISED_MAX]}-*"))
     return found[0] / "memory" if len(found) == 1 else None
-
-
-def configured_elsewhere(settings: Mapping[str, object]) -> str | None:
-    """An ``autoMemoryDirectory`` the person set in a settings object, if any."""
-    value = settings.get("autoMemoryDirectory")
-    return value if isinstance(value, str) and value else None
