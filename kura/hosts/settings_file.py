@@ -13,6 +13,7 @@ name is brought up to date, since the name is kura's).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,11 @@ class FilePlan:
 def read(path: Path) -> bytes | None:
     """The file's bytes (None when there is none); refuses what is not a plain, small file."""
     try:
+        if path.is_symlink():
+            raise ConfigError(
+                f"{path}: a link ({os.readlink(path)}); kura edits only plain files and left it as it "
+                f"was — run setup against the file it points at, or edit it by hand (docs/hosts.md)"
+            )
         if not path.exists():
             return None
         if not path.is_file():

@@ -307,3 +307,15 @@ def test_unknown_host_and_two_places_are_refused(project: Path) -> None:
     assert kura("setup", "emacs", cwd=project).returncode == 1
     both = kura("setup", "cursor", "--user", "--project", str(project), cwd=project)
     assert both.returncode == 1 and "--user and --project" in both.stderr
+
+
+def test_a_settings_file_that_is_a_link_is_refused(project: Path, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "mcp.json"
+    real.parent.mkdir()
+    real.write_text('{"mcpServers": {}}\n')
+    (project / ".cursor").mkdir()
+    (project / ".cursor" / "mcp.json").symlink_to(real)
+    done = kura("setup", "cursor", cwd=project)
+    assert done.returncode == 1 and "a link" in done.stderr
+    assert real.read_text() == '{"mcpServers": {}}\n'
+    assert not (project / "memory").exists()
