@@ -113,7 +113,8 @@ def _file_one(store: Store, box: Path, path: Path) -> str | None:
     if not note.description:
         raise KuraError("it has no description in its frontmatter, so kura cannot index it; left here")
     title = note.name if 0 < len(note.name) <= TITLE_CHARS else None
-    done = remember(store, path.stem, note.description, note.body, type=note.type, title=title)
+    slug = re.sub(r"[^\w.-]+", "-", path.stem).strip("-.") or "memory"
+    done = remember(store, slug, note.description, note.body, type=note.type, title=title)
     if path.read_bytes() == data:  # a newer save waits for the next pass
         _set_aside(box, path)
     return done.result.slug

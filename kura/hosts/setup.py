@@ -71,7 +71,7 @@ def run(request: Request, env: Mapping[str, str] | None = None, cwd: Path | None
         return Report(root, store, plans, backups, tuple(steps), any(p.changed for p in plans))
     steps = _before(request, store)
     backups = {} if request.dry_run else _write(request, root, plans, env)
-    steps += _after(request, store, inbox, env)
+    steps += _after(request, root, store, inbox, env)
     did = any(p.changed for p in plans) or any(not s.startswith("already") for s in steps)
     return Report(root, store, plans, backups, tuple(steps), did)
 
@@ -135,10 +135,12 @@ def _before(request: Request, store: Path | None) -> list[str]:
     return [f"made the store {store} (MEMORY.md, .gitignore for .kura/)"]
 
 
-def _after(request: Request, store: Path | None, inbox: Path | None, env: Mapping[str, str]) -> list[str]:
+def _after(
+    request: Request, root: Path, store: Path | None, inbox: Path | None, env: Mapping[str, str]
+) -> list[str]:
     steps: list[str] = []
     if inbox is not None and store is not None:
-        steps += _adopt_claude_memory(request, store, inbox, env)
+        steps += _adopt_claude_memory(request, root, store, inbox, env)
     if request.host == "codex":
         sessions = codex_home(Path(env.get("HOME") or Path.home()), env) / "sessions"
         if request.dry_run:
@@ -152,9 +154,11 @@ def _after(request: Request, store: Path | None, inbox: Path | None, env: Mappin
     return steps
 
 
-def _adopt_claude_memory(request: Request, store: Path, inbox: Path, env: Mapping[str, str]) -> list[str]:
+def _adopt_claude_memory(
+    request: Request, root: Path, store: Path, inbox: Path, env: Mapping[str, str]
+) -> list[str]:
     home = Path(env.get("HOME") or Path.home())
-    old = claude_memory.default_folder(_root(request, env, Path.cwd()), claude_dir(home, env))
+    old = claude_memory.default_folder(root, claude_dir(home, env))
     steps = []
     if request.dry_run:
         steps.append(f"would keep Claude's memory inbox at {inbox}")

@@ -138,3 +138,10 @@ def test_no_inbox_no_work(tmp_path: Path) -> None:
     made, _ = init_store(tmp_path / "memory", name="plain")
     assert absorb(made) == []
     assert not inbox(made.root).exists()
+
+
+def test_a_file_name_kura_would_not_choose_still_files(store: Store) -> None:
+    box = inbox(store.root)
+    (box / "deploy notes (v2).md").write_text(fact("Deploy", "How deploys are announced", "In #ops."))
+    assert absorb(store) == ["deploy-notes-v2"]
+    assert "In #ops." in store.show("deploy-notes-v2").note.body
