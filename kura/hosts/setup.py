@@ -63,7 +63,8 @@ def run(request: Request, env: Mapping[str, str] | None = None, cwd: Path | None
     if request.host == "claude-code" and request.scope == "project" and store is not None:
         inbox = claude_memory.inbox(store)
     bound = store if (request.host != "codex" or request.store or request.scope == "user") else None
-    wiring = Wiring(request.host, request.scope, root, request.kura, bound, request.recall_on_prompt, inbox)
+    prompt = request.recall_on_prompt or request.remove  # --remove takes the prompt hook out too
+    wiring = Wiring(request.host, request.scope, root, request.kura, bound, prompt, inbox)
     plans = tuple(_plan(target, remove=request.remove) for target in targets(wiring, env))
     if request.remove:
         steps = [f"the store at {store} and Claude's memory inbox are kept"] if inbox is not None else []
@@ -147,10 +148,8 @@ def _after(
             steps.append(f"would register Codex's rollouts in {sessions} as a journal")
         else:
             fresh = host_journals.register_codex(sessions)
-            steps.append(
-                ("registered" if fresh else "already: registered")
-                + f" Codex's rollouts in {sessions} as a journal"
-            )
+            said = f"Codex's rollouts in {sessions}: registered as a journal"
+            steps.append(said if fresh else f"already: {said}")
     return steps
 
 

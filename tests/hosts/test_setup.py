@@ -319,3 +319,11 @@ def test_a_settings_file_that_is_a_link_is_refused(project: Path, tmp_path: Path
     assert done.returncode == 1 and "a link" in done.stderr
     assert real.read_text() == '{"mcpServers": {}}\n'
     assert not (project / "memory").exists()
+
+
+def test_remove_takes_the_prompt_hook_out_too(project: Path) -> None:
+    settings = project / ".claude" / "settings.json"
+    assert kura("setup", "claude-code", "--recall-on-prompt", cwd=project).returncode == 0
+    assert "UserPromptSubmit" in json.loads(settings.read_text())["hooks"]
+    assert kura("setup", "claude-code", "--remove", cwd=project).returncode == 0
+    assert not settings.exists() and not (project / ".mcp.json").exists()
