@@ -5,16 +5,22 @@ The CLIs come from the npm registry (``npm install -g @openai/codex@0.171.0
 @google/gemini-cli@0.61.0 @anthropic-ai/claude-code@2.1.332``; ``.ci/run`` installs them).
 They run offline here, with HOME, CODEX_HOME and the XDG folders in the test's temp dir.
 A missing CLI skips its test with that hint, or fails it when ``KURA_HOST_TESTS=required``.
+One headless Claude Code session, against a scripted Messages endpoint on 127.0.0.1, shows
+which auto memory the model is given.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -122,3 +128,87 @@ def test_claude_sees_the_user_server(project: Path, tmp_path: Path) -> None:
     assert f"Args: mcp --store {personal} --writable" in got.stdout
     assert run(KURA, "setup", "claude-code", "--user", "--remove", cwd=project).returncode == 0
     assert "kura:" not in run(claude, "mcp", "list", cwd=project).stdout
+
+
+class _Messages(http.server.BaseHTTPRequestHandler):
+    """A scripted Anthropic Messages endpoint: records each request, answers "ok"."""
+
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+            self._send("application/json", b'{"input_tokens": 1}')
+            return
+        self.seen.append(body)
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        message = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", "m"),
+                   "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}  # fmt: skip
+        events = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": "ok"}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
+                               "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]  # fmt: skip
+        self._send(
+            "text/event-stream",
+            b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events),
+        )
+
+    def _send(self, kind: str, data: bytes) -> None:
+        self.send_response(200)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def messages() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    _Messages.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Messages)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", _Messages.seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_claude_reads_kuras_note_not_a_second_index(
+    project: Path, tmp_path: Path, messages: tuple[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A headless session after setup is given the inbox's short note as its auto memory, not
+    the index Claude kept before (imported into the store); after --remove, Claude's own again."""
+    claude = host_cli("claude")
+    from kura.hosts.claude_memory import NOTE, sanitised
+
+    old = tmp_path / "home" / ".claude" / "projects" / sanitised(project) / "memory"
+    old.mkdir(parents=True)
+    (old / "staging.md").write_text(
+        "---\nname: Staging\ndescription: Where staging lives\ntype: project\n---\n\neu-west-3\n"
+    )
+    (old / "MEMORY.md").write_text("- [Staging](staging.md) — OLD-INDEX where staging lives\n")
+    url, seen = messages
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    assert run(KURA, "setup", "claude-code", cwd=project).returncode == 0
+
+    def asked() -> str:
+        seen.clear()
+        done = run(claude, "-p", "hello", "--output-format", "json", cwd=project)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return json.dumps(seen)
+
+    first = asked()
+    assert json.dumps(NOTE.splitlines()[2])[1:-1] in first and "OLD-INDEX" not in first
+    assert run(KURA, "setup", "claude-code", "--remove", cwd=project).returncode == 0
+    assert "OLD-INDEX" in asked()
