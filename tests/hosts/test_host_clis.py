@@ -131,9 +131,12 @@ def test_claude_sees_the_user_server(project: Path, tmp_path: Path) -> None:
 
 
 class _Messages(http.server.BaseHTTPRequestHandler):
-    """A scripted Anthropic Messages endpoint: records each request, answers "ok"."""
+    """A scripted Anthropic Messages endpoint: records each request and answers "ok" — or,
+    when ``write`` is set and the model has not yet used a tool, a ``Write`` tool use of
+    ``write`` = (path, content)."""
 
     seen: ClassVar[list[dict[str, Any]]] = []
+    write: ClassVar[tuple[str, str] | None] = None
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
@@ -144,15 +147,26 @@ class _Messages(http.server.BaseHTTPRequestHandler):
         usage = {"input_tokens": 1, "output_tokens": 1}
         message = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", "m"),
                    "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}  # fmt: skip
+        used = "tool_result" in json.dumps(body.get("messages", []))
+        tools = {tool.get("name") for tool in body.get("tools", [])}
+        if self.write is not None and not used and "Write" in tools:
+            block = {"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}
+            delta = {"type": "input_json_delta",
+                     "partial_json": json.dumps({"file_path": self.write[0], "content": self.write[1]})}  # fmt: skip
+            stop = "tool_use"
+        else:
+            block, delta, stop = (
+                {"type": "text", "text": ""},
+                {"type": "text_delta", "text": "ok"},
+                "end_turn",
+            )
         events = [
             ("message_start", {"type": "message_start", "message": message}),
-            ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "text", "text": ""}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                     "delta": {"type": "text_delta", "text": "ok"}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
-                               "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
+                               "delta": {"stop_reason": stop, "stop_sequence": None}}),
             ("message_stop", {"type": "message_stop"}),
         ]  # fmt: skip
         self._send(
@@ -174,6 +188,7 @@ class _Messages(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def messages() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     _Messages.seen = []
+    _Messages.write = None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Messages)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -212,3 +227,33 @@ def test_claude_reads_kuras_note_not_a_second_index(
     assert json.dumps(NOTE.splitlines()[2])[1:-1] in first and "OLD-INDEX" not in first
     assert run(KURA, "setup", "claude-code", "--remove", cwd=project).returncode == 0
     assert "OLD-INDEX" in asked()
+
+
+def test_what_claude_saves_to_its_auto_memory_lands_in_the_store(
+    project: Path, messages: tuple[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model saves a fact the way Claude Code's auto memory does (a Write into its memory
+    folder, which setup pointed at kura's inbox); absorbing the inbox files it in the store."""
+    claude = host_cli("claude")
+    from kura.hosts.claude_memory import absorb, inbox
+    from kura.store.store import Store
+
+    url, _ = messages
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    assert run(KURA, "setup", "claude-code", cwd=project).returncode == 0
+    fact = (
+        "---\nname: Staging\ndescription: Where the staging cluster lives\ntype: project\n---\n\neu-west-3\n"
+    )
+    target = inbox(project / "memory") / "project_staging.md"
+    _Messages.write = (str(target), fact)
+    done = run(claude, "-p", "remember that the staging cluster lives in eu-west-3", "--output-format",
+               "json", cwd=project)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = target.read_text()  # Claude Code let the model write there (it lower-cases the name)
+    assert "description: Where the staging cluster lives" in written and "eu-west-3" in written
+    store = Store(project / "memory")
+    assert absorb(store) == ["project_staging"]
+    assert "eu-west-3" in store.show("project_staging").note.body
+    assert "project_staging" in (project / "memory" / "MEMORY.md").read_text()
