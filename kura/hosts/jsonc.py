@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from kura.errors import KuraError
 
@@ -82,7 +82,7 @@ class _Parser:
         self.text = text
         self.pos = 0
 
-    def fail(self, message: str, at: int | None = None) -> None:
+    def fail(self, message: str, at: int | None = None) -> NoReturn:
         where = self.pos if at is None else at
         line = self.text.count("\n", 0, where) + 1
         column = where - (self.text.rfind("\n", 0, where) + 1) + 1
@@ -124,13 +124,10 @@ class _Parser:
         return self.scalar()
 
     def string(self) -> str:
-        start = self.pos
         try:
             found, self.pos = json.decoder.scanstring(self.text, self.pos + 1, True)  # type: ignore[attr-defined]
         except json.JSONDecodeError as err:
             self.fail(f"bad string ({err.msg})", err.pos)
-        if not isinstance(found, str):  # pragma: no cover - scanstring returns str
-            self.fail("bad string", start)
         return str(found)
 
     def scalar(self) -> Node:
@@ -142,10 +139,13 @@ class _Parser:
         match = _NUMBER.match(self.text, start)
         if match is None:
             self.fail(f"unexpected {self.text[start]!r}")
-            raise AssertionError  # pragma: no cover - fail raises
         self.pos = match.end()
         raw = match.group()
-        return Node(start, self.pos, float(raw) if any(c in raw for c in ".eE") else int(raw))
+        try:
+            number = float(raw) if any(c in raw for c in ".eE") else int(raw)
+        except ValueError:  # more digits than Python converts
+            self.fail("a number too long to read", start)
+        return Node(start, self.pos, number)
 
     def object(self, depth: int) -> Node:
         start = self.pos

@@ -38,6 +38,8 @@ def test_items_added_and_removed_around_the_persons_own() -> None:
         ('{"a": 1}\n{"b": 2}', "2:1"),
         ('{"a": "\\x"}', "1:8"),
         ("", "1:1"),
+        ('{"n": ' + "9" * 5000 + "}", "1:7"),
+        ('{"n": NaN}', "1:7"),
     ],
 )
 def test_unreadable_text_is_an_error_with_its_place(text: str, where: str) -> None:
