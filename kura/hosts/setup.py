@@ -73,7 +73,7 @@ def run(request: Request, env: Mapping[str, str] | None = None, cwd: Path | None
     steps = _before(request, store)
     backups = {} if request.dry_run else _write(request, root, plans, env)
     steps += _after(request, root, store, inbox, env)
-    did = any(p.changed for p in plans) or any(not s.startswith("already") for s in steps)
+    did = any(p.changed for p in plans) or any(not s.startswith(("already", "note:")) for s in steps)
     return Report(root, store, plans, backups, tuple(steps), did)
 
 
@@ -142,6 +142,7 @@ def _after(
     steps: list[str] = []
     if inbox is not None and store is not None:
         steps += _adopt_claude_memory(request, root, store, inbox, env)
+        steps += _local_settings_note(root)
     if request.host == "codex":
         sessions = codex_home(Path(env.get("HOME") or Path.home()), env) / "sessions"
         if request.dry_run:
@@ -151,6 +152,29 @@ def _after(
             said = f"Codex's rollouts in {sessions}: registered as a journal"
             steps.append(said if fresh else f"already: {said}")
     return steps
+
+
+def _local_settings_note(root: Path) -> list[str]:
+    """A word when git would share ``.claude/settings.local.json``: Claude Code ignores the
+    approval and the memory folder in a tracked one, and its paths are this machine's."""
+    local = ".claude/settings.local.json"
+    if git_root(root) is None:
+        return []
+    tracked = _git(root, "ls-files", "--error-unmatch", local) == 0
+    if tracked:
+        return [f"note: git tracks {local}, so Claude Code ignores its settings — `git rm --cached {local}`"]
+    if _git(root, "check-ignore", "-q", local) != 0:
+        return [f"note: {local} holds this machine's paths; add it to .gitignore"]
+    return []
+
+
+def _git(root: Path, *args: str) -> int:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, timeout=30, check=False
+        ).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return -1
 
 
 def _adopt_claude_memory(

@@ -327,3 +327,17 @@ def test_remove_takes_the_prompt_hook_out_too(project: Path) -> None:
     assert "UserPromptSubmit" in json.loads(settings.read_text())["hooks"]
     assert kura("setup", "claude-code", "--remove", cwd=project).returncode == 0
     assert not settings.exists() and not (project / ".mcp.json").exists()
+
+
+def test_a_local_settings_file_git_would_share_is_pointed_out(project: Path) -> None:
+    done = kura("setup", "claude-code", cwd=project)
+    assert "note: .claude/settings.local.json holds this machine's paths; add it to .gitignore" in done.stdout
+    subprocess.run(["git", "-C", str(project), "add", "-f", ".claude/settings.local.json"], check=True)
+    again = kura("setup", "claude-code", cwd=project)
+    assert again.returncode == 2  # a note is not work
+    assert "note: git tracks .claude/settings.local.json, so Claude Code ignores its settings" in again.stdout
+    (project / ".gitignore").write_text(".claude/settings.local.json\n")
+    subprocess.run(
+        ["git", "-C", str(project), "rm", "-q", "--cached", ".claude/settings.local.json"], check=True
+    )
+    assert "note:" not in kura("setup", "claude-code", cwd=project).stdout
