@@ -4,8 +4,8 @@ Claude Code keeps an auto memory of kura's shape — ``MEMORY.md`` plus one-fact
 name/description/type frontmatter — in ``~/.claude/projects/<sanitised root>/memory/`` and
 puts the first 200 lines (25,000 bytes) of that ``MEMORY.md`` into every session. Left
 alone it would be a second memory beside the store, its index sent next to kura's map, cut
-at 200 lines. Its setting ``autoMemoryDirectory`` moves it (read from the user's and the
-local settings, never from a checked-in ``.claude/settings.json``); so ``kura setup
+at 200 lines. Its setting ``autoMemoryDirectory`` moves it (documented for the user's and
+the local settings, not a checked-in ``.claude/settings.json``); so ``kura setup
 claude-code`` points it at an inbox inside the store's state folder, whose ``MEMORY.md`` is a
 short note: the model reads that note, not a second index, and the map stays the one
 index it is given.

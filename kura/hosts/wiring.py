@@ -5,12 +5,12 @@ One table says it all: for each host and scope, the files and the entries kura p
 that spares the person a prompt, Claude Code's auto-memory folder). ``kura.hosts.setup``
 plans and writes them; this module only decides what they are.
 
-Claude Code's facts come from its 2.1.332 bundle: ``enabledMcpjsonServers`` approves a
-``.mcp.json`` server only once the folder is trusted, and it is read from
-``.claude/settings.local.json`` (unless git tracks that file) and from the user's settings —
-the project's own ``settings.json`` may not approve its own servers — so kura writes the
-approval to the local file, with ``autoMemoryDirectory``, which Claude Code likewise never
-takes from a checked-in file.
+Claude Code's facts come from its 2.1.332 bundle and CLI: ``enabledMcpjsonServers``
+approves a ``.mcp.json`` server only once the folder is trusted, and is read from
+``.claude/settings.local.json`` (unless git tracks that file), the user's settings and the
+project's. kura writes the approval to the local file, beside ``autoMemoryDirectory``
+(documented as ignored in a checked-in file, though a headless 2.1.332 session read it there
+too): an approval is the person's, and both hold this machine's paths.
 """
 
 from __future__ import annotations
