@@ -137,7 +137,10 @@ def _json_root(path: Path, text: str) -> jsonc.Node:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean"}.get(type(value), "value")
+    for kind, name in ((dict, "object"), (list, "list"), (str, "string"), (bool, "boolean")):
+        if isinstance(value, kind):
+            return name
+    return "number" if isinstance(value, int | float) else "value"
 
 
 def _walk(
@@ -259,10 +262,21 @@ def _toml_current(path: Path, text: str, setting: Setting) -> tuple[tomlkit.TOML
         if node is None:
             return doc, None
         if not isinstance(node, dict):
-            raise ConfigError(f"{path}: {key} is a {_kind(node)}, not a table; kura left the file as it was")
+            raise ConfigError(
+                f"{path}:{_toml_line(text, key)}: {key} is a {_kind(node)}, not a table; kura left the "
+                "file as it was — fix it and run setup again"
+            )
     found = node.get(setting.key) if setting.key is not None else None
     unwrap = getattr(found, "unwrap", None)
     return doc, unwrap() if unwrap is not None else found
+
+
+def _toml_line(text: str, key: str) -> int:
+    """The line that sets ``key`` (1 when no line plainly does)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().split("=")[0].strip().strip('"') == key:
+            return number
+    return 1
 
 
 def _block(setting: Setting) -> str:

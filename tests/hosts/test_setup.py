@@ -341,3 +341,12 @@ def test_a_local_settings_file_git_would_share_is_pointed_out(project: Path) -> 
         ["git", "-C", str(project), "rm", "-q", "--cached", ".claude/settings.local.json"], check=True
     )
     assert "note:" not in kura("setup", "claude-code", cwd=project).stdout
+
+
+def test_codex_table_of_the_wrong_kind_is_refused_with_its_line(project: Path, tmp_path: Path) -> None:
+    config = tmp_path / "home" / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('model = "o3"\nmcp_servers = "none"\n')
+    done = kura("setup", "codex", cwd=project)
+    assert done.returncode == 1 and f"{config}:2: mcp_servers is a string" in done.stderr
+    assert config.read_text() == 'model = "o3"\nmcp_servers = "none"\n'
