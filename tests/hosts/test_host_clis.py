@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import pytest
 
 KURA = str(Path(sys.executable).parent / "kura")
+REQUIRED = os.environ.get("KURA_HOST_TESTS") == "required"  # read before the autouse fixture strips KURA_*
 PACKAGES = {
     "codex": "@openai/codex@0.171.0",
     "gemini": "@google/gemini-cli@0.61.0",
@@ -37,7 +38,7 @@ def host_cli(name: str) -> str:
     if found:
         return found
     hint = f"{name} is not on PATH: npm install -g {PACKAGES[name]}"
-    if os.environ.get("KURA_HOST_TESTS") == "required":
+    if REQUIRED:
         pytest.fail(hint + " (KURA_HOST_TESTS=required)")
     pytest.skip(hint)
 
