@@ -22,9 +22,9 @@ from pathlib import Path
 
 from kura import config as cfg
 from kura.errors import ConfigError, KuraError
-from kura.hosts import claude_memory, host_journals
+from kura.hosts import claude_memory, host_journals, jsonc
 from kura.hosts.settings_file import FilePlan, plan_json, plan_toml
-from kura.hosts.wiring import Scope, Target, Wiring, claude_dir, codex_home, targets
+from kura.hosts.wiring import Scope, Target, Wiring, claude_dir, codex_home, is_kura_hook, targets
 from kura.store.atomic import replace_checked
 from kura.store.importer import import_folder
 from kura.store.store import Store, init_store
@@ -142,7 +142,7 @@ def _after(
     steps: list[str] = []
     if inbox is not None and store is not None:
         steps += _adopt_claude_memory(request, root, store, inbox, env)
-        steps += _local_settings_note(root)
+        steps += _local_settings_note(root) + _user_hooks_note(env)
     if request.host == "codex":
         sessions = codex_home(Path(env.get("HOME") or Path.home()), env) / "sessions"
         if request.dry_run:
@@ -166,6 +166,21 @@ def _local_settings_note(root: Path) -> list[str]:
     if _git(root, "check-ignore", "-q", local) != 0:
         return [f"note: {local} holds this machine's paths; add it to .gitignore"]
     return []
+
+
+def _user_hooks_note(env: Mapping[str, str]) -> list[str]:
+    """A word when the user's settings already run kura's map hook: with the project's too,
+    the map would be given twice at every session start."""
+    user = claude_dir(Path(env.get("HOME") or Path.home()), env) / "settings.json"
+    try:
+        groups = jsonc.parse(user.read_text(encoding="utf-8")).value.get("hooks", {}).get("SessionStart", [])
+    except (OSError, UnicodeDecodeError, jsonc.JsonTextError, AttributeError):
+        return []
+    mine = is_kura_hook("session-start")
+    if not isinstance(groups, list) or not any(mine(group) for group in groups):
+        return []
+    return [f"note: {user} runs kura's hooks too, so each would run twice — keep one: "
+            "`kura setup claude-code --user --remove`, or this project's `--remove`"]  # fmt: skip
 
 
 def _git(root: Path, *args: str) -> int:

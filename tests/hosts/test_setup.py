@@ -350,3 +350,11 @@ def test_codex_table_of_the_wrong_kind_is_refused_with_its_line(project: Path, t
     done = kura("setup", "codex", cwd=project)
     assert done.returncode == 1 and f"{config}:2: mcp_servers is a string" in done.stderr
     assert config.read_text() == 'model = "o3"\nmcp_servers = "none"\n'
+
+
+def test_kuras_hooks_in_both_user_and_project_settings_are_pointed_out(project: Path, tmp_path: Path) -> None:
+    assert kura("init", "main", "--path", str(tmp_path / "home" / "notes"), cwd=project).returncode == 0
+    assert kura("setup", "claude-code", "--user", cwd=project).returncode == 0
+    done = kura("setup", "claude-code", cwd=project)
+    assert done.returncode == 0
+    assert "runs kura's hooks too, so each would run twice" in done.stdout
