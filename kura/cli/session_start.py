@@ -59,16 +59,26 @@ def session_start_command(chosen: dict[str, str], stdin: BinaryIO | None = None)
 def session_start(chosen: dict[str, str], payload: dict[str, Any]) -> str:
     """The map block (``kura.cli.map.prefill_block``), then the line about waiting drafts,
     all within the ceiling."""
+    config = _here(chosen.get("config"))
+    selector = _here(chosen.get("store") or os.environ.get("KURA_STORE") or None, named=True)
     _enter(payload.get("cwd"))
-    selector = chosen.get("store") or os.environ.get("KURA_STORE") or None
     cap = int(chosen.get("max_chars", CEILING))
-    line = drafts_line(chosen.get("config"), selector)
+    line = drafts_line(config, selector)
     if cap and line and cap - length(line) < max(MIN_CHARS, cap // 2):
         line = ""  # a ceiling this tight is the map's
-    block = prefill_block(chosen.get("config"), selector, cap - length(line) if cap else 0)
+    block = prefill_block(config, selector, cap - length(line) if cap else 0)
     if block.warning and block.state in ("missing", "stale", "conflicted"):
         warn(block.warning)
     return block.text + line
+
+
+def _here(path: str | None, *, named: bool = False) -> str | None:
+    """A config file or store folder given to the hook, as the folder the hook was started in
+    names it (before ``_enter`` moves to the host's); a store's name (``named``, no slash)
+    stays a name."""
+    if not path or (named and "/" not in path.replace(os.sep, "/")):
+        return path
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def _enter(cwd: object) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,33 @@ def test_the_git_hooks_take_the_repositorys_top_as_the_store(tmp_path: Path) -> 
 def test_post_merge_outside_a_repository_never_fails(tmp_path: Path) -> None:
     done = hook("hook", "post-merge", "0", cwd=tmp_path, GIT_CEILING_DIRECTORIES=str(tmp_path))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_relative_config_or_store_is_read_from_where_the_hook_started(
+    project: Path, tmp_path: Path
+) -> None:
+    """The hook moves to the host's folder to choose the store; what its own command line named
+    relative to where it was started still means that."""
+    other = make_store(tmp_path / "elsewhere" / "notes", [("lisbon", "user", "Mika is in Lisbon", None)]).root
+    (tmp_path / "elsewhere" / "k.toml").write_text(f'[stores.notes]\npath = "{other}"\n')
+    by_store = start(tmp_path / "elsewhere", project, "-s", "notes/")
+    by_config = start(tmp_path / "elsewhere", project, "-c", "k.toml", "-s", "notes")
+    for done in (by_store, by_config):
+        assert done.returncode == 0 and "Mika is in Lisbon" in done.stdout, done
+        assert "Tuesday" not in done.stdout
+
+
+def test_a_current_map_is_answered_without_typer_or_anything_heavy(project: Path, tmp_path: Path) -> None:
+    """The host waits for this hook: the front door answers it, as it answers `kura prefill`."""
+    assert subprocess.run([KURA, "-s", str(project / "memory"), "weave"], capture_output=True).returncode == 0
+    payload = json.dumps({**START, "cwd": str(project)})
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['kura', 'hook', 'session-start']\n"
+        "try:\n    runpy.run_module('kura', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "heavy = {'yaml', 'typer', 'click', 'sqlite3', 'frontmatter', 'filelock', 'httpx', 'numpy', 'networkx'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, input=payload, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    assert "deploys go out on Tuesday" in done.stdout and done.stderr.strip() == "[]"
