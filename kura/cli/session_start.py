@@ -29,7 +29,7 @@ from kura.cli.map import prefill_block
 from kura.config import load_config
 from kura.distill.waiting import waiting
 from kura.errors import KuraError
-from kura.map.ceiling import length
+from kura.map.ceiling import length, shown_name
 from kura.map_settings import MIN_CHARS
 
 CEILING = 9500  # under Claude Code's 10,000-character cap on what a hook adds to the context
@@ -108,8 +108,9 @@ def drafts_line(config: str | None, selector: str | None) -> str:
         return ""
     command = "kura " + (f"-s {shlex.quote(selector)} " if selector else "") + "distill drafts"
     many = f"{count} drafts wait" if count > 1 else "1 draft waits"
+    name = shown_name(" ".join(store.name.split()), 1)  # one line, however the folder is named
     return (
-        f"kura: {many} for review in store '{store.name}' — list them with `{command}`, "
+        f"kura: {many} for review in store '{name}' — list them with `{command}`, "
         "or open /ui/drafts in `kura serve`.\n"
     )
 

@@ -9,6 +9,7 @@ of the checkout is not loaded there). Nothing is downloaded.
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import tomllib
 import zipfile
@@ -25,6 +26,10 @@ BROKEN = "---\nname: b\ndescription: Chose X: fast\ntype: project\n---\n"
 
 @pytest.fixture(scope="module")
 def tool(tmp_path_factory: pytest.TempPathFactory) -> Tool:
+    have = importlib.metadata.version("setuptools")
+    if int(have.split(".")[0]) < 77:
+        pytest.fail(f"setuptools {have} cannot build kura's wheel (pyproject's licence fields need 77 or "
+                    "later); `pip install -e '.[test]'` brings it")  # fmt: skip
     return build_tool(ROOT, tmp_path_factory.mktemp("wheel"))
 
 
