@@ -17,6 +17,7 @@ plain ``kura doctor`` (``kura.cli.checkup``), for the same reason.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -69,6 +70,8 @@ def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
             i += 2
         else:
             return None
+    if "store" not in chosen and os.environ.get("KURA_STORE", "").strip():
+        chosen["store"] = os.environ["KURA_STORE"]  # as -s, as every command reads it
     return chosen, argv[i:]
 
 
