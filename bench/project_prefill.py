@@ -68,7 +68,7 @@ def main() -> None:
         print(f"  wall: median {statistics.median(times) * 1000:.1f} ms, fastest {min(times) * 1000:.1f} ms")
         print(
             f"  CPU (user+sys): median {statistics.median(cpu) * 1000:.1f} ms, least {min(cpu) * 1000:.1f} ms"
-        )  # noqa: E501
+        )
         print(f"  block: {head}  ({len(done.stdout)} characters, exit {done.returncode})")
 
 

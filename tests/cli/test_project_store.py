@@ -15,10 +15,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from conftest import make_store
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 KURA = str(Path(sys.executable).parent / "kura")
 SERVICE = "its dashboards, runbooks and on-call rota live in the ops wiki under the service's own page"
@@ -129,6 +134,23 @@ def test_recall_searches_both_stores_and_names_the_store_of_each_hit(world: dict
     assert "person-likes-tea [me]" in text.split("\n", 1)[0]
 
 
+def test_context_tells_the_person_s_rules_and_memories_beside_the_project_s(world: dict[str, Path]) -> None:
+    got = kura(
+        "context",
+        "the staging cluster and the person's August holidays in Lisbon",
+        "--json",
+        cwd=world["deep"],
+    )
+    told = json.loads(got.stdout)
+    items = {(i["section"], i["source"]): i.get("store", "") for i in told["items"]}
+    assert items[("rules", "tabs-not-spaces")] == "me"
+    assert items[("rules", "deploy-on-fridays")] == ""  # the project's own rule
+    assert items[("memory", "holiday-in-lisbon")] == "me"
+    assert items[("memory", "staging-cluster")] == ""
+    assert "(from store 'me')" in told["text"]
+    assert told["text"].index("deploy-on-fridays") < told["text"].index("tabs-not-spaces")
+
+
 def test_remember_writes_into_the_project_s_store(world: dict[str, Path]) -> None:
     got = kura(
         "remember", "ci-runner", "CI runs on the self-hosted runner", "--type", "project", cwd=world["deep"]
@@ -169,13 +191,40 @@ def test_stores_says_which_store_and_why(world: dict[str, Path]) -> None:
     assert away["chosen"] == {"store": "me", "path": str(world["me"]), "why": f"the default in {home}"}
 
 
-def test_mcp_started_in_the_project_recalls_from_both(world: dict[str, Path]) -> None:
-    from mcp_client import call_tool  # tests/serve helper, when present
+def mcp_calls(cwd: Path, *calls: tuple[str, dict[str, Any]], env: dict[str, str]) -> list[str]:
+    """``kura mcp`` started in ``cwd`` as a host starts it, over a real SDK session: the
+    text of each tool call's answer."""
 
-    found = call_tool(
-        [KURA, "mcp"],
-        "kura_recall",
-        {"question": "what does the person drink, tea or coffee"},
-        cwd=world["deep"],
+    async def session() -> list[str]:
+        params = StdioServerParameters(command=KURA, args=["mcp"], env=env, cwd=str(cwd))
+        with tempfile.TemporaryFile("w+") as errlog:
+            async with stdio_client(params, errlog) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                answers = []
+                for name, arguments in calls:
+                    result = await client.call_tool(name, arguments)
+                    assert not result.is_error, result.content
+                    answers.append(result.content[0].text)  # type: ignore[union-attr]
+                return answers
+
+    return anyio.run(session)
+
+
+def test_mcp_started_in_the_project_recalls_from_both_and_writes_to_the_project(
+    world: dict[str, Path],
+) -> None:
+    env = {**os.environ, "KURA_READONLY": "0"}
+    tea, _ = mcp_calls(
+        world["deep"],
+        ("kura_recall", {"question": "what does the person drink, tea or coffee"}),
+        (
+            "kura_remember",
+            {"slug": "ci-runner", "description": "CI runs on the self-hosted runner", "type": "project"},
+        ),
+        env=env,
     )
-    assert "person-likes-tea" in found and "[me]" in found
+    assert tea.startswith("recalled from stores 'acme' and 'me'")
+    assert "person-likes-tea [me]" in tea.split("\n", 1)[0]
+    assert "=== person-likes-tea [me] ===" in tea
+    assert (world["project"] / "memory" / "ci-runner.md").is_file()
+    assert not (world["me"] / "ci-runner.md").exists()
