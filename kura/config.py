@@ -35,6 +35,7 @@ read by ``kura.files.model_table``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import tomllib
@@ -367,8 +368,8 @@ def _free_name(folder: str, config: Config) -> str:
     project folder's name (as a name kura accepts), else ``project``, ``project-2``…"""
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-.") or "project"
     taken = set(config.stores) | set(config.modes)
-    names = (base, "project", *(f"project-{i}" for i in range(2, 10**6)))
-    return next(name for name in names if name not in taken)
+    numbered = (f"project-{i}" for i in itertools.count(2))
+    return next(name for name in itertools.chain((base, "project"), numbered) if name not in taken)
 
 
 def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
