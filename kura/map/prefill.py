@@ -237,16 +237,23 @@ def _sectors(root: Path, index_path: Path, data: bytes, index: str) -> str:
     return sector_map(index)
 
 
-def build_for(config_path: str | None, selector: str | None, *, host: dict[str, str] | None = None) -> Block:
+def build_for(
+    config_path: str | None,
+    selector: str | None,
+    *,
+    host: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Block:
     """The block for a configured store (or mode, or folder), as ``kura prefill`` prints
     it. ``host`` holds ceilings a host set (option or variable name → value); with the
     configured one, the smallest holds. Whatever goes wrong — no such store, a broken
     config, a header that ticks, a ceiling that is not one — the answer is still a block,
-    one that says the map is missing and why."""
+    one that says the map is missing and why. ``cwd``: the folder whose project's store is
+    the default (a hook's ``cwd``), else the current one."""
     name = selector or "default"
     ceiling = 0
     try:
-        config = load_config(config_path)
+        config = load_config(config_path, cwd=cwd)
         store = config.store_config(selector)
         name = store.name
         ceiling = tightest(*(parsed(value, where) for where, value in (host or {}).items()))

@@ -228,3 +228,45 @@ def test_mcp_started_in_the_project_recalls_from_both_and_writes_to_the_project(
     assert "=== person-likes-tea [me] ===" in tea
     assert (world["project"] / "memory" / "ci-runner.md").is_file()
     assert not (world["me"] / "ci-runner.md").exists()
+
+
+def test_a_hook_chooses_from_the_folder_it_is_handed(world: dict[str, Path]) -> None:
+    from kura.cli.map import prefill_block
+
+    assert Path.cwd() != world["deep"]  # the test runs in its own work folder, outside the project
+    block = prefill_block(None, None, cwd=world["deep"])
+    assert block.text.startswith("<<<KURA-MAP store=acme>>>") and "<<<KURA-RULES store=me>>>" in block.text
+    assert prefill_block(None, None, cwd=world["outside"]).text.startswith("<<<KURA-MAP store=me>>>")
+
+
+def test_kura_serve_s_default_in_a_project_is_the_project_s_store(world: dict[str, Path]) -> None:
+    from kura.config import load_config
+    from kura.serve.pool import StorePool
+
+    pool = StorePool(load_config(cwd=world["deep"]))
+    try:
+        assert {row["name"]: row["default"] for row in pool.stores()} == {"me": False, "acme": True}
+        found = pool.recall("what does the person drink, tea or coffee")
+        assert found["stores"] == ["acme", "me"]
+        assert {p["slug"]: p["store"] for p in found["picked"]}["person-likes-tea"] == "me"
+        alone = pool.recall("what does the person drink, tea or coffee", selector="me")
+        assert "stores" not in alone and alone["store"] == "me"
+        told = pool.context("the staging cluster and the person's August holidays in Lisbon")
+        assert any(i.get("store") == "me" for i in told["items"])
+    finally:
+        pool.close()
+
+
+def test_serve_bound_to_a_folder_that_is_no_configured_store(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = world["outside"] / "memory"
+    make_store(other, [("a-fact", "project", "a fact somewhere else", None)])
+    got = kura("-s", str(other), "stores", "--json", cwd=world["deep"])
+    assert json.loads(got.stdout)["chosen"]["why"] == f"-s {other}"
+    from kura.cli.base import Globals
+    from kura.cli.serve import _config
+
+    monkeypatch.chdir(world["deep"])  # in the project: its store is no default of a server bound elsewhere
+    config, bound = _config(Globals(None, str(other), "-s"))
+    assert (bound, list(config.stores), config.default_store) == ("memory", ["memory"], "memory")
