@@ -410,3 +410,12 @@ def test_a_project_nested_in_a_configured_store_is_left_alone(tmp_path: Path) ->
     root = _project(tmp_path / "me" / "inside")
     config = load_config(env=_personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "me"}"\n'), cwd=root)
     assert (config.default_store, config.project) == ("me", "")
+
+
+def test_the_project_s_store_named_by_its_folder_still_has_the_person_s_beside(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (tmp_path / "me").mkdir()
+    config = load_config(env=_personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "me"}"\n'), cwd=root)
+    by_path = config.store_config(str(root / "memory"))
+    assert by_path.name == "acme" and config.beside(by_path) == config.stores["me"]
+    assert config.beside(config.store_config("acme")) == config.stores["me"]

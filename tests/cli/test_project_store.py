@@ -270,3 +270,16 @@ def test_serve_bound_to_a_folder_that_is_no_configured_store(
     monkeypatch.chdir(world["deep"])  # in the project: its store is no default of a server bound elsewhere
     config, bound = _config(Globals(None, str(other), "-s"))
     assert (bound, list(config.stores), config.default_store) == ("memory", ["memory"], "memory")
+
+
+def test_a_person_s_map_woven_before_pinned_lines_were_recorded_is_woven_again(
+    world: dict[str, Path],
+) -> None:
+    assert kura("-s", "me", "weave", "--no-model", cwd=world["deep"]).returncode == 0
+    record = world["me"] / ".kura" / "map.json"
+    meta = json.loads(record.read_text())
+    del meta["pinned"]  # as an older kura wrote it
+    record.write_text(json.dumps(meta))
+    got = kura("prefill", cwd=world["deep"])
+    assert "<<<KURA-RULES store=me>>>" in got.stdout and "tabs-not-spaces.md" in got.stdout
+    assert isinstance(json.loads(record.read_text())["pinned"], list)
