@@ -299,7 +299,7 @@ def load_config(
     """Find and load the config; with none, the single default store."""
     env = os.environ if env is None else env
     path = find_config(explicit, env, cwd)
-    here = cwd or _cwd()
+    here = cwd or Path.cwd()
     if path is None:
         return _with_project(_no_config(env, here), find_project_store(here))
     try:
@@ -312,13 +312,6 @@ def load_config(
     if explicit or path == here / "kura.toml":  # a config chosen for this place keeps its default
         return replace(config, why=f"the default in {path}")
     return _with_project(config, find_project_store(here))
-
-
-def _cwd() -> Path:
-    try:
-        return Path.cwd()
-    except OSError:  # the current folder was deleted: ./memory is nowhere, and no project
-        return Path(os.sep) / "nonexistent-current-folder"
 
 
 def _no_config(env: Mapping[str, str], here: Path) -> Config:
