@@ -78,6 +78,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/map.py", "kura.map.prefill"): "fast path: a current `kura weave` builds no prefill block",
     ("cli/recall.py", "kura.recall.spans"): "fast path: only `kura recall --spans` loads the transcripts",
     ("map/prefill.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
+    ("map/beside.py", "kura.map.weave"): FAST
+    + "the weave (yaml, sqlite3, filelock): only a stale person's map",
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
     ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only when missing)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",

@@ -19,6 +19,7 @@ it is answered here too (``kura.cli.session_start``, which prints a block whatev
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -71,6 +72,8 @@ def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
             i += 2
         else:
             return None
+    if "store" not in chosen and os.environ.get("KURA_STORE", "").strip():
+        chosen["store"] = os.environ["KURA_STORE"]  # as -s, as every command reads it
     return chosen, argv[i:]
 
 
