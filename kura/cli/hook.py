@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -86,9 +85,9 @@ def post_checkout(ctx: typer.Context, args: GitArgs = None) -> None:
 
 
 def _repository_store(g: Globals) -> str:
-    """``-s``, else ``KURA_STORE``, else the top of the work tree git runs the hook in."""
-    chosen = g.store or os.environ.get("KURA_STORE")
-    return chosen or str(core(lambda: find_repo(Path.cwd())).top)
+    """``-s``, else ``KURA_STORE`` (both in ``g.store``), else the top of the work tree git
+    runs the hook in."""
+    return g.store or str(core(lambda: find_repo(Path.cwd())).top)
 
 
 def _reweave(g: Globals) -> None:

@@ -4,7 +4,7 @@ A host waits for its SessionStart hook before the session begins, so this module
 typer: the front door (``kura.cli.entry``) answers the plain command from here, and the typer
 command in ``kura.cli.hook`` calls the same function for anything else.
 
-The host's JSON comes on stdin; its ``cwd`` is the folder the store is chosen from, exactly
+The host's JSON comes on stdin; its ``cwd`` is the folder the store is chosen for, exactly
 as ``kura prefill`` run in that folder would choose it (``-s`` and ``KURA_STORE`` still win).
 The hook never fails the host: it always prints a block — the map, or one that says the map
 is MISSING and why, never an empty string that would read as "nothing is remembered" — and
@@ -22,6 +22,7 @@ import select
 import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from kura.cli.exit import warn
@@ -57,50 +58,38 @@ def session_start_command(chosen: dict[str, str], stdin: BinaryIO | None = None)
 
 
 def session_start(chosen: dict[str, str], payload: dict[str, Any]) -> str:
-    """The map block (``kura.cli.map.prefill_block``), then the line about waiting drafts,
-    all within the ceiling."""
-    config = _here(chosen.get("config"))
-    selector = _here(chosen.get("store") or os.environ.get("KURA_STORE") or None, named=True)
-    _enter(payload.get("cwd"))
+    """The map block (``kura.cli.map.prefill_block``) of the store chosen for the host's
+    folder, then the line about waiting drafts, all within the ceiling."""
+    config, selector, folder = chosen.get("config"), chosen.get("store"), host_folder(payload.get("cwd"))
     cap = int(chosen.get("max_chars", CEILING))
-    line = drafts_line(config, selector)
+    line = drafts_line(config, selector, folder)
     if cap and line and cap - length(line) < max(MIN_CHARS, cap // 2):
         line = ""  # a ceiling this tight is the map's
-    block = prefill_block(config, selector, cap - length(line) if cap else 0)
+    block = prefill_block(config, selector, cap - length(line) if cap else 0, cwd=folder)
     if block.warning and block.state in ("missing", "stale", "conflicted"):
         warn(block.warning)
     return block.text + line
 
 
-def _here(path: str | None, *, named: bool = False) -> str | None:
-    """A config file or store folder given to the hook, as the folder the hook was started in
-    names it (before ``_enter`` moves to the host's); a store's name (``named``, no slash)
-    stays a name."""
-    if not path or (named and "/" not in path.replace(os.sep, "/")):
-        return path
-    return os.path.abspath(os.path.expanduser(path))
-
-
-def _enter(cwd: object) -> None:
-    """Work from the host's folder, so the store is chosen as a command run there chooses it."""
+def host_folder(cwd: object) -> Path | None:
+    """The host's folder, which the store is chosen for as a command run there chooses it;
+    None (the current folder) when the host named none or one that cannot be used."""
     if cwd is None:
-        return
-    if isinstance(cwd, str) and cwd and os.path.isabs(cwd):
-        try:
-            os.chdir(cwd)
-            return
-        except OSError as err:
-            reason = err.strerror or str(err)
-    else:
-        reason = "not an absolute path"
+        return None
+    reason = "not an absolute path"
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        if os.path.isdir(cwd):
+            return Path(cwd)
+        reason = "not a folder"
     warn(f"hook session-start: the host's cwd {str(cwd)[:200]!r} cannot be used ({reason}); "
          f"the store is chosen from {os.getcwd()}")  # fmt: skip
+    return None
 
 
-def drafts_line(config: str | None, selector: str | None) -> str:
+def drafts_line(config: str | None, selector: str | None, folder: Path | None = None) -> str:
     """One line saying how many drafts wait for review and where, or "" (none, or no store)."""
     try:
-        store = load_config(config).store_config(selector)
+        store = load_config(config, cwd=folder).store_config(selector)
         count = waiting(store.path, store.name)
     except (KuraError, OSError):
         return ""  # the block says what is wrong with the store
