@@ -17,6 +17,7 @@ plain ``kura doctor`` (``kura.cli.checkup``), for the same reason.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -38,6 +39,8 @@ def main() -> None:
     if argv == ["--version"]:
         sys.stdout.write(version_line() + "\n")
         sys.exit(0)
+    if argv == ["hook", "capture"]:  # a host waits on it: no typer, no command table
+        sys.exit(_capture())
     asked = _recall_args(argv)
     if asked is not None:
         from kura.cli.recall import recall_command
@@ -51,6 +54,16 @@ def main() -> None:
     from kura.cli.commands import run
 
     run()
+
+
+def _capture() -> int:
+    """``kura hook capture`` (``kura.hosts.capture``): always 0, a problem on one line."""
+    from kura.hosts.capture import hook
+
+    problem = hook(sys.stdin.read(1 << 20 | 1), selector=os.environ.get("KURA_STORE") or None)
+    if problem:
+        warn(problem)
+    return 0
 
 
 def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:

@@ -74,6 +74,7 @@ class Journals:
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
     notes: tuple[Finding, ...] = ()  # why a store reads no journals, when the config says
+    files: tuple[Root, ...] = ()  # transcripts named one by one (a host's hook registered them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +190,14 @@ def discover(journals: Journals, store_root: Path) -> tuple[list[Source], list[F
                 continue
             seen.add(identity)
             sources[str(path)] = Source(path, root.fmt)
+    for named in journals.files:  # no globs: each was named; one that is gone is passed over
+        identity = _identity(named.path)
+        if identity in seen or identity == (-1, -1) or not named.path.is_file():
+            continue
+        if Path(os.path.realpath(named.path)).is_relative_to(store_real):
+            continue
+        seen.add(identity)
+        sources[str(named.path)] = Source(named.path, named.fmt)
     return [sources[key] for key in sorted(sources)], found
 
 

@@ -49,7 +49,7 @@ def configured(tmp_path: Path, journals: Path, extra: str = "") -> tuple[Store, 
     store, _ = init_store(tmp_path / "store", name="test")
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
         + extra
     )
     return store, config
@@ -239,15 +239,15 @@ def test_journals_do_not_cross_stores_by_default(tmp_path: Path) -> None:
     config = tmp_path / "kura.toml"
     config.write_text(
         f'[stores.a]\npath = "{stores["a"].root}"\n\n'
-        f'[stores.b]\npath = "{stores["b"].root}"\n\n[stores.b.distill]\ninherit_global_journals = true\n\n'
-        f'[stores.c]\npath = "{stores["c"].root}"\n\n[stores.c.distill.journals]\nclaude = ["{own}"]\n\n'
+        f'[stores.b]\npath = "{stores["b"].root}"\nwrite_policy = "distiller-only"\n\n[stores.b.distill]\ninherit_global_journals = true\n\n'
+        f'[stores.c]\npath = "{stores["c"].root}"\nwrite_policy = "distiller-only"\n\n[stores.c.distill.journals]\nclaude = ["{own}"]\n\n'
         f'[distill.journals]\nclaude = ["{shared}"]\n'
     )
     cli = Cli()
     first = cli("-c", str(config), "distill", "run", "--store", "a")
     assert (first.code, first.out) == (2, "distill: nothing new to read\n"), first
     assert first.err == (
-        f"kura: {config}:16: store a reads no journals: [distill.journals] is read only by a store that "
+        f"kura: {config}:18: store a reads no journals: [distill.journals] is read only by a store that "
         "opts in — set inherit_global_journals = true under [stores.a.distill], or give it its "
         "own [stores.a.distill.journals]\n"
     )

@@ -98,7 +98,7 @@ def ferry(tmp_path: Path) -> tuple[Store, Path]:
     store.index_path.write_text("# Memory index\n\n" + "\n".join(lines) + "\n")
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{tmp_path / "j"}"]\n'
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\n\n[stores.test.distill.journals]\nclaude = ["{tmp_path / "j"}"]\n'
     )
     return store, config
 
