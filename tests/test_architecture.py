@@ -84,7 +84,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/entry.py", "kura.hosts.capture"): FAST
     + "typer and every command: a host waits on `kura hook capture`",
     ("cli/capture.py", "kura.hosts.capture"): TYPER + "the capture hook's work",
-    ("cli/capture.py", "kura.hosts.host_journals"): TYPER + "the store a hook's folder works on",
+    ("cli/entry.py", "kura.hosts.prompt"): FAST
+    + "typer and every command: the prompt hook runs before every prompt",
     ("cli/capture.py", "kura.hosts.prompt"): TYPER + "recall, for the prompt hook",
     (
         "hosts/capture.py",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -43,21 +42,11 @@ def prompt(
     """Claude Code's UserPromptSubmit hook (opt-in): print the memories that bear on the
     prompt, above recall's relevance floor, within --max-chars; print nothing when nothing
     bears. No model is asked. Always exit 0."""
-    import json
-
-    from kura.hosts.host_journals import store_for
-    from kura.hosts.prompt import bearing
+    from kura.hosts.prompt import hook
 
     g: Globals = ctx.obj
-    try:
-        data = json.loads(sys.stdin.read(1 << 20) or "{}")
-        said = data.get("prompt", "") if isinstance(data, dict) else ""
-        cwd = data.get("cwd") if isinstance(data, dict) else None
-        folder = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else Path.cwd()
-        if isinstance(said, str) and said.strip():
-            chosen = store_for(folder, g.store or os.environ.get("KURA_STORE") or None)
-            sys.stdout.write(bearing(chosen.open(), said, max_chars=max(200, max_chars)))
-    except Exception as err:  # a hook never fails the host
-        if os.environ.get("KURA_DEBUG") == "1":
-            raise
-        warn(f"hook prompt: {err} (no memories added)")
+    printed, problem = hook(sys.stdin.read(1 << 20), selector=g.store or os.environ.get("KURA_STORE") or None,
+                            max_chars=max_chars)  # fmt: skip
+    sys.stdout.write(printed)
+    if problem:
+        warn(problem)

@@ -41,6 +41,8 @@ def main() -> None:
         sys.exit(0)
     if argv == ["hook", "capture"]:  # a host waits on it: no typer, no command table
         sys.exit(_capture())
+    if argv == ["hook", "prompt"]:  # so it does before every prompt
+        sys.exit(_prompt())
     asked = _recall_args(argv)
     if asked is not None:
         from kura.cli.recall import recall_command
@@ -61,6 +63,17 @@ def _capture() -> int:
     from kura.hosts.capture import hook
 
     problem = hook(sys.stdin.read(1 << 20 | 1), selector=os.environ.get("KURA_STORE") or None)
+    if problem:
+        warn(problem)
+    return 0
+
+
+def _prompt() -> int:
+    """``kura hook prompt`` (``kura.hosts.prompt``): always 0, a problem on one line."""
+    from kura.hosts.prompt import hook
+
+    printed, problem = hook(sys.stdin.read(1 << 20), selector=os.environ.get("KURA_STORE") or None)
+    sys.stdout.write(printed)
     if problem:
         warn(problem)
     return 0

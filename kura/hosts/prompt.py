@@ -11,6 +11,12 @@ block saying so, which the model would read on every turn.
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
+from kura.hosts.host_journals import store_for
+from kura.recall.embed import preload
 from kura.recall.recall import recall
 from kura.store.store import Store
 
@@ -18,6 +24,24 @@ MAX_CHARS = 1500
 TOP = 3
 MIN_PROMPT = 8  # characters; "ok", "go on", "yes" bear on nothing
 _CUT = "\n[…]"
+
+
+def hook(text: str, *, selector: str | None = None, max_chars: int = MAX_CHARS) -> tuple[str, str]:
+    """The whole hook from its stdin ``text``: (what to print, the problem for one line on
+    stderr). Nothing raises: a hook never fails the host (``KURA_DEBUG=1`` raises instead)."""
+    try:
+        data = json.loads(text or "{}")
+        said = data.get("prompt", "") if isinstance(data, dict) else ""
+        cwd = data.get("cwd") if isinstance(data, dict) else None
+        if not isinstance(said, str) or len(" ".join(said.split())) < MIN_PROMPT:
+            return "", ""
+        preload(quick=True)  # the embedder loads while the store is found and read
+        folder = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else Path.cwd()
+        return bearing(store_for(folder, selector).open(), said, max_chars=max(200, max_chars)), ""
+    except Exception as err:  # an edge: the host must never see a failure
+        if os.environ.get("KURA_DEBUG") == "1":
+            raise
+        return "", f"hook prompt: {err} (no memories added)"
 
 
 def bearing(store: Store, prompt: str, *, max_chars: int = MAX_CHARS) -> str:
