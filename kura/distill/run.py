@@ -24,6 +24,11 @@ read the same stretch, so no candidate is staged twice. The spotter sees one str
 time: a failure and its fix that straddle two stretches are not paired — a missed scar, not
 a wrong one.
 
+A person's explicit request to remember, in a store that takes direct writes, is poured as
+soon as its draft is staged (the person asked; no scribe need judge it), through the same
+verified door as every pour; a pass stopped between the two leaves the draft staged, and
+the next pass, finding it already staged, pours it instead of passing over it.
+
 Ideas are never staged: they go to the seed file (``kura.distill.seeds``), and a kept
 candidate graduates the seeds its topic matches. Every
 decision is counted in ``Metrics`` — segments by class, candidates, kept, dropped with

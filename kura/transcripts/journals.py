@@ -10,6 +10,9 @@ key), never left to guess why nothing was read. Keys: ``roots`` (folders or file
 ``exclude`` (globs on the path below a root; a glob without ``/`` matches the file name at
 any depth, ``**`` crosses folders). Any other key is distill-kura's spelling, an adapter
 name for a root: ``claude = "~/.claude/projects/demo"`` reads that root as Claude Code.
+Beside the roots, ``files`` names transcripts one by one, each with its adapter: those a
+host's hook registered for the store (``kura.hosts.host_journals``), read whatever the
+globs say, and passed over quietly once gone (a finished session's file may be cleaned up).
 
 Discovery never reads a store's own files. A root may well contain the store (a home
 folder, a project with its memory inside), so the store's folder is never entered, and a
