@@ -21,7 +21,6 @@ from kura.distill import drafts as dr
 from kura.distill.rules import negated_request
 from kura.life import scratch as sc
 from kura.store.store import Store, init_store
-from kura.text.not_facts import acknowledgement, task
 
 SID = "7d2e9a14-5b3c-4f61-8e0a-2c9d1b7f4e58"
 CWD = "/home/ana/ferry"
@@ -137,27 +136,6 @@ def test_tool_acknowledgements_and_tasks_never_enter_scratch(tmp_path: Path) -> 
     distil(config)
     held = sorted(item.claim for item in sc.load(store).items.values())
     assert held == [PASSING]  # the one fact said in passing waits; nothing else was held
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [(pair[1]["message"]["content"][0]["content"], True) for pair in BOILERPLATE]
-    + [
-        ("The file server lives on nas-2.internal.", False),
-        ("ferry.toml has been the config since v2.", False),
-    ],
-)
-def test_acknowledgements_are_told_by_their_shape(text: str, expected: bool) -> None:
-    assert acknowledgement(text) is expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [*((t, True) for t in TASKS), ("Port 5433 is the staging database.", False),
-     ("Deploys go through the blue-green pipeline.", False), ("make test runs the whole suite.", False)],
-)  # fmt: skip
-def test_tasks_are_told_by_their_shape(text: str, expected: bool) -> None:
-    assert task(text) is expected
 
 
 @pytest.mark.parametrize(

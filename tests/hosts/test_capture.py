@@ -242,3 +242,15 @@ def test_a_folder_with_no_store_gets_nothing_made(tmp_path: Path) -> None:
     code, out, err = done(fire(bare, transcript))
     assert (code, out) == (0, "") and "no store here" in err and len(err.splitlines()) == 1
     assert list(bare.iterdir()) == []
+
+
+def test_the_full_command_line_takes_a_store_flag(project: tuple[Path, Store, Path], tmp_path: Path) -> None:
+    """``kura -s DIR hook capture`` (the typer path, not the fast one) captures into that store."""
+    _, store, transcript = project
+    body = json.dumps({"session_id": SID, "transcript_path": str(transcript), "cwd": str(tmp_path),
+                       "hook_event_name": "SessionEnd"})  # fmt: skip
+    done = subprocess.run([*KURA, "-s", str(store.root), "hook", "capture"], input=body, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    poll(lambda: remembered(store), "the memory in the named store")
+    poll(lambda: idle(store), "the worker to finish")
