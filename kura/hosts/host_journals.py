@@ -16,7 +16,9 @@ they are registered instead, in two places:
   reach another project's store.
 
 Both files are derived state and untrusted on read (a cloned repository may carry a
-``.kura/``): an entry that is not what ``register`` writes is left out, a file that is not
+``.kura/``): an entry that is not what ``register`` writes is left out — the store's
+registry is signed, each entry with the distiller's key, so one planted there (naming
+another project's transcripts) is not read — a file that is not
 this JSON is started afresh, and every write is atomic under a lock. A registered path is
 only ever read — as the adapter its host names, never by guessing — and a store never reads
 its own files through one (``kura.transcripts.journals.discover``).
@@ -32,7 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kura import config as cfg
-from kura.errors import KuraError
+from kura.distill import signature
+from kura.errors import InvalidRequest, KuraError
 from kura.store import state as st
 from kura.store.atomic import locked, write_atomic
 from kura.transcripts import journals as jr
@@ -66,7 +69,7 @@ def register(state_dir: Path, transcript: Path, *, host: str = "claude", session
     ``compact``: the host is about to compact it, so what it holds now falls out of the
     window. True when the registry changed."""
     if host not in HOSTS:
-        raise ValueError(f"unknown host adapter {host!r}")
+        raise InvalidRequest(f"unknown host adapter {host!r} (known: {', '.join(HOSTS)})")
     path = Path(os.path.abspath(transcript))
     size = _size(path) if compact else -1
     with locked(state_dir / LOCK):
@@ -112,7 +115,7 @@ def _load(state_dir: Path) -> list[Registered]:
     if not isinstance(rows, list):
         st.damaged(state_dir / REGISTRY, "has no list of transcripts", _THEN)
         return []
-    entries = [e for e in (_entry(row) for row in rows) if e is not None]
+    entries = [e for e in (_entry(state_dir, row) for row in rows) if e is not None]
     if len(entries) != len(rows):
         st.damaged(
             state_dir / REGISTRY, f"holds {len(rows) - len(entries)} entries of the wrong shape", _THEN
@@ -120,8 +123,13 @@ def _load(state_dir: Path) -> list[Registered]:
     return entries
 
 
-def _entry(row: Any) -> Registered | None:
-    if not isinstance(row, dict):
+def _entry(state_dir: Path, row: Any) -> Registered | None:
+    """The entry a row is, if it is one ``_save`` wrote: its shape, and its mark under the
+    store's distiller key (``kura.distill.signature``), so a registry that came with a clone
+    — naming another project's transcripts — reads as empty."""
+    if not isinstance(row, dict) or not isinstance(row.get("mark"), str):
+        return None
+    if not signature.matches(state_dir, {k: v for k, v in row.items() if k != "mark"}, row["mark"]):
         return None
     path, host, session, marks = (
         row.get("path"),
@@ -141,6 +149,7 @@ def _entry(row: Any) -> Registered | None:
 def _save(state_dir: Path, entries: list[Registered]) -> None:
     rows = [{"path": str(e.path), "host": e.host, "session": e.session, "compact_at": list(e.compact_at)}
             for e in entries]  # fmt: skip
+    rows = [{**row, "mark": signature.sign(state_dir, row)} for row in rows]
     data = json.dumps({"version": 1, "transcripts": rows}, indent=1)
     write_atomic(state_dir / REGISTRY, (data + "\n").encode("utf-8"))
 

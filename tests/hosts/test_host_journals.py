@@ -11,6 +11,7 @@ from typing import Any
 
 from conftest import Cli
 
+from kura.distill import signature
 from kura.hosts import host_journals as hj
 from kura.store.store import Store, init_store
 from kura.transcripts import journals as jr
@@ -84,8 +85,16 @@ def test_the_registry_is_untrusted_on_read(tmp_path: Path) -> None:
         {"path": str(tmp_path / "n.jsonl"), "host": "claude", "compact_at": [-5, "x"]},
         "not an object",
     ]
-    (store.root / ".kura" / hj.REGISTRY).write_text(json.dumps({"version": 1, "transcripts": rows}))
+    signed = [{**r, "mark": signature.sign(store.state_dir, r)} if isinstance(r, dict) else r for r in rows]
+    (store.root / ".kura" / hj.REGISTRY).write_text(json.dumps({"version": 1, "transcripts": signed}))
     assert hj.registered(store.state_dir) == [hj.Registered(good, "claude", "s1")]
+    # the same entries with no mark, or a mark made with another store's key: a planted registry
+    (store.root / ".kura" / hj.REGISTRY).write_text(json.dumps({"version": 1, "transcripts": rows}))
+    assert hj.registered(store.state_dir) == []
+    other = project(tmp_path / "dock")
+    forged = [{**rows[0], "mark": signature.sign(other.state_dir, rows[0])}]
+    (store.root / ".kura" / hj.REGISTRY).write_text(json.dumps({"version": 1, "transcripts": forged}))
+    assert hj.registered(store.state_dir) == []
     (store.root / ".kura" / hj.REGISTRY).write_text("{not json")
     assert hj.registered(store.state_dir) == []
     assert hj.register(store.state_dir, good, session="s1") is True  # started afresh
