@@ -13,7 +13,8 @@ they are registered instead, in two places:
   names Codex session folders. A rollout's first record (``session_meta``) carries the
   folder the session ran in; a pass sends a rollout to a store only when a command run in
   that folder would work on that store (``store_for``), so one project's sessions never
-  reach another project's store.
+  reach another project's store. The folder read from each rollout is kept beside it
+  (``codex-cwds.json``), so a pass reads a rollout's first record once, not every time.
 
 Both files are derived state and untrusted on read (a cloned repository may carry a
 ``.kura/``): an entry that is not what ``register`` writes is left out — the store's
@@ -208,17 +209,42 @@ def codex_rollouts(store_root: Path) -> list[Path]:
     """Every registered rollout whose session ran in a folder whose store is ``store_root``."""
     target = os.path.realpath(store_root)
     owners: dict[str, str | None] = {}
-    found = []
+    known = _seen_cwds()
+    found, learned = [], {}
     for folder in codex_folders():
         for rollout in _rollouts(folder):
-            cwd = rollout_cwd(rollout)
+            cwd = known.get(str(rollout)) or rollout_cwd(rollout)
             if cwd is None:
                 continue
+            learned[str(rollout)] = cwd
             if cwd not in owners:
                 owners[cwd] = _owner(Path(cwd))
             if owners[cwd] == target:
                 found.append(rollout)
+    if learned != known:
+        _remember_cwds(learned)
     return found
+
+
+CWDS = "codex-cwds.json"  # rollout → the folder its session ran in (a session_meta never changes)
+
+
+def _seen_cwds() -> dict[str, str]:
+    """The folders already read from rollouts' first records (the person's own state)."""
+    data = st.read_json(user_registry().parent / CWDS, then="the rollouts' first records are read again")
+    rows = data.get("cwds") if isinstance(data, dict) else None
+    if not isinstance(rows, dict):
+        return {}
+    return {k: v for k, v in rows.items() if isinstance(v, str) and os.path.isabs(k) and os.path.isabs(v)}
+
+
+def _remember_cwds(cwds: dict[str, str]) -> None:
+    path = user_registry().parent / CWDS
+    try:
+        with locked(path.parent / LOCK):
+            write_atomic(path, (json.dumps({"version": 1, "cwds": cwds}, indent=0) + "\n").encode("utf-8"))
+    except KuraError:
+        pass  # a cache: the first records are read again next time
 
 
 def _rollouts(folder: Path) -> Iterator[Path]:

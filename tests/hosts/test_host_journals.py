@@ -66,9 +66,10 @@ def test_codex_rollouts_go_to_the_store_of_the_project_they_ran_in(tmp_path: Pat
         assert cli("distill", "run").code == 0
     assert "ferry-q7" in memories(ferry) and "dock-c3" not in memories(ferry)
     assert "dock-c3" in memories(dock) and "ferry-q7" not in memories(dock)
-    assert "x-9" not in memories(ferry) + memories(dock) and "nowhere-1" not in memories(ferry) + memories(
-        dock
-    )
+    both = memories(ferry) + memories(dock)
+    assert "x-9" not in both and "nowhere-1" not in both
+    cached = json.loads((Path(os.environ["KURA_HOME"]) / hj.CWDS).read_text())["cwds"]
+    assert sorted(Path(k).name for k in cached) == ["rollout-a.jsonl", "rollout-b.jsonl", "rollout-c.jsonl"]
 
 
 def test_the_registry_is_untrusted_on_read(tmp_path: Path) -> None:
