@@ -16,13 +16,13 @@ they are registered instead, in two places:
   reach another project's store. The folder read from each rollout is kept beside it
   (``codex-cwds.json``), so a pass reads a rollout's first record once, not every time.
 
-Both files are derived state and untrusted on read (a cloned repository may carry a
-``.kura/``): an entry that is not what ``register`` writes is left out — the store's
-registry is signed, each entry with the distiller's key, so one planted there (naming
-another project's transcripts) is not read — a file that is not
-this JSON is started afresh, and every write is atomic under a lock. A registered path is
-only ever read — as the adapter its host names, never by guessing — and a store never reads
-its own files through one (``kura.transcripts.journals.discover``).
+These files are derived state and untrusted on read (a cloned repository may carry a
+``.kura/``): an entry that is not what ``register`` writes is left out, and a file that is
+not this JSON is started afresh. The store's registry is signed, each entry with the
+distiller's key (``kura.distill.signature``), so one planted there — naming another
+project's transcripts — is not read. Every write is atomic under a lock. A registered path
+is only ever read, as the adapter its host names, never by guessing, and a store never
+reads its own files through one (``kura.transcripts.journals.discover``).
 """
 
 from __future__ import annotations
