@@ -21,6 +21,7 @@ pass and a drain once per quiet spell of the journals.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -323,15 +324,22 @@ def night(
     def log(line: str) -> None:
         say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
 
+    from kura.hosts.host_journals import with_hosts
+
+    configured = dataclasses.replace(journals, files=())
+
+    def current() -> Any:  # what hooks registered since the loop started is read too
+        return with_hosts(configured, opened)
+
     window = config.map_settings(chosen).window_tokens
     tasks = tasks_for(
-        opened, journals, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
+        opened, current, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
     )
     quiet = _minutes(idle_min, "idle_min", chosen.distill, config.distill, 20.0) or 0.0
     idle = idle_sec if idle_sec is not None else 60 * quiet
     backoff = _minutes(backoff_min, "backoff_min", chosen.distill, config.distill, None)
     poll = poll_sec if poll_sec is not None else min(30.0, max(0.05, idle / 4))
-    loop = Night(look=lambda: snapshot(journals, opened.root), tasks=tasks, idle=idle, poll=poll, log=log,
+    loop = Night(look=lambda: snapshot(current(), opened.root), tasks=tasks, idle=idle, poll=poll, log=log,
                  backoff=None if backoff is None else backoff * 60)  # fmt: skip
     loop.run(once=once)
     if once:

@@ -79,7 +79,7 @@ def snapshot(journals: jr.Journals, store_root: Path) -> Snapshot:
 
 def tasks_for(
     store: Store,
-    journals: jr.Journals,
+    journals: jr.Journals | Callable[[], jr.Journals],
     scribe: ModelConfig | None,
     brain: ModelConfig | None = None,
     *,
@@ -87,11 +87,13 @@ def tasks_for(
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one; the ladder's
     window is ``window_tokens``), then one drain when a scribe is configured, then grooming
-    the store's threads (``kura.threads.groom``)."""
+    the store's threads (``kura.threads.groom``). ``journals`` may be a function, asked
+    before each pass (transcripts a hook registers meanwhile are read too)."""
 
     def one_pass() -> NightReport:
         minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
-        metrics = run_pass(store, journals, minds=minds, window_tokens=window_tokens)
+        now = journals() if callable(journals) else journals
+        metrics = run_pass(store, now, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)
 
     tasks = [Task("pass", one_pass)]
