@@ -45,6 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
+        ENV["KURA_HOME"] = tmp  # the person's own kura.toml neither chooses the store nor is written
         project = Path(tmp) / "project"
         subprocess.run([*KURA, "init", "main", "--path", str(project / "memory")], env=ENV, check=True,
                        capture_output=True, cwd=tmp)  # fmt: skip
