@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -225,18 +226,23 @@ def test_claude_reads_kuras_note_not_a_second_index(
         return json.dumps(seen)
 
     first = asked()
-    assert json.dumps(NOTE.splitlines()[2])[1:-1] in first and "OLD-INDEX" not in first
+    box = project / "memory" / ".kura" / "claude-memory"
+    assert f"Contents of {box / 'MEMORY.md'}" in first and f"Contents of {old / 'MEMORY.md'}" not in first
+    assert json.dumps(NOTE.splitlines()[2])[1:-1] in first
+    assert first.count("OLD-INDEX") == 1  # the imported line, once: in kura's map (the SessionStart hook)
     assert run(KURA, "setup", "claude-code", "--remove", cwd=project).returncode == 0
-    assert "OLD-INDEX" in asked()
+    after = asked()
+    assert f"Contents of {old / 'MEMORY.md'}" in after and after.count("OLD-INDEX") == 1
 
 
 def test_what_claude_saves_to_its_auto_memory_lands_in_the_store(
     project: Path, messages: tuple[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model saves a fact the way Claude Code's auto memory does (a Write into its memory
-    folder, which setup pointed at kura's inbox); absorbing the inbox files it in the store."""
+    folder, which setup pointed at kura's inbox); the capture hook files it into the store
+    with no other command run, and keeps what Claude wrote aside."""
     claude = host_cli("claude")
-    from kura.hosts.claude_memory import absorb, inbox
+    from kura.hosts.claude_memory import FILED, inbox
     from kura.store.store import Store
 
     url, _ = messages
@@ -247,14 +253,17 @@ def test_what_claude_saves_to_its_auto_memory_lands_in_the_store(
     fact = (
         "---\nname: Staging\ndescription: Where the staging cluster lives\ntype: project\n---\n\neu-west-3\n"
     )
-    target = inbox(project / "memory") / "project_staging.md"
-    _Messages.write = (str(target), fact)
-    done = run(claude, "-p", "remember that the staging cluster lives in eu-west-3", "--output-format",
-               "json", cwd=project)  # fmt: skip
+    box = inbox(project / "memory")
+    _Messages.write = (str(box / "project_staging.md"), fact)
+    done = run(claude, "-p", "the staging cluster lives in eu-west-3", "--output-format", "json", cwd=project)
     assert done.returncode == 0, done.stdout + done.stderr
-    written = target.read_text()  # Claude Code let the model write there (it lower-cases the name)
-    assert "description: Where the staging cluster lives" in written and "eu-west-3" in written
+    filed = project / "memory" / "project_staging.md"
+    deadline = time.monotonic() + 90
+    while not filed.exists() and time.monotonic() < deadline:  # the hook's background pass
+        time.sleep(0.2)
     store = Store(project / "memory")
-    assert absorb(store) == ["project_staging"]
     assert "eu-west-3" in store.show("project_staging").note.body
     assert "project_staging" in (project / "memory" / "MEMORY.md").read_text()
+    kept = [p.read_text() for p in (box / FILED).glob("*project_staging.md")]
+    assert len(kept) == 1 and "description: Where the staging cluster lives" in kept[0]  # as Claude wrote it
+    assert not (box / "project_staging.md").exists()
