@@ -35,6 +35,7 @@ ALL_TOOLS = [
     "kura_read",
     "kura_map",
     "kura_list",
+    "kura_recent",
     "kura_doctor",
     "kura_use",
     "kura_remember",
