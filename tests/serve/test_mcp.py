@@ -483,6 +483,9 @@ def test_proxy_mode_answers_from_a_running_kura_serve(root: Path, kura_serve: st
             "created via-proxy in store 'team' (via-proxy.md)"
         )
         assert (root / "served" / "team" / "via-proxy.md").is_file()
+        recent = proxy.ok("kura_recent", since="2d").splitlines()  # through GET /recent
+        assert recent[0].startswith("store 'team', ") and recent[1].split()[1:3] == ["created", "via-proxy"]
+        assert "expected a number of days" in proxy.error("kura_recent", since="lately")
         assert "no memory '../../etc/passwd'" in proxy.error("kura_read", slug="../../etc/passwd")
         assert "no store or mode named 'nope'" in proxy.error("kura_map", store="nope")
         assert "is frozen" in proxy.error("kura_remember", slug="x", description="y", store="vault")
