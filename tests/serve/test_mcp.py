@@ -361,6 +361,11 @@ def test_the_names_models_guess_are_understood(
             {"question": "x", "top": "many"},
             "top must be a whole number from 1 to 50, got 'many'",
         ),
+        (
+            "kura_recall",
+            {"question": "x", "top": "abc"},
+            "top must be a whole number from 1 to 50, got 'abc'",
+        ),
         ("kura_recall", {"question": "x", "top": True}, "top must be a whole number"),
         ("kura_recall", {"question": "x", "top": "³"}, "top must be a whole number from 1 to 50, got '³'"),
         (
