@@ -98,13 +98,14 @@ def main(
             help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, ~/.config/kura/kura.toml).",
         ),
     ] = None,
-    store: Annotated[
-        str | None,
+    stores: Annotated[
+        list[str] | None,
         typer.Option(
             "--store",
             "-s",
             help="Store or mode name (or a folder path) to work on (else $KURA_STORE, else the "
-            "project's memory/ found up to the git root, else the configured default).",
+            "project's memory/ found up to the git root, else the configured default). One store "
+            "per command: give it once.",
         ),
     ] = None,
     version: Annotated[
@@ -114,8 +115,20 @@ def main(
     if version:
         say(version_line())
         raise typer.Exit(0)
+    store = one_store(stores or [])
     env = os.environ.get("KURA_STORE", "").strip()
     ctx.obj = Globals(config, store or env or None, "-s" if store else "$KURA_STORE" if env else "")
+
+
+def one_store(given: list[str]) -> str | None:
+    """The store ``-s`` names; given twice is refused rather than the last one silently used."""
+    if len(given) > 1:
+        fail(
+            f"-s/--store was given {len(given)} times ({', '.join(map(repr, given))}); a command works "
+            "on one store — run it once per store (a project's store is read together with the "
+            "person's own by itself, see docs/stores.md)"
+        )
+    return given[0] if given else None
 
 
 def store_from(ctx: typer.Context) -> Any:

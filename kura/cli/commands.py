@@ -247,7 +247,9 @@ def weave_(
     ctx: typer.Context,
     as_json: JsonOpt = False,
     no_model: Annotated[bool, typer.Option("--no-model", help="Trim mechanically; call no model.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Weave even if nothing changed.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Weave again from the files even if nothing changed (exit 0).")
+    ] = False,
 ) -> None:
     """Fold MEMORY.md into the three-layer map (pinned, fresh, trigger) within the budget.
 
@@ -435,6 +437,8 @@ def run() -> None:
     except typer.Abort:
         typer.echo("kura: aborted", err=True)
         sys.exit(1)
+    except BrokenPipeError:
+        raise  # the reader left: kura.cli.exit ends quietly
     except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise

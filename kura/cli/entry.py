@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-from kura.cli.exit import version_line, warn
+from kura.cli.exit import quiet_when_the_reader_leaves, version_line, warn
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
 _RECALL_NUMBERS = ("--top", "--hops", "--chars")
@@ -36,6 +36,7 @@ _RECALL_FLAGS = {
 }
 
 
+@quiet_when_the_reader_leaves
 def main() -> None:
     argv = sys.argv[1:]
     if argv == ["--version"]:
@@ -87,8 +88,8 @@ def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
         flag, _, inline = argv[i].partition("=")
-        if flag not in _GLOBAL or (inline and not flag.startswith("--")):
-            return None  # click reads "-s=x" as the value "=x"; let it say so
+        if flag not in _GLOBAL or (inline and not flag.startswith("--")) or _GLOBAL[flag] in chosen:
+            return None  # click reads "-s=x" as the value "=x", and refuses -s twice; let it say so
         if inline:
             chosen[_GLOBAL[flag]] = inline
             i += 1
@@ -196,6 +197,8 @@ def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
         from kura.cli.map import weave_command
 
         return _prefill(chosen, as_json) if command == "prefill" else weave_command(chosen)
+    except BrokenPipeError:
+        raise  # the reader left: answering again would only write to it again
     except Exception:  # noqa: BLE001 - the full CLI reports whatever this was, properly
         return None
 

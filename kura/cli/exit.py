@@ -7,9 +7,12 @@ it sits below both and imports nothing that costs: the shell-hook path loads it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
-from typing import TYPE_CHECKING, TypeGuard
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn, TypeGuard
 
 from kura.version import __version__
 
@@ -17,6 +20,40 @@ if TYPE_CHECKING:
     import io
 
     from kura.errors import KuraError
+
+
+READER_GONE = 141  # 128 + SIGPIPE: what a shell shows for `yes | head -1`'s writer
+
+
+def quiet_when_the_reader_leaves(main: Callable[[], None]) -> Callable[[], None]:
+    """``kura list | head -1``: when the reader closes the pipe, stop quietly — no
+    traceback, no "unexpected error" — with exit 141, the shell's code for a writer whose
+    reader left (128 + SIGPIPE), so a script can tell a cut-short listing from a whole one.
+    Click meets the broken pipe first inside a typer command: it swaps stdout for a
+    ``PacifyFlushWrapper`` and exits 1, which is turned into the same 141 here."""
+
+    @functools.wraps(main)
+    def wrapped() -> None:
+        try:
+            main()
+        except BrokenPipeError:
+            _reader_gone()
+        except SystemExit:
+            if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+                _reader_gone()
+            try:
+                sys.stdout.flush()  # now, where it can be caught, not at the interpreter's exit
+            except BrokenPipeError:
+                _reader_gone()
+            raise
+
+    return wrapped
+
+
+def _reader_gone() -> NoReturn:
+    with contextlib.suppress(OSError):  # what is still buffered for the pipe must not complain at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    sys.exit(READER_GONE)
 
 
 def version_line() -> str:

@@ -1,4 +1,5 @@
-"""``kura why``, ``kura decay``, ``kura forget``: evidence and lifecycle at the command line."""
+"""``kura why``, ``kura decay``, ``kura forget``, ``kura recent``: evidence and lifecycle at the
+command line."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from typing import Annotated
 import typer
 
 from kura.cli.base import JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
+from kura.files.memory_file import TYPES
 from kura.life import decay as dc
 from kura.life import lifecycle
 from kura.life import purge as pg
+from kura.life import recent as rc
 from kura.life.why import explain, render, to_json
 
 AtOpt = Annotated[
@@ -130,3 +133,32 @@ def forget(
         "its text remains in git history and in the source transcripts; to rewrite history: "
         f"git filter-repo --invert-paths --path {found.files[0].name} (or BFG), then force-push"
     )
+
+
+@app.command()
+def recent(
+    ctx: typer.Context,
+    since: Annotated[
+        str,
+        typer.Option(
+            "--since", help="How far back: days (7d), weeks (2w) or a date (YYYY-MM-DD).", metavar="WHEN"
+        ),
+    ] = rc.DEFAULT_SINCE,
+    type: Annotated[str | None, typer.Option("--type", "-t", help="Only this type.")] = None,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What changed lately: the memories created, changed, superseded or forgotten in the
+    window, newest first, each once with its newest event — from the frontmatter's dates
+    (created, updated, valid_until, archived) and, in a git work tree, the commits and the
+    edits not yet committed. Exit 2 when nothing happened in the window.
+
+    Example: kura recent --since 2w --type project"""
+    if type is not None and type not in TYPES:
+        fail(f"--type must be one of {', '.join(TYPES)}")
+    found = core(lambda: rc.recent(store_from(ctx), since=since, type=type, today=day_from(at)))
+    if as_json:
+        print_json(found.to_dict())
+    else:
+        say("\n".join(rc.lines(found.to_dict())))
+    raise typer.Exit(0 if found.items else 2)

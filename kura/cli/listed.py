@@ -25,6 +25,8 @@ def list_command(chosen: dict[str, str]) -> int:
     found = listing(store, everything="all" in chosen)
     try:
         return show_listing(found)
+    except BrokenPipeError:
+        raise  # the reader left (`kura list | head`): the front door ends quietly
     except Exception as err:  # noqa: BLE001 - printing began: said here, not printed twice
         warn(f"unexpected error: {type(err).__name__}: {err}")
         return 1

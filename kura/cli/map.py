@@ -68,7 +68,8 @@ def _no_gc() -> Iterator[None]:
 
 def weave_command(chosen: dict[str, str], *, force: bool = False, as_json: bool = False) -> int:
     """``kura weave``: answered from the stored map when nothing changed (exit 2), else
-    woven (exit 0, or 2 when the new map is byte-identical). Errors print one line, exit 1."""
+    woven (exit 0, or 2 when the new map is byte-identical); ``force`` always weaves, exit 0.
+    Errors print one line, exit 1."""
     with _no_gc():
         return _weave_command(chosen, force=force, as_json=as_json)
 
@@ -109,7 +110,7 @@ def _weave_command(chosen: dict[str, str], *, force: bool, as_json: bool) -> int
     if as_json:
         sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     else:
-        sys.stdout.write(summary_line(summary, written=written) + "\n")
+        sys.stdout.write(summary_line(summary, written=written, forced=force) + "\n")
     for note in notes:
         warn(note)
-    return 0 if written else 2
+    return 0 if written or force else 2  # --force always weaves: work done

@@ -109,12 +109,18 @@ def scribe_id(scribe: ModelConfig | None) -> str:
     return f"{scribe.url}|{scribe.model}" if scribe is not None else ""
 
 
-def summary_line(summary: dict[str, Any], *, written: bool) -> str:
-    """``kura weave``'s one line, from a weave's summary (fresh or stored)."""
+def summary_line(summary: dict[str, Any], *, written: bool, forced: bool = False) -> str:
+    """``kura weave``'s one line, from a weave's summary (fresh or stored). ``forced``: woven
+    again from the files (``--force``) whatever it came out as — work done, said as such."""
     layers = ", ".join(f"{k} {v}" for k, v in sorted(summary["layers"].items()))
-    verb = "wove" if written else "unchanged:"
+    verb = "wove" if written else "rewove" if forced else "unchanged:"
+    same = (
+        " (forced; it came out the same, so the saved map was left as it was)"
+        if forced and not written
+        else ""
+    )
     return (
-        f"{verb} {summary['store']} map, ~{summary['tokens']} of {summary['budget']} tokens ({layers}; "
+        f"{verb} {summary['store']} map{same}, ~{summary['tokens']} of {summary['budget']} tokens ({layers}; "
         f"fresh window {float(summary['fresh_days']):g} days)"
     )
 

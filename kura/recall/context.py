@@ -455,7 +455,9 @@ def _observations(store: Store) -> tuple[list[Item], list[Item]]:
         out.append(
             _item(
                 "observations",
-                f"- {entry.day.isoformat()} {observations.MARKERS[entry.priority]} {entry.text}",
+                f"- {entry.day.isoformat()} {observations.MARKERS[entry.priority]} {entry.text}"
+                + (f"\n  - task: {entry.task}" if entry.task else "")
+                + (f"\n  - next: {entry.continuation}" if entry.continuation else ""),  # as the log has them
                 f"{observations.LOG_NAME}:{entry.line}",
                 why,
             )

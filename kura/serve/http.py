@@ -48,6 +48,7 @@ from kura.serve.schemas import (
     Profile,
     RecallIn,
     RecallOut,
+    RecentOut,
     Remembered,
     RememberIn,
     StoreInfo,
@@ -224,6 +225,16 @@ def _routes(service: StorePool) -> "APIRouter":
         """The current memories (or those of one type), by slug; ``?all=true``: the archived
         and superseded ones too, each with its state."""
         return service.memories(type, name, everything=every)
+
+    @router.get("/recent", response_model=RecentOut, tags=["read"], responses=errors(401, 404, 422))
+    def recent(
+        name: Store,
+        since: Annotated[str, Query(description="Days (7d), weeks (2w) or a first day (YYYY-MM-DD).")] = "7d",
+        type: Annotated[MemoryType | None, Query(description="Only this type.")] = None,
+    ) -> Any:
+        """The memories created, changed, superseded or forgotten in the window, newest first,
+        from the frontmatter's dates and, in git, the commits (``kura recent``)."""
+        return service.recent(name, since=since, type=type)
 
     @router.post(
         "/recall", response_model=RecallOut, tags=["recall"], responses=errors(400, 401, 404, 413, 422)

@@ -82,6 +82,9 @@ class Local:
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]:
         return self.service.remember(selector=selector, **fields)
 
+    def recent(self, selector: str | None, since: str, type: str | None) -> dict[str, Any]:
+        return self.service.recent(selector, since=since, type=type)
+
 
 def readonly_from(env: Mapping[str, str], switch: bool | None = None) -> bool:
     """Read-only or not: the ``--writable``/``--readonly`` switch when given (``switch`` is

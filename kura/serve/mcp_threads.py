@@ -14,6 +14,8 @@ model names the thread in each call.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import logging
 from collections.abc import Mapping
@@ -72,12 +74,29 @@ OBSERVE = Spec(
     ),
     read_only=False,
 )  # fmt: skip
+MEMORY_READING = dataclasses.replace(
+    MEMORY,
+    help="Read back this thread's notes by key: operation read (key) or list (optionally one "
+    "namespace). A key is a short name, e.g. user-format-preference, with ':' for a namespace "
+    "(work:current-project). This server is read-only: it keeps no new notes.",
+    params=tuple(
+        dataclasses.replace(p, help="read or list.", choices=thread_ops.READS)
+        if p.name == "operation"
+        else dataclasses.replace(p, help="Namespace to list: fact, summary, observation or note.")
+        if p.name == "namespace"
+        else p
+        for p in MEMORY.params
+        if p.name != "value"
+    ),
+    read_only=True,
+    destructive=False,
+)  # what a read-only server offers: the operations it would refuse are not listed
 OURS = {MEMORY.name: MEMORY, OBSERVE.name: OBSERVE}
 _UPDATES = ("updates", "memoryupdates", "memory_updates", "map")
 _WORKING = {
     "recent": {"type": "integer", "minimum": 0, "maximum": MAX_RECENT, "default": 0,
                "description": "Carry the last N messages of journal as working memory."},
-    "journal": {"type": "string", "description": "The transcript (one of the store's configured journals)."},
+    "journal": {"type": "string", "description": "The transcript to carry the last messages of."},
 }  # fmt: skip
 
 
@@ -95,7 +114,7 @@ class ThreadTools(Tools):
         if self._service() is None:
             return offered  # a proxy (KURA_URL) serves the memory tools only
         bound = self._bound_or_none(thread)
-        for spec in (MEMORY, OBSERVE):
+        for spec in (MEMORY_READING if self.readonly else MEMORY, OBSERVE):
             if spec is OBSERVE and self.readonly:
                 continue
             schema = self.schema(spec, self._stores_hint())
@@ -103,7 +122,7 @@ class ThreadTools(Tools):
                 schema["properties"].pop("thread", None)
             else:
                 schema["required"] = sorted({*schema.get("required", []), "thread"})
-            if spec is MEMORY:
+            if spec is MEMORY:  # the writing one
                 schema["properties"]["updates"] = {
                     "type": "object", "additionalProperties": {"type": "string"},
                     "description": 'update: a map of key to value, e.g. {"work:current-project": "…"}.',
@@ -111,8 +130,17 @@ class ThreadTools(Tools):
             offered.append((spec, schema))
         for spec, schema in offered:
             if spec.name == "kura_context":
-                schema["properties"].update(_WORKING)
+                schema["properties"].update(copy.deepcopy(_WORKING))
+                schema["properties"]["journal"]["description"] += " " + self._journals_hint(session)
         return offered
+
+    def _journals_hint(self, session: str | None) -> str:
+        service = self._service()
+        try:
+            assert service is not None
+            return thread_ops.journal_names(service, self._selector(self.current(session)))
+        except KuraError:  # no store to name them for: a call says why
+            return ""
 
     def call(
         self, name: str, arguments: Mapping[str, Any] | None, session: str | None, thread: str | None = None

@@ -32,6 +32,8 @@ from typing import Any, Protocol
 from kura import request as rq
 from kura.errors import KuraError, PolicyRefused
 from kura.files.memory_file import TYPES
+from kura.life.recent import DEFAULT_SINCE
+from kura.life.recent import lines as recent_lines
 from kura.serve.mcp_text import (
     MAX_ECHO,
     context_text,
@@ -73,6 +75,7 @@ class Backend(Protocol):
     def doctor(self, selector: str | None) -> dict[str, Any]: ...
     def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]: ...  # all, with state
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]: ...
+    def recent(self, selector: str | None, since: str, type: str | None) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,13 @@ LIST = Spec(
            ("archived", "everything", "include_archived"), flag=True),
      STORE),
 )  # fmt: skip
+RECENT = Spec(
+    "kura_recent", "What changed lately",
+    "The memories created, changed, superseded or forgotten lately, newest first, with the day and "
+    "where the date comes from (the files, git): 'what have we been working on'. Then kura_read them.",
+    (Param("since", "How far back: days (7d, the default), weeks (2w) or a first day (YYYY-MM-DD).",
+           ("window", "days", "period")), TYPE, STORE),
+)  # fmt: skip
 USE = Spec(
     "kura_use", "Switch store for this session",
     "Switch the store (mode) the other tools use for the rest of this session, e.g. from the "
@@ -200,7 +210,7 @@ REMEMBER = Spec(
     ),
     read_only=False, destructive=True,
 )  # fmt: skip
-SPECS = (RECALL, CONTEXT, READ, MAP, LIST, DOCTOR, USE, REMEMBER)
+SPECS = (RECALL, CONTEXT, READ, MAP, LIST, RECENT, DOCTOR, USE, REMEMBER)
 _SYNONYMS = {"store": "stores", "mode": "stores", "modes": "stores", "memory": "memories", "all": "memories"}
 
 
@@ -263,8 +273,8 @@ class Tools:
             " done here — call kura_recall with the question in your own words; it returns the"
             " memories that bear on it. kura_context gives both at once for a task, within a"
             " token budget, with what earlier sessions said marked as evidence, not fact."
-            " kura_read opens one memory by slug, kura_list lists them, kura_doctor checks"
-            " the store's health.",
+            " kura_read opens one memory by slug, kura_list lists them, kura_recent shows what"
+            " changed lately, kura_doctor checks the store's health.",
             "This server is read-only: it does not save new memories."
             if self.readonly
             else "When kura_remember is offered, save one fact per memory when you learn"
@@ -328,6 +338,10 @@ class Tools:
             return doctor_text(backend.doctor(store))
         if spec is LIST and args.get("what") == "stores":
             return stores_text(self._visible(backend.stores()), self._name_or_none(store))
+        if spec is RECENT:
+            return "\n".join(
+                recent_lines(backend.recent(store, args.get("since", DEFAULT_SINCE), args.get("type")))
+            )
         if spec is LIST:
             rows = backend.memories(store, args.get("type"))
             return memories_text(rows, self._name_or_none(store), everything=args.get("all", False))
@@ -454,16 +468,7 @@ def _safe(message: str) -> str:
     return message if len(message) <= 5 * MAX_ECHO else message[: 5 * MAX_ECHO] + "…"
 
 
-_FLAGS = {
-    "true": True,
-    "false": False,
-    "1": True,
-    "0": False,
-    "yes": True,
-    "no": False,
-    "on": True,
-    "off": False,
-}
+_FLAGS = dict.fromkeys(("true", "1", "yes", "on"), True) | dict.fromkeys(("false", "0", "no", "off"), False)
 _QUOTED = re.compile(rf"'([^'\n]{{{MAX_ECHO}}})[^'\n]+'" + rf'|"([^"\n]{{{MAX_ECHO}}})[^"\n]+"')
 
 

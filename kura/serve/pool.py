@@ -35,6 +35,8 @@ from kura.health.doctor import diagnose
 from kura.health.picture import Picture, of_store
 from kura.life.corrections import remember
 from kura.life.lifecycle import witnessed
+from kura.life.recent import DEFAULT_SINCE
+from kura.life.recent import recent as recent_activity
 from kura.map.prefill import build
 from kura.recall.context import Beside, context
 from kura.recall.index_build import AT_ONCE, Background, env_budget
@@ -214,6 +216,14 @@ class StorePool:
             raise InvalidRequest(f"type {type!r} is not one of {', '.join(TYPES)}")
         found = listing(self.served(selector).store, type=type, everything=everything)
         return [m.to_dict() for m in found.memories]
+
+    def recent(
+        self, selector: str | None = None, *, since: str = DEFAULT_SINCE, type: str | None = None
+    ) -> dict[str, Any]:
+        """The memories created, changed, superseded or forgotten since ``since``, newest first."""
+        if type is not None and type not in TYPES:
+            raise InvalidRequest(f"type {type!r} is not one of {', '.join(TYPES)}")
+        return recent_activity(self.served(selector).store, since=since, type=type).to_dict()
 
     @_private_paths
     def doctor(self, selector: str | None = None) -> dict[str, Any]:

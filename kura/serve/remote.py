@@ -79,6 +79,11 @@ class Remote:
         rows: list[dict[str, Any]] = found.get("memories", []) if isinstance(found, dict) else found
         return rows
 
+    def recent(self, selector: str | None, since: str, type: str | None) -> dict[str, Any]:
+        params = {"since": since, **({"type": type} if type else {})}
+        found: dict[str, Any] = self._call("GET", "/recent", selector, params=params)
+        return found
+
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]:
         body = {k: v for k, v in fields.items() if v is not None}
         found: dict[str, Any] = self._call("POST", "/remember", selector, json=body)

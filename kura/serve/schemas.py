@@ -137,6 +137,27 @@ class MemoryListed(MemoryItem):
     superseded_by: str | None = Field(description="The memory that replaced it.")
 
 
+class RecentItem(_Out):
+    slug: str
+    type: str | None
+    description: str
+    what: Literal["created", "changed", "superseded", "forgotten"] = Field(description="Its newest event.")
+    day: str = Field(description="YYYY-MM-DD.")
+    source: Literal["frontmatter", "git", "uncommitted", "untracked"] = Field(
+        description="Where the date comes from."
+    )
+    detail: str = Field(description='What replaced it ("by SLUG"), why it was forgotten, or "".')
+    also: list[str] = Field(description="The other kinds of event it had in the window.")
+
+
+class RecentOut(_Out):
+    store: str
+    since: str = Field(description="The window's first day.")
+    today: str
+    in_git: bool = Field(description="Whether git's commits were read (else the frontmatter's dates alone).")
+    items: list[RecentItem] = Field(description="Newest first, each memory once.")
+
+
 class MemoryOut(MemoryItem):
     path: str
     meta: dict[str, Any]

@@ -30,6 +30,7 @@ from kura.transcripts.journals import discover
 
 OPERATIONS = ("write", "read", "list", "delete", "update")
 WRITES = {"write", "delete", "update"}
+READS = ("read", "list")  # what a read-only server offers
 
 
 def chosen_thread(bound: str | None, given: object) -> str:
@@ -135,6 +136,35 @@ def observation(
     return {"store": store.name, "thread": chosen.id if chosen else None, **done.to_dict()}
 
 
+def _journals(service: StorePool, selector: str | None) -> tuple[str, list[Path]]:
+    """The store's name and its configured journals' files (``[distill] journals``)."""
+    served = service.served(selector)
+    config = service.config
+    journals = journals_for(
+        config.distill, served.config.distill, config_source=config.source, store=served.config.name
+    )
+    sources, _ = discover(journals, served.store.root)
+    return served.store.name, [s.path for s in sources]
+
+
+@_private_paths  # errors name stores, never the folders they live in
+def journal_names(service: StorePool, selector: str | None) -> str:
+    """What ``journal`` may be, said for a model: the file names of the store's configured
+    journals (never their folders), or that there are none and where the person sets them."""
+    name, paths = _journals(service, selector)
+    if not paths:
+        return (
+            f"Store '{name}' has no configured journals ([distill] journals in kura.toml), "
+            "so recent and journal cannot be used here."
+        )
+    shown = sorted({p.name for p in paths})
+    more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+    return (
+        f"The transcript's file name, one of store '{name}''s configured journals "
+        f"([distill] journals): {', '.join(shown[:20])}{more}."
+    )
+
+
 def journal_path(service: StorePool, selector: str | None, given: str | None, *, recent: int) -> Path | None:
     """The transcript a remote caller's ``journal`` names — only ever one of the store's
     configured journals (``[distill] journals``), by its path or its file name, so a
@@ -143,17 +173,12 @@ def journal_path(service: StorePool, selector: str | None, given: str | None, *,
         return None
     if not recent or not given:
         raise InvalidRequest("recent and journal go together: the last N messages of that transcript")
-    served = service.served(selector)
-    config = service.config
-    journals = journals_for(
-        config.distill, served.config.distill, config_source=config.source, store=served.config.name
-    )
-    sources, _ = discover(journals, served.store.root)
-    found = [s.path for s in sources if given in (str(s.path), s.path.name)]
+    name, paths = _journals(service, selector)
+    found = [p for p in paths if given in (str(p), p.name)]
     if len(found) != 1:
         shown = repr(given) if len(given) <= 80 else repr(given[:79] + "…")
         raise NotFound(
-            f"no journal {shown} among store '{served.store.name}''s configured journals"
+            f"no journal {shown} among store '{name}''s configured journals"
             + (" (two share that name; give its path)" if found else "")
             + " — a server reads only the transcripts [distill] journals names"
         )

@@ -35,6 +35,7 @@ ALL_TOOLS = [
     "kura_read",
     "kura_map",
     "kura_list",
+    "kura_recent",
     "kura_doctor",
     "kura_use",
     "kura_remember",
@@ -360,6 +361,11 @@ def test_the_names_models_guess_are_understood(
             {"question": "x", "top": "many"},
             "top must be a whole number from 1 to 50, got 'many'",
         ),
+        (
+            "kura_recall",
+            {"question": "x", "top": "abc"},
+            "top must be a whole number from 1 to 50, got 'abc'",
+        ),
         ("kura_recall", {"question": "x", "top": True}, "top must be a whole number"),
         ("kura_recall", {"question": "x", "top": "³"}, "top must be a whole number from 1 to 50, got '³'"),
         (
@@ -482,6 +488,9 @@ def test_proxy_mode_answers_from_a_running_kura_serve(root: Path, kura_serve: st
             "created via-proxy in store 'team' (via-proxy.md)"
         )
         assert (root / "served" / "team" / "via-proxy.md").is_file()
+        recent = proxy.ok("kura_recent", since="2d").splitlines()  # through GET /recent
+        assert recent[0].startswith("store 'team', ") and recent[1].split()[1:3] == ["created", "via-proxy"]
+        assert "expected a number of days" in proxy.error("kura_recent", since="lately")
         assert "no memory '../../etc/passwd'" in proxy.error("kura_read", slug="../../etc/passwd")
         assert "no store or mode named 'nope'" in proxy.error("kura_map", store="nope")
         assert "is frozen" in proxy.error("kura_remember", slug="x", description="y", store="vault")

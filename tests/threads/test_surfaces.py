@@ -164,6 +164,17 @@ def test_a_read_only_mcp_server_reads_items_but_writes_none(root: Path) -> None:
     (root / "main/threads/t3/note.md").write_text("by hand\n")
     with client(root, "mcp", "--thread", "t3") as readonly:
         assert "kura_observe" not in readonly.tools()
+        memory = readonly.tools()["kura_memory"]
+        offered = memory.input_schema["properties"]
+        assert offered["operation"]["enum"] == [
+            "read",
+            "list",
+        ]  # what a read-only server would refuse is not offered
+        assert "value" not in offered and "updates" not in offered
+        for word in ("write", "delete", "update"):
+            assert word not in str(memory.description) + str(offered), word
+        assert memory.annotations is not None
+        assert (memory.annotations.read_only_hint, memory.annotations.destructive_hint) == (True, False)
         assert readonly.ok("kura_memory", operation="read", key="note").endswith("\nby hand")
         said = readonly.error("kura_memory", operation="write", key="note", value="overwritten")
         assert said.startswith("write in thread 't3' is refused: this server is read-only")

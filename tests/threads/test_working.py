@@ -113,9 +113,24 @@ def test_mcp_context_carries_recent_messages(tmp_path: Path) -> None:
 
     config = _served_config(tmp_path)
     with client(tmp_path, "mcp", KURA_CONFIG=str(config)) as mcp:
-        assert "recent" in mcp.tools()["kura_context"].input_schema["properties"]
+        offered = mcp.tools()["kura_context"].input_schema["properties"]
+        assert "recent" in offered
+        assert offered["journal"]["description"].endswith(
+            "one of store 'main''s configured journals ([distill] journals): session.jsonl."
+        )  # which names are valid, without the folder they live in
+        assert str(tmp_path) not in offered["journal"]["description"]
         told = mcp.ok("kura_context", task="fix the flaky deploy test", budget=4000, recent=1,
                       journal="session.jsonl")  # fmt: skip
         refused = mcp.error("kura_context", task="x", recent=1, journal=str(tmp_path / "secret.txt"))
     assert "- user: so the Friday cron races the test?" in told and "Checking the cron." not in told
     assert "configured journals" in refused
+
+
+def test_mcp_context_says_when_no_journal_is_configured(tmp_path: Path) -> None:
+    from test_mcp import client
+
+    make_store(tmp_path / "main", [("deploy-day", "project", "we deploy on Tuesdays", None)])
+    (tmp_path / "kura.toml").write_text('[stores.main]\npath = "main"\n')
+    with client(tmp_path, "mcp", KURA_CONFIG=str(tmp_path / "kura.toml")) as mcp:
+        said = mcp.tools()["kura_context"].input_schema["properties"]["journal"]["description"]
+    assert "Store 'main' has no configured journals ([distill] journals in kura.toml)" in said
