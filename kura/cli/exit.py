@@ -50,10 +50,22 @@ def quiet_when_the_reader_leaves(main: Callable[[], None]) -> Callable[[], None]
     return wrapped
 
 
+# a host's hook promises exit 0 whatever happens: a host that stopped reading is no failure of kura's
+_HOST_HOOKS = (["hook", "session-start"], ["hook", "capture"], ["hook", "prompt"])
+
+
 def _reader_gone() -> NoReturn:
     with contextlib.suppress(OSError):  # what is still buffered for the pipe must not complain at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno() if sys.__stdout__ else 1)
-    sys.exit(READER_GONE)
+    sys.exit(0 if _host_hook(sys.argv[1:]) else READER_GONE)
+
+
+def _host_hook(argv: list[str]) -> bool:
+    """Whether the command after the global options (``-s X``, ``--store=X``) is a host's hook."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 1 if "=" in argv[i] else 2
+    return argv[i : i + 2] in _HOST_HOOKS
 
 
 def version_line() -> str:

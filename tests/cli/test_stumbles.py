@@ -15,10 +15,17 @@ from conftest import make_store
 from kura.cli.exit import READER_GONE
 
 
-def kura(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+def kura(
+    *args: str, stdout: int | None = subprocess.PIPE, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """A real ``kura`` process (the autouse fixture has moved KURA_HOME and HOME to tmp)."""
     return subprocess.run(
-        [sys.executable, "-m", "kura", *args], stdout=stdout, stderr=subprocess.PIPE, text=True, check=False
+        [sys.executable, "-m", "kura", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        input=input,
     )
 
 
@@ -87,3 +94,14 @@ def test_a_reader_that_left_ends_the_command_quietly_with_141(store: Path, comma
     finally:
         os.close(write)
     assert (got.returncode, got.stderr) == (READER_GONE, "")
+
+
+def test_a_host_hook_whose_reader_left_still_exits_0(store: Path) -> None:
+    """A host hook promises exit 0: a host that stopped reading the map is no failure."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        got = kura("-s", str(store), "hook", "session-start", stdout=write, input="{}")
+    finally:
+        os.close(write)
+    assert (got.returncode, got.stderr) == (0, "")
