@@ -29,7 +29,6 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from kura.config import load_config
@@ -83,21 +82,20 @@ def serve(
         restore()
 
 
-@dataclass
 class Front:
     """The answers given before the SDK is loaded, and the lines it must read again."""
 
-    instructions: str
-    wire: IO[bytes]
-    tools: ThreadTools | None = None
-    seen: list[str] = field(default_factory=list)  # every line read, in order
-    sent: dict[str, str] = field(default_factory=dict)  # request id (as JSON) -> the answer sent
-    waiting: bool = False  # a request only the SDK can answer came
+    def __init__(self, instructions: str, wire: IO[bytes]) -> None:
+        self.instructions = instructions
+        self.wire = wire
+        self.tools: ThreadTools | None = None
+        self.seen: list[str] = []  # every line read, in order
+        self.sent: dict[str, str] = {}  # request id (as JSON) -> the answer sent
+        self.waiting = False  # a request only the SDK can answer came
 
     def greet(self, lines: queue.Queue[str], make: Callable[[], ThreadTools]) -> bool:
         """Answer what can be answered until the SDK is ready or needed; False when the
         host closed stdin with nothing left for the SDK to answer."""
-        warm: threading.Thread | None = None
         while not self.waiting:
             line = lines.get()
             if line is READY:
@@ -106,8 +104,7 @@ class Front:
                 return False
             if self.sent and self.tools is None:  # the host said hello back: it will list the tools
                 self.tools = make()
-                warm = threading.Thread(target=_warm, args=(lines,), daemon=True, name="kura-mcp-warm")
-                warm.start()
+                threading.Thread(target=_warm, args=(lines,), daemon=True, name="kura-mcp-warm").start()
             self.seen.append(line)
             self._answer(line)
         return True
