@@ -283,7 +283,7 @@ def test_answering_initialize_imports_nothing_heavy(tmp_path: Path) -> None:
         f"sys.argv = ['kura', 'mcp', '--store', {str(store)!r}]\n"
         "try:\n    runpy.run_module('kura', run_name='__main__')\nexcept SystemExit:\n    pass\n"
         "heavy = {'typer', 'mcp', 'mcp_types', 'pydantic', 'anyio', 'numpy', 'onnxruntime', 'fastapi',"
-        " 'starlette', 'httpx', 'sqlite3', 'networkx'}\n"
+        " 'starlette', 'httpx', 'sqlite3', 'networkx', 'yaml', 'frontmatter', 'filelock'}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & heavy),"
         " sorted(m for m in sys.modules if m.startswith(('kura.recall', 'kura.store.store', 'kura.serve.pool'))),"
         " file=sys.stderr)\n"

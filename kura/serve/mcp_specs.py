@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kura import request as rq
-from kura.files.memory_file import TYPES
 
 _ASKED, _RANGES = rq.RECALL, rq.RecallRequest.RANGES  # the recall defaults and ranges
 _TOLD, _BUDGET = rq.CONTEXT, rq.ContextRequest.RANGES["budget"]  # the context's
@@ -43,7 +42,7 @@ class Spec:
 
 
 STORE = Param("store", "Store or mode to use instead of this session's current one.", ("mode", "kura"))
-TYPE = Param("type", "Memory type.", ("kind", "category", "memory_type"), choices=TYPES)
+TYPE = Param("type", "Memory type.", ("kind", "category", "memory_type"), choices=rq.TYPES)
 RECALL = Spec(
     "kura_recall", "Recall what bears on a question",
     "Find what memory holds about a question, by meaning: returns the full text of the few "
