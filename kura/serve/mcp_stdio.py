@@ -6,11 +6,13 @@ sooner. Importing the ``mcp`` SDK (pydantic models of every protocol revision, i
 and its HTTP servers) costs about a second of CPU, and kura's core a quarter of one. So the
 first requests are answered here, from what is already known: ``initialize`` from the
 command line alone (read-only or not, bound to a store or not: ``kura.serve.mcp_specs``),
-then, once the tools are made, ``tools/list``. Meanwhile a thread imports the SDK; when it
-is ready the stream goes to the SDK's server (``kura.serve.mcp_server``), which answers
-everything from then on. It reads again every message that came before, so its session is
-in the state the host believes; its answers to requests already answered here are not sent
-but compared with what was, and a difference is logged (a test keeps them equal).
+then, once the tools are made, ``tools/list``. Then a thread imports the SDK (not sooner:
+its imports would slow the tool list down); when it is ready, or a request only it can
+answer comes, the stream goes to the SDK's server (``kura.serve.mcp_server``), which
+answers everything from then on. It reads again every message that came before, so its
+session is in the state the host believes; its answers to requests already answered here
+are not sent but compared with what was, and a difference is logged (a test keeps them
+equal).
 
 Only what can be answered exactly is answered here: ``initialize`` as the first message,
 for a handshake revision, with well-formed parameters; ``tools/list`` after it. Anything
@@ -104,9 +106,11 @@ class Front:
                 return False
             if self.sent and self.tools is None:  # the host said hello back: it will list the tools
                 self.tools = make()
-                threading.Thread(target=_warm, args=(lines,), daemon=True, name="kura-mcp-warm").start()
             self.seen.append(line)
+            listed = len(self.sent)
             self._answer(line)
+            if listed == 1 and len(self.sent) == 2:  # the tools are listed: now load the SDK, apart
+                threading.Thread(target=_warm, args=(lines,), daemon=True, name="kura-mcp-warm").start()
         return True
 
     def _answer(self, line: str) -> None:
