@@ -503,7 +503,8 @@ def test_proxy_mode_answers_from_a_running_kura_serve(root: Path, kura_serve: st
         )
         assert (root / "served" / "team" / "via-proxy.md").is_file()
         recent = proxy.ok("kura_recent", since="2d").splitlines()  # through GET /recent
-        assert recent[0].startswith("store 'team', ") and recent[1].split()[1:3] == ["created", "via-proxy"]
+        assert recent[0].startswith("store 'team', ")  # other tests of this module write memories today too
+        assert ["created", "via-proxy"] in [line.split()[1:3] for line in recent[1:]]
         assert "expected a number of days" in proxy.error("kura_recent", since="lately")
         assert "no memory '../../etc/passwd'" in proxy.error("kura_read", slug="../../etc/passwd")
         assert "no store or mode named 'nope'" in proxy.error("kura_map", store="nope")
