@@ -30,7 +30,15 @@ from kura.files.belief import retired
 from kura.files.memory import Memory as Memory
 from kura.files.memory import WriteResult as WriteResult
 from kura.files.memory import body_kept, current, not_superseded, own_line, remembered
-from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name, lookup_parts, new_slug, scan_files
+from kura.files.slugs import (
+    INDEX_NAME,
+    STATE_DIR,
+    is_memory_name,
+    lookup_parts,
+    new_slug,
+    scan_files,
+    unreachable_name,
+)
 from kura.store import policy, write_checks
 from kura.store import rewrite as rw
 from kura.store.atomic import identity, locked, settled_bytes, write_atomic
@@ -290,6 +298,8 @@ class Store:
         except StoreError as err:
             if not changed:
                 raise
+            if first is None and self._undo_create(path):
+                raise StoreError(f"{self.name}/{slug}: nothing was written: {err}") from err
             done = "created" if first is None else "updated"
             raise StoreError(
                 f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
@@ -297,6 +307,15 @@ class Store:
         revived = str(was.meta.get("archived") or "?") if was is not None and was.meta.get("archived") else ""
         return WriteResult(slug=slug, path=path, created=first is None, changed=changed, body_kept=kept,
                            index_changed=index_changed, restored=restored, revived=revived)  # fmt: skip
+
+    def _undo_create(self, path: Path) -> bool:
+        """Remove the file this write just created, if it is still the one kura wrote (under
+        the lock): a refused write leaves nothing behind."""
+        if self._wrote.get(path) != identity(path):
+            return False
+        path.unlink(missing_ok=True)
+        self._wrote.pop(path, None)
+        return True
 
     def _current(self, slug: str) -> bool:  # a memory file, neither archived nor superseded: it has a line
         return self.contains(f"{slug}.md") and not retired(
@@ -430,6 +449,8 @@ class Store:
                 yield nt.Finding(where, 1, f"{kind_at(self.root / rel)}, not a regular file; {_SPECIAL}")
             elif kind == "link" and is_memory_name(rel) and not self._contained(self.root / rel):
                 yield nt.Finding(where, 1, f"{_OUTSIDE}; ignored — replace it with the file itself")
+            elif kind != "unreadable" and unreachable_name(rel):
+                yield nt.Finding(f"{self.name}/{rel!r}", 1, _UNREACHABLE_NAME)
 
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()
@@ -477,6 +498,10 @@ class Store:
 _OUTSIDE = "symlink points outside the store (or at something that is not a memory)"
 _UNREADABLE = "folder cannot be read; its memories are missing — fix its permissions"
 _SPECIAL = f"not read — {SPECIAL_TODO}"
+_UNREACHABLE_NAME = (
+    "a file name kura never makes (a control character such as a newline, ':' or '\\', or a space "
+    "at either end of a part): skipped by every reader — rename it to letters, digits, '-', '.' and '_'"
+)
 
 
 def init_store(path: str | Path, *, name: str | None = None) -> tuple[Store, bool]:
