@@ -61,6 +61,12 @@ def is_memory_name(rel: Path | str) -> bool:
     return _UNREACHABLE.search(text) is None and _named_like_memory(text)
 
 
+UNREACHABLE_TODO = (
+    "a file name kura never makes (a control character such as a newline, ':' or '\\', or a space "
+    "at either end of a part): skipped by every reader — rename it to letters, digits, '-', '.' and '_'"
+)
+
+
 def unreachable_name(rel: str) -> bool:
     """Whether ``rel`` looks like a memory file but has a name no look-up can reach (and kura
     never makes): it is skipped by every reader and named by doctor."""
