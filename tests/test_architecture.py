@@ -54,6 +54,7 @@ HEAVY = {
     "watchdog",
     "httpx",
     "markdown_it",
+    "detect_secrets",  # loads requests (~0.1 s): only when a text holds a token-like run
 }
 MAX_TOP_MODULES = 10
 
