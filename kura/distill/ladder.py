@@ -42,7 +42,7 @@ from kura.distill.compose import compose
 from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.novelty import COVERED_SHARE, covers
-from kura.distill.rules import _CORRECTION, _REMEMBER, cut, failed_output, sentences, topic_of
+from kura.distill.rules import _CORRECTION, _REMEMBER, cut, failed_output, not_kept, sentences, topic_of
 from kura.files import witness as wt
 from kura.life import scratch as sc
 from kura.life.purge import buried
@@ -143,6 +143,8 @@ def qualifies(sentence: str) -> bool:
     if sum(text.count(c) for c in _CODE) >= 3 or failed_output(text):
         return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
+        return False
+    if not_kept(text):
         return False
     if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS or _CREDENTIAL.search(text):
         return False

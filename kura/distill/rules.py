@@ -5,7 +5,9 @@ three kinds of moment are recognised by their shape alone — the ones a person 
 regret losing and that a rule can find with few false alarms:
 
 - an explicit request to remember, in the human's own words ("remember that …", "from now
-  on …", an imperative "always …"/"never …", "don't ever …", "please note …");
+  on …", an imperative "always …"/"never …", "don't ever …", "please note …") — but never a
+  negated one ("never remember that …", "don't remember …") nor "forget that …", which ask
+  for the opposite;
 - a correction of the agent: a USER turn right after the agent spoke or acted that opens
   with "no, …", "that's wrong", "actually …", "not X but Y", "I said …" or "stop …";
 - a scar: a tool call whose output shows a failure, followed by a related call (the same
@@ -41,6 +43,15 @@ _REMEMBER = re.compile(
     r"remember\s+(?:that\s+)?|from\s+now\s+on\b[,]?\s*|going\s+forward\b[,]?\s*"
     r"|(?:always|never)\s+(?!mind\b)(?=[a-z])|don['\u2019]t\s+ever\s+|do\s+not\s+ever\s+"
     r"|(?:please\s+)?note\s+that\s+|keep\s+in\s+mind\s+(?:that\s+)?)",
+    re.I,
+)
+# A request not to keep something, or to drop it, is no request to remember: "never remember
+# that X", "don't remember X", "forget that X" must never become a memory saying X.
+_NOT_KEPT = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+|but\s+|also[,]?\s+)?(?:please\s+)?(?:"
+    r"(?:never|don['\u2019]t|do\s+not|no\s+need\s+to|you\s+(?:don['\u2019]t|do\s+not)\s+need\s+to)\s+(?:ever\s+)?"
+    r"(?:remember|keep|save|store|record|memori[sz]e|note(?:\s+down)?|write\s+down)\b"
+    r"|forget\b|stop\s+remembering\b|unlearn\b)",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -112,7 +123,7 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
         candidate["topic"] = topic_of(parts[0])
         return candidate
     for sentence in parts:
-        match = _REMEMBER.match(sentence)
+        match = None if not_kept(sentence) else _REMEMBER.match(sentence)
         if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?"):
             continue
         said = cut(sentence)
@@ -121,6 +132,12 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
             "remember", kind, said, [f"[USER] {said}"], why="the user asked for this to be kept"
         )
     return None
+
+
+def not_kept(sentence: str) -> bool:
+    """Whether ``sentence`` asks kura not to keep something ("never remember that …", "don't
+    remember …") or to drop it ("forget that …"): never a memory saying what follows."""
+    return _NOT_KEPT.match(sentence.strip()) is not None
 
 
 def _assent(sentence: str) -> bool:
