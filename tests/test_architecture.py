@@ -78,7 +78,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/recall.py", "kura.recall.spans"): "fast path: only `kura recall --spans` loads the transcripts",
     ("map/prefill.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
-    ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only when missing)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
     ("cli/eval.py", "kura.evals"): TYPER + "the evals",

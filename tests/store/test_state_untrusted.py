@@ -486,7 +486,8 @@ def test_a_kura_that_is_a_link_or_a_file_is_refused_and_nothing_is_written_throu
     assert hook.returncode == 1
     assert hook.stdout == (
         "<<<KURA-MAP store=test>>>\nThe memory map is MISSING, not empty: kura could not read store 'test' "
-        f"({refusal}).\n\nDo not assume nothing is remembered. Say that memory is unavailable right now.\n"
+        "(its folder or index could not be read; `kura doctor` in a shell says more).\n\n"
+        "Do not assume nothing is remembered. Say that memory is unavailable right now.\n"
         "<<<END KURA-MAP>>>\n"
     )
     assert hook.stderr == f"kura: {refusal}\n"
