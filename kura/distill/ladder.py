@@ -35,6 +35,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from kura.distill import drafts as dr
 from kura.distill.candidate import Candidate
@@ -343,6 +344,7 @@ def cross(
     own: str,
     live: Sequence[tuple[str, str, str]],
     journals: Mapping[str, str],
+    cited: Mapping[str, str] | None = None,
 ) -> Climbed:
     """Carry every item at or above promote across (see the module docstring); each is
     settled in scratch whatever became of it, so it is not tried again."""
@@ -365,7 +367,7 @@ def cross(
             continue
         # the claim and its kind are read again from the journal: scratch only says where to look
         kind = "user" if _FIRST_PERSON.search(claims[0]) else "project"
-        item = replace(item, claim=claims[0], kind=kind)
+        item = replace(item, claim=claims[0], kind=kind, mentions=_cited(item.mentions, cited or {}))
         settled[item.id] = _one(store, item, stage=stage, own=own, live=live, taken=taken,
                                 staged_keys=staged_keys, done=done)  # fmt: skip
 
@@ -421,6 +423,12 @@ def _one_claim(claims: Sequence[str]) -> bool:
     first = _Index()
     first.add("first", claims[0], claims[0])
     return all(first.same(claim) == "first" for claim in claims[1:])
+
+
+def _cited(mentions: tuple[sc.Mention, ...], cited: Mapping[str, str]) -> tuple[sc.Mention, ...]:
+    """The mentions as a memory may cite them: each journal by ``cited`` (relative to its
+    root), never by the local path scratch keeps to read it again."""
+    return tuple(replace(m, source=cited.get(m.source) or Path(m.source).name) for m in mentions)
 
 
 def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[tuple[str, str, str]],

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, make_store, write_memory
-from test_distill_run import SESSION, SID, jsonl
+from test_distill_run import SESSION, SID, cc, jsonl
 
 KURA = Path(sys.executable).with_name("kura")  # the console script of this venv: the hook's kura
 MEMORIES = [
@@ -115,6 +115,10 @@ def built(template: Path, tmp_path: Path) -> tuple[Path, Path]:
     config = tmp_path / "kura.toml"
     config.write_text((template / "kura.toml").read_text().replace(str(template), str(tmp_path)))
     shutil.copytree(template / "journals", tmp_path / "journals")
+    # something new to distil in the copy (its drafts cite the journal relative to its root, so
+    # the template's are recognised): `distill run` stages a draft and meets the seeds and drafts
+    later = cc("user", "Remember that the harbour office opens at seven on weekdays.", "u7")
+    jsonl(tmp_path / "journals" / "ferry" / f"{SID}.jsonl", [later])
     cli = Cli()
     for args in (("weave",), ("index",)):
         result = cli("-c", str(config), "-s", "test", *args)
@@ -265,6 +269,8 @@ def test_damaged_state_is_rebuilt_and_every_command_answers(
         lines = [line for line in said if f"{paths[0]}:" in line]
         assert lines and all(line.startswith("kura: ") for line in lines), said
     # the rebuilt state works: the map is current, the search index persists, the databases are sound
+    # (`list` reads the catalog: the last command may have met the damage without needing it)
+    assert cli("-c", str(config), "-s", "test", "list").code in (0, 2)
     assert cli("-c", str(config), "-s", "test", "weave").code in (0, 2)
     again = cli("-c", str(config), "-s", "test", "weave")
     assert again.code == 2 and again.err == "", again
