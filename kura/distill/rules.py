@@ -54,6 +54,11 @@ _NOT_KEPT = re.compile(
     r"|forget\b|stop\s+remembering\b|unlearn\b)",
     re.I,
 )
+_FORGET = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+|also[,]?\s+)?(?:please\s+)?"
+    r"(?:forget|stop\s+remembering)\s+(?:about\s+)?(?:that\s+)?",
+    re.I,
+)
 _CORRECTION = re.compile(
     r"^(?:no[,.!:;]\s*|nope\b|that['\u2019]s\s+(?:wrong|not\s+(?:right|it|what))|that\s+is\s+(?:wrong|not)"
     r"|wrong[,.!]|actually[,]?\s|i\s+said\b|i\s+told\s+you\b|stop\s+\w|not\s+\S+(?:\s+\S+)?,?\s+but\s)",
@@ -138,6 +143,20 @@ def not_kept(sentence: str) -> bool:
     """Whether ``sentence`` asks kura not to keep something ("never remember that …", "don't
     remember …") or to drop it ("forget that …"): never a memory saying what follows."""
     return _NOT_KEPT.match(sentence.strip()) is not None
+
+
+def forgets(segments: Sequence[Segment]) -> list[str]:
+    """What the person asked to forget ("forget that X", "please forget about X"): each X,
+    in their words, for the pass to name the memory it matches (never to write X)."""
+    found = []
+    for segment in segments:
+        if segment.cls != "USER":
+            continue
+        for sentence in sentences(segment.text):
+            asked = _FORGET.match(sentence)
+            if asked is not None and len(sentence) >= MIN_CHARS and not sentence.endswith("?"):
+                found.append(sentence[asked.end() :].strip(" ,.;:!"))
+    return [x for x in found if x]
 
 
 def _assent(sentence: str) -> bool:

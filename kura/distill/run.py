@@ -52,7 +52,7 @@ from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.model_steps import FIRM, Minds, describe, merge, write
 from kura.distill.model_steps import spot as brain_spot
-from kura.distill.rules import spot
+from kura.distill.rules import forgets, spot
 from kura.errors import KuraError
 from kura.files.belief import retired
 from kura.files.finding import Finding
@@ -62,6 +62,7 @@ from kura.life.purge import buried, tombstones
 from kura.recall import spans
 from kura.store.store import Memory, Store
 from kura.text.claim_match import revised
+from kura.text.secrets import redact
 from kura.transcripts import journals as jr
 from kura.transcripts.segments import CLASSES, Segment
 
@@ -297,6 +298,7 @@ def _distil(
     taken = set(slugs) | {d.slug for d in staged}
     before, met = Counter(dr.key_of(d) for d in staged), Counter[dr.Key]()
     graves = tombstones(store)
+    _asked_to_forget(store, segments, memories, tally)
     for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
         if verdict.verdict == "idea":
             why = _field(candidate, "why")
@@ -382,6 +384,19 @@ def _witness(candidate: Candidate, evidence: Sequence[Segment], replaces: str, s
     fallback = parse_when(spans.file_day(source.path)) or dt.date.today()
     session, day = said_in(evidence, fallback)
     return Witness(kind=kind, when=day, session=session, source=source.shared, quote=lead_quote(evidence))
+
+
+def _asked_to_forget(
+    store: Store, segments: Sequence[Segment], memories: Sequence[tuple[str, str, str]], tally: _Tally
+) -> None:
+    """ "Forget that X" is a request to forget, never a memory saying X: the memory that says
+    X is named, with the command that archives it (a person's decision, not the pass's)."""
+    for asked in forgets(segments):
+        found = novelty.covers(asked, memories)
+        if found.verdict == "covered":
+            said = redact(asked)[0][:120]
+            note = f"the user asked to forget this ({said!r}); `kura forget {found.slug}` archives it"
+            tally.findings.append(Finding(f"{store.name}/{found.slug}", 1, note, "warning"))
 
 
 def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:

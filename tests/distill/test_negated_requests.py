@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_memory
 from test_distill_run import SID, cc, jsonl, say
 
 from kura.distill.rules import not_kept, spot
@@ -68,3 +69,26 @@ def test_the_spotter_takes_no_negated_request(said: str) -> None:
 def test_requests_and_rules_are_still_requests(said: str) -> None:
     assert not not_kept(said)
     assert [c["rule"] for c in spot([Segment("USER", said)])] == ["remember"]
+
+
+def test_forget_that_names_the_memory_and_writes_nothing(tmp_path: Path) -> None:
+    store, _ = init_store(tmp_path / "store", name="test")
+    write_memory(store.root, "release-branch", "project", "The release branch is called stable-9")
+    before = (store.root / "release-branch.md").read_bytes()
+    journals = tmp_path / "journals"
+    said = "Forget that the release branch is called stable-9."
+    jsonl(journals / "ferry" / f"{SID}.jsonl", [cc("user", said, "u1"), say("Understood.", "a1")])
+    config = tmp_path / "kura.toml"
+    config.write_text(
+        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-c", str(config), "-s", "test", "distill", "run"],
+        capture_output=True, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode in (0, 2), done.stderr
+    assert "test/release-branch:1: the user asked to forget this" in done.stderr
+    assert "`kura forget release-branch` archives it" in done.stderr
+    assert (store.root / "release-branch.md").read_bytes() == before
+    drafts = store.root / ".kura" / "drafts"
+    assert not drafts.exists() or not list(drafts.glob("*.md"))  # no memory saying X, staged or not
