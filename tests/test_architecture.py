@@ -54,6 +54,7 @@ HEAVY = {
     "watchdog",
     "httpx",
     "markdown_it",
+    "detect_secrets",  # loads requests (~0.1 s): only when a text holds a token-like run
 }
 MAX_TOP_MODULES = 10
 
@@ -83,7 +84,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("map/beside.py", "kura.map.weave"): FAST
     + "the weave (yaml, sqlite3, filelock): only a stale person's map",
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
-    ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only when missing)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
     ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",

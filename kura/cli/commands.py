@@ -72,7 +72,7 @@ def init(
 ) -> None:
     """Create a store folder (MEMORY.md, .gitignore for .kura/) and add it to kura.toml."""
     g: Globals = ctx.obj
-    if not _STORE_NAME.match(name):
+    if not _STORE_NAME.fullmatch(name):
         fail("store names are lower-case letters, digits, '-' and '_', e.g. main or maker")
     if write_policy and write_policy not in POLICIES:
         fail(f"--write-policy must be one of {', '.join(POLICIES)}")

@@ -37,7 +37,7 @@ def prefill_block(
     """The block to print, whatever happens: a hook must never get an empty string.
     ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings;
     ``cwd``: the folder the store is chosen for (a hook's ``cwd``), else the current one."""
-    from kura.map.prefill import build_for, missing
+    from kura.map.prefill import build_for, missing, why_of
 
     host = {"--max-chars": str(max_chars)} if max_chars is not None else {}
     if os.environ.get(ENV, "").strip():
@@ -47,7 +47,7 @@ def prefill_block(
     except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise
-        return missing(store or "default", f"unexpected error: {type(err).__name__}: {err}")
+        return missing(store or "default", f"unexpected error: {type(err).__name__}: {err}", why=why_of(err))
 
 
 @contextmanager

@@ -135,6 +135,9 @@ def _describe(synced: Synced) -> None:
     up = synced.upstream
     for note in synced.notes:
         warn(f"merged: {note}")
+    if synced.untracked:
+        warn(f"untracked {synced.untracked} file(s) of derived state under .kura/ that a commit had added: "
+             "git no longer carries them (they stay on disk; .kura/ is never shared)")  # fmt: skip
     if synced.commit:
         say(f"committed {synced.commit[:7]} {synced.message.splitlines()[0]}")
     if synced.pulled:

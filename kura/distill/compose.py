@@ -36,6 +36,7 @@ from kura.distill.rules import command_of, cut, request_of
 from kura.errors import StoreError
 from kura.files.memory_index import TITLE_MAX
 from kura.files.slugs import new_slug
+from kura.text.secrets import redact
 from kura.transcripts.segments import Segment
 
 DESC_CHARS = 150
@@ -43,6 +44,7 @@ TITLE_CHARS = 80
 _CLAUSE_END = re.compile(r"[,;:]\s| (?:and|but|so|because|which|while|since|when|where) | [—–-] ")
 SLUG_WORDS = 6
 _WORD = re.compile(r"[a-z0-9]+")
+_REDACTED = re.compile(r"\[redacted: [^\]]*\]")
 _STOP = frozenset(
     "a an and are as at be by for from in is it its of on or that the this to was were with "
     "we you your our i me my do does dont don't not no always never please remember note ever".split()
@@ -116,8 +118,10 @@ def compose(
 
 
 def unique_slug(topic: str, taken: Collection[str]) -> str:
-    """A slug kura may create from the topic's key words, not one of ``taken``."""
-    words = [w for w in _WORD.findall(topic.lower()) if w not in _STOP][:SLUG_WORDS]
+    """A slug kura may create from the topic's key words, not one of ``taken``; a secret in
+    the topic never becomes part of a name (it is cut out, marker and all)."""
+    named = _REDACTED.sub(" ", redact(topic)[0])
+    words = [w for w in _WORD.findall(named.lower()) if w not in _STOP][:SLUG_WORDS]
     base = "-".join(words)[:60].strip("-") or "memory"
     try:
         base = new_slug(base)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from kura.distill.candidate import Candidate
-from kura.distill.rules import MIN_CHARS, QUOTE_CHARS, cut
+from kura.distill.rules import MIN_CHARS, QUOTE_CHARS, cut, not_kept
 from kura.text.claim_match import revised
 from kura.transcripts.segments import Segment
 
@@ -32,8 +32,8 @@ def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, st
             continue
         for match in _SENTENCE.finditer(segment.text):
             sentence = cut(match.group(0).strip(), QUOTE_CHARS)
-            if len(sentence) < MIN_CHARS or sentence.endswith("?"):
-                continue
+            if len(sentence) < MIN_CHARS or sentence.endswith("?") or not_kept(sentence):
+                continue  # "forget that X" names X to drop it, never to revise it
             old = revised(sentence, claims)
             if old is None:
                 continue

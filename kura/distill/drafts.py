@@ -59,13 +59,13 @@ from kura.distill.signature import matches, sign
 from kura.distill.waiting import DRAFTS_DIR, staged_files
 from kura.errors import InvalidRequest, KuraError, NotFound, StoreError
 from kura.files import memory_file as nt
-from kura.files.slugs import new_slug
+from kura.files.slugs import lookup_parts, new_slug
 from kura.life.lifecycle import also_from_flags, from_flags, supersede, unreplaced
 from kura.store import state as st
 from kura.store import write_checks
 from kura.store.atomic import write_atomic
 from kura.store.store import Memory, Store
-from kura.text.secrets import redact
+from kura.text.secrets import redact, refuse_secrets
 from kura.transcripts.segments import CLASSES, Segment, comment_safe, from_comment, normalise
 
 KINDS = ("user", "feedback", "project", "reference", "idea")
@@ -160,6 +160,7 @@ def stage(
 ) -> Path:
     """Write one draft file, whole (``kura.distill.draft_file``), and return its path; a
     draft already staged for the same slug is never overwritten (the new one gets ``-2``…)."""
+    refuse_secrets(f"store '{store.name}', a draft's slug", slug)  # a name never holds a secret
     slug = new_slug(slug)
     if kind not in KINDS:
         raise StoreError(f"draft {slug!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -269,7 +270,7 @@ def load(store: Store, draft_id: str) -> Draft:
 
 def _draft_path(store: Store, draft_id: str) -> Path:
     name = draft_id.removesuffix(".md")
-    if not name or "/" in name or "\\" in name or name.startswith("."):
+    if lookup_parts(name) is None or "/" in name:  # one plain name: no newline, no "..", no folder
         raise InvalidRequest(f"{draft_id!r} is not a draft id; `kura distill drafts` lists them")
     return drafts_dir(store) / f"{name}.md"
 

@@ -35,6 +35,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from kura.distill import drafts as dr
 from kura.distill.candidate import Candidate
@@ -42,15 +43,7 @@ from kura.distill.compose import compose
 from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.novelty import COVERED_SHARE, covers
-from kura.distill.rules import (
-    _CORRECTION,
-    _REMEMBER,
-    cut,
-    failed_output,
-    negated_request,
-    sentences,
-    topic_of,
-)
+from kura.distill.rules import _CORRECTION, _REMEMBER, cut, failed_output, not_kept, sentences, topic_of
 from kura.files import witness as wt
 from kura.life import scratch as sc
 from kura.life.purge import buried
@@ -153,7 +146,7 @@ def qualifies(sentence: str) -> bool:
         return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
         return False
-    if negated_request(text) or not_a_fact(text):
+    if not_kept(text) or not_a_fact(text):
         return False  # a person's "don't keep this", the task they set, a tool's acknowledgement
     if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS or _CREDENTIAL.search(text):
         return False
@@ -352,6 +345,7 @@ def cross(
     own: str,
     live: Sequence[tuple[str, str, str]],
     journals: Mapping[str, str],
+    cited: Mapping[str, str] | None = None,
 ) -> Climbed:
     """Carry every item at or above promote across (see the module docstring); each is
     settled in scratch whatever became of it, so it is not tried again."""
@@ -374,7 +368,7 @@ def cross(
             continue
         # the claim and its kind are read again from the journal: scratch only says where to look
         kind = "user" if _FIRST_PERSON.search(claims[0]) else "project"
-        item = replace(item, claim=claims[0], kind=kind)
+        item = replace(item, claim=claims[0], kind=kind, mentions=_cited(item.mentions, cited or {}))
         settled[item.id] = _one(store, item, stage=stage, own=own, live=live, taken=taken,
                                 staged_keys=staged_keys, done=done)  # fmt: skip
 
@@ -430,6 +424,12 @@ def _one_claim(claims: Sequence[str]) -> bool:
     first = _Index()
     first.add("first", claims[0], claims[0])
     return all(first.same(claim) == "first" for claim in claims[1:])
+
+
+def _cited(mentions: tuple[sc.Mention, ...], cited: Mapping[str, str]) -> tuple[sc.Mention, ...]:
+    """The mentions as a memory may cite them: each journal by ``cited`` (relative to its
+    root), never by the local path scratch keeps to read it again."""
+    return tuple(replace(m, source=cited.get(m.source) or Path(m.source).name) for m in mentions)
 
 
 def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[tuple[str, str, str]],

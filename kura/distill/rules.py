@@ -5,7 +5,9 @@ three kinds of moment are recognised by their shape alone — the ones a person 
 regret losing and that a rule can find with few false alarms:
 
 - an explicit request to remember, in the human's own words ("remember that …", "from now
-  on …", an imperative "always …"/"never …", "don't ever …", "please note …");
+  on …", an imperative "always …"/"never …", "don't ever …", "please note …") — but never a
+  negated one ("never remember that …", "don't remember …") nor "forget that …", which ask
+  for the opposite;
 - a correction of the agent: a USER turn right after the agent spoke or acted that opens
   with "no, …", "that's wrong", "actually …", "not X but Y", "I said …" or "stop …";
 - a scar: a tool call whose output shows a failure, followed by a related call (the same
@@ -43,10 +45,18 @@ _REMEMBER = re.compile(
     r"|(?:please\s+)?note\s+that\s+|keep\s+in\s+mind\s+(?:that\s+)?)",
     re.I,
 )
-# A request not to keep something ("never remember that …", "don't note …") asks for nothing.
-_NOT_ASKED = re.compile(
-    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+|but\s+)?(?:please\s+)?(?:never|don['\u2019]t|do\s+not|no\s+need\s+to)"
-    r"\s+(?:ever\s+)?(?:remember|memori[sz]e|(?:note|record|save|keep)\s+(?:that|this)\b)",
+# A request not to keep something, or to drop it, is no request to remember: "never remember
+# that X", "don't remember X", "forget that X" must never become a memory saying X.
+_NOT_KEPT = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+|but\s+|also[,]?\s+)?(?:please\s+)?(?:"
+    r"(?:never|don['\u2019]t|do\s+not|no\s+need\s+to|you\s+(?:don['\u2019]t|do\s+not)\s+need\s+to)\s+(?:ever\s+)?"
+    r"(?:remember|memori[sz]e|(?:keep|save|store|record|note(?:\s+down)?|write\s+down)\s+(?:that|this|it)\b)\b"
+    r"|forget\b|stop\s+remembering\b|unlearn\b)",
+    re.I,
+)
+_FORGET = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+|also[,]?\s+)?(?:please\s+)?"
+    r"(?:forget|stop\s+remembering)\s+(?:about\s+)?(?:that\s+)?",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -118,8 +128,8 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
         candidate["topic"] = topic_of(parts[0])
         return candidate
     for sentence in parts:
-        match = _REMEMBER.match(sentence)
-        if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?") or negated_request(sentence):
+        match = None if not_kept(sentence) else _REMEMBER.match(sentence)
+        if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?"):
             continue
         said = cut(sentence)
         kind = _user_kind(sentence)
@@ -129,9 +139,24 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
     return None
 
 
-def negated_request(sentence: str) -> bool:
-    """A request not to keep something ("never remember that …"): no request at all."""
-    return _NOT_ASKED.match(sentence.strip()) is not None
+def not_kept(sentence: str) -> bool:
+    """Whether ``sentence`` asks kura not to keep something ("never remember that …", "don't
+    remember …") or to drop it ("forget that …"): never a memory saying what follows."""
+    return _NOT_KEPT.match(sentence.strip()) is not None
+
+
+def forgets(segments: Sequence[Segment]) -> list[str]:
+    """What the person asked to forget ("forget that X", "please forget about X"): each X,
+    in their words, for the pass to name the memory it matches (never to write X)."""
+    found = []
+    for segment in segments:
+        if segment.cls != "USER":
+            continue
+        for sentence in sentences(segment.text):
+            asked = _FORGET.match(sentence)
+            if asked is not None and len(sentence) >= MIN_CHARS and not sentence.endswith("?"):
+                found.append(sentence[asked.end() :].strip(" ,.;:!"))
+    return [x for x in found if x]
 
 
 def _assent(sentence: str) -> bool:

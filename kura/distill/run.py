@@ -57,7 +57,7 @@ from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.model_steps import FIRM, Minds, describe, merge, write
 from kura.distill.model_steps import spot as brain_spot
-from kura.distill.rules import spot
+from kura.distill.rules import forgets, spot
 from kura.errors import KuraError
 from kura.files.belief import retired
 from kura.files.finding import Finding
@@ -67,6 +67,7 @@ from kura.life.purge import buried, tombstones
 from kura.recall import spans
 from kura.store.store import Memory, Store
 from kura.text.claim_match import revised
+from kura.text.secrets import redact
 from kura.transcripts import journals as jr
 from kura.transcripts.segments import CLASSES, Segment
 
@@ -235,6 +236,7 @@ def run_pass(
     sources, found = jr.discover(journals, store.root)
     tally = _Tally(findings=[*found, *sweep(dr.drafts_dir(store))])
     journals_read = {s.key: s.fmt for s in sources}  # what a scratch witness may cite
+    cited = {s.key: s.shared for s in sources}  # how a memory names each (never a local path)
     listed = store.list()  # read once a pass: the drafts a pass stages do not change the store
     own = store_text(listed)
     for number, source in enumerate(sources, start=1):
@@ -255,7 +257,7 @@ def run_pass(
                     (listed, own),
                     stage,
                     tally,
-                    (window_tokens, journals_read),
+                    (window_tokens, journals_read, cited),
                 )
         except BaseException:
             jr.release(store.state_dir, claim)
@@ -306,6 +308,7 @@ def _distil(
     taken = set(slugs) | {d.slug for d in staged}
     before, met = Counter(dr.key_of(d) for d in staged), Counter[dr.Key]()
     graves = tombstones(store)
+    _asked_to_forget(store, segments, memories, tally)
     for candidate, verdict in zip(candidates, judge(candidates, segments, own), strict=True):
         if verdict.verdict == "idea":
             why = _field(candidate, "why")
@@ -318,7 +321,7 @@ def _distil(
         if buried([novelty.statement(candidate), *(seg.text for seg in verdict.evidence)], graves):
             tally.dropped["purged before (a tombstone matches)"] += 1
             continue
-        same = dr.key(source.key, verdict.evidence)
+        same = dr.key(source.shared, verdict.evidence)
         met[same] += 1
         if met[same] <= before[same]:  # this stretch was read before, by a pass that stopped
             tally.dropped["already staged by a pass that was stopped"] += 1
@@ -345,7 +348,7 @@ def _distil(
         extends = new.slug if new.verdict == "extends" else None
         path = stage(store, slug=composed.slug, kind=composed.kind, title=composed.title,
                      description=composed.description, body=composed.body, evidence=verdict.evidence,
-                     source=source.key, flags=(*composed.flags, *_flags(seen, replaces)),
+                     source=source.shared, flags=(*composed.flags, *_flags(seen, replaces)),
                      extends=extends)  # fmt: skip
         tally.extends += extends is not None
         taken.add(composed.slug)
@@ -357,7 +360,8 @@ def _distil(
 
 
 def _climb(store: Store, claim: jr.Claim, segments: Sequence[Segment], known: tuple[Sequence[Memory], str],
-           stage: Stage, tally: _Tally, reading: tuple[int, dict[str, str]]) -> None:  # fmt: skip
+           stage: Stage, tally: _Tally,
+           reading: tuple[int, dict[str, str], dict[str, str]]) -> None:  # fmt: skip
     """The ladder (``kura.distill.ladder``): statements said in passing wait in scratch, and
     those with witnesses enough cross, through the same gate and floor."""
     listed, own = known
@@ -367,7 +371,7 @@ def _climb(store: Store, claim: jr.Claim, segments: Sequence[Segment], known: tu
     added, ready = ladder.read(store, claim.source.key, segments, window_tokens=reading[0], live=live,
                                graves=tombstones(store), fallback_when=fallback,
                                compacted=compacted)  # fmt: skip
-    done = ladder.cross(store, ready, stage=stage, own=own, live=live, journals=reading[1])
+    done = ladder.cross(store, ready, stage=stage, own=own, live=live, journals=reading[1], cited=reading[2])
     tally.waiting += added
     tally.crossed += len(done.crossed)
     tally.kept += len(done.crossed)
@@ -413,7 +417,20 @@ def _witness(candidate: Candidate, evidence: Sequence[Segment], replaces: str, s
     kind: Kind = "FIX" if replaces else by_rule.get(str(rule), "INFERRED")
     fallback = parse_when(spans.file_day(source.path)) or dt.date.today()
     session, day = said_in(evidence, fallback)
-    return Witness(kind=kind, when=day, session=session, source=source.key, quote=lead_quote(evidence))
+    return Witness(kind=kind, when=day, session=session, source=source.shared, quote=lead_quote(evidence))
+
+
+def _asked_to_forget(
+    store: Store, segments: Sequence[Segment], memories: Sequence[tuple[str, str, str]], tally: _Tally
+) -> None:
+    """ "Forget that X" is a request to forget, never a memory saying X: the memory that says
+    X is named, with the command that archives it (a person's decision, not the pass's)."""
+    for asked in forgets(segments):
+        found = novelty.covers(asked, memories)
+        if found.verdict == "covered":
+            said = redact(asked)[0][:120]
+            note = f"the user asked to forget this ({said!r}); `kura forget {found.slug}` archives it"
+            tally.findings.append(Finding(f"{store.name}/{found.slug}", 1, note, "warning"))
 
 
 def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from kura.files.belief import retired
 from kura.files.checks import conflict_markers
 from kura.files.finding import Finding
 from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
-from kura.git.run import WorkTree
+from kura.git.run import WorkTree, run
 from kura.store.safe_read import INDEX_CAP, MEMORY_CAP
 
 SUBJECT_WIDTH = 72
@@ -66,13 +66,52 @@ def store_pathspec(repo: WorkTree) -> tuple[str, ...]:
     return folder, f":(top,literal,exclude){repo.prefix}{STATE_DIR}"
 
 
-def stage(repo: WorkTree) -> None:
+def stage(repo: WorkTree) -> list[str]:
     """``git add -A`` the store's folder. The state folder is left out by the store's own
     .gitignore; only where that is lost is it excluded by name (git refuses an exclusion
-    that names an ignored path)."""
+    that names an ignored path). Derived state a commit added anyway (a remote that
+    committed ``.kura/``) is untracked first (``git rm -r --cached``: the files stay on
+    disk) and returned, for ``commit_untracked`` to commit and the caller to say."""
     folder, state = store_pathspec(repo)
+    inside = _state_spec(repo)
+    listed = repo.run("ls-files", "-z", "--", inside).out.decode("utf-8", errors="surrogateescape")
+    tracked = [path for path in listed.split("\0") if path]
+    if tracked:
+        repo.run("rm", "-r", "-q", "--cached", "--", inside)
     ignored = repo.run("check-ignore", "-q", f"{repo.prefix}{STATE_DIR}/", check=False).ok
     repo.run("add", "-A", "--", folder, *(() if ignored else (state,)))
+    return tracked
+
+
+def commit_untracked(repo: WorkTree, message: str) -> str:
+    """A commit on HEAD that removes the state folder from git and changes nothing else;
+    its id. ``git commit -- PATHS`` would put the files back (it commits their work-tree
+    contents), so the commit is made from a private index: HEAD's tree less ``.kura/``."""
+    index = repo.top / repo.run("rev-parse", "--git-path", "kura-untrack-index").text
+    try:
+        run(repo.top, "read-tree", "HEAD", index=str(index))
+        run(
+            repo.top,
+            "rm",
+            "-r",
+            "-q",
+            "--cached",
+            "--ignore-unmatch",
+            "--",
+            _state_spec(repo),
+            index=str(index),
+        )
+        tree = run(repo.top, "write-tree", index=str(index)).text
+    finally:
+        index.unlink(missing_ok=True)
+    head = repo.run("rev-parse", "HEAD").text
+    commit = repo.run("commit-tree", tree, "-p", head, "-m", message).text
+    repo.run("update-ref", "-m", message, "HEAD", commit, head)
+    return commit
+
+
+def _state_spec(repo: WorkTree) -> str:
+    return f":(top,literal){repo.prefix}{STATE_DIR}"
 
 
 def staged(repo: WorkTree) -> tuple[Changes, list[Finding]]:

@@ -7,7 +7,9 @@ always be undone, so a person (or a cron job) may run it without reading git's m
    in progress, unresolved conflicts, no remote or no upstream.
 2. Under the store's write lock (a kura write landing meanwhile could be lost by an undo),
    note HEAD and the index (``git write-tree``).
-3. ``git add -A`` the store's folder (never ``.kura/``) and commit only those paths
+3. ``git add -A`` the store's folder (never ``.kura/``: derived state a remote committed
+   anyway is untracked with ``git rm -r --cached``, said, and its removal committed apart;
+   the files stay on disk) and commit only those paths
    (``git commit -- PATHS``: what is staged elsewhere in the repository stays staged and
    uncommitted). The message lists the memories added, changed and forgotten.
 4. ``git fetch``; when the upstream holds commits HEAD lacks, set aside what is
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from kura.errors import GitError
+from kura.files.slugs import STATE_DIR
 from kura.git import changes as sd
 from kura.git.run import WorkTree, find_repo
 from kura.observe.observations import LOG_NAME
@@ -81,6 +84,7 @@ class Synced:
     pushed: int  # commits sent
     head: str
     notes: tuple[str, ...] = ()  # what the merge drivers decided that a person may want to check
+    untracked: int = 0  # files of derived state (.kura/) a commit had added, no longer tracked
 
     @property
     def moved(self) -> bool:
@@ -94,7 +98,7 @@ class Synced:
             if self.commit else None,
             "pulled": {"commits": self.pulled, **self.incoming.to_dict()},
             "pushed": {"commits": self.pushed, "to": up.name},
-            "head": self.head, "moved": self.moved, "notes": list(self.notes),
+            "head": self.head, "moved": self.moved, "notes": list(self.notes), "untracked": self.untracked,
         }  # fmt: skip
 
 
@@ -109,6 +113,7 @@ class _Trail:
     stashed: bool = False  # the stash is still in the list (not popped yet)
     rebased: bool = False
     notes: tuple[str, ...] = ()
+    untracked: int = 0
 
 
 def sync(store: Store, *, message: str | None = None) -> Synced:
@@ -152,7 +157,7 @@ def _sync(run: _Run, message: str | None) -> Synced:
         commit = head if head != _rev(run.repo, "@{upstream}") or pushed else ""
     return Synced(store=run.store.name, repo=run.repo.top, upstream=run.up, commit=commit, message=text,
                   committed=committed, pulled=pulled, incoming=incoming, pushed=pushed, head=head,
-                  notes=run.trail.notes)  # fmt: skip
+                  notes=run.trail.notes, untracked=run.trail.untracked)  # fmt: skip
 
 
 class _Stopped(GitError):
@@ -249,7 +254,7 @@ def _refuse_busy(repo: WorkTree) -> None:
 
 def _commit(run: _Run, message: str | None) -> tuple[sd.Changes, str]:
     repo, store, trail = run.repo, run.store, run.trail
-    sd.stage(repo)
+    trail.untracked = len(sd.stage(repo))
     changes, conflicts = sd.staged(repo)
     if conflicts:
         raise GitError(
@@ -258,7 +263,7 @@ def _commit(run: _Run, message: str | None) -> tuple[sd.Changes, str]:
             next_step=f"kura -s {store.root} doctor",
         )
     if changes.empty:
-        return changes, ""
+        return changes, _untracked(run, message)
     text = message or sd.message(changes)
     # Only the store's paths (what is staged elsewhere stays staged); hooks run, a pre-commit check too.
     ran = repo.run("commit", "-q", "-m", text, "--", *sd.store_pathspec(repo), check=False)
@@ -269,7 +274,17 @@ def _commit(run: _Run, message: str | None) -> tuple[sd.Changes, str]:
             next_step="kura sync",
         )
     trail.commit = _rev(repo, "HEAD")
+    _untracked(run, None)
     return changes, text
+
+
+def _untracked(run: _Run, message: str | None) -> str:
+    """Commit the removal of the derived state ``stage`` untracked, if any; its message."""
+    if not run.trail.untracked:
+        return ""
+    text = message or f"kura sync: stop tracking {STATE_DIR}/ (derived state, never shared)"
+    run.trail.commit = sd.commit_untracked(run.repo, text)
+    return text
 
 
 def _pull(run: _Run) -> tuple[int, sd.Changes]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kura.config import load_config
-from kura.errors import KuraError, NoStore
+from kura.errors import ConfigError, KuraError, NoStore, StoreError, UnknownStore
 from kura.files.checks import conflict_message, conflicts
 from kura.files.slugs import INDEX_NAME, index_file
 from kura.map import beside
@@ -145,11 +146,13 @@ def build(
         index_path = index_file(root)
         st.folder(root, store=name)
     except KuraError as err:
-        return missing(name, str(err), max_chars=settings.max_chars)
+        return missing(name, str(err), max_chars=settings.max_chars, why=why_of(err))
     data = read_in(root, INDEX_NAME, cap=INDEX_CAP, what="the index")  # never a FIFO's hang
     if not isinstance(data, bytes):
         reason = f"{index_path}: {data.what}" if data else f"{index_path} is not there"
-        return missing(name, reason, max_chars=settings.max_chars)
+        return missing(
+            name, reason, max_chars=settings.max_chars, why="its index (MEMORY.md) could not be read"
+        )
     index = data.decode("utf-8-sig", errors="replace")
     conflicted = conflicts(index, examples=False)
     if conflicted:
@@ -190,7 +193,12 @@ def _conflicted(root: Path, name: str, settings: MapSettings, header: str, note:
     except KuraError:
         found = None
     if found is None:
-        return missing(name, f"{problem}; no map was woven before it", max_chars=settings.max_chars)
+        return missing(
+            name,
+            f"{problem}; no map was woven before it",
+            max_chars=settings.max_chars,
+            why="MEMORY.md holds a merge conflict and no map was woven before it",
+        )
     meta, text = found
     outlined: list[str] = []
 
@@ -265,7 +273,7 @@ def build_for(
         return block if person is None else _beside(block, config, person)
     except (KuraError, OSError) as err:
         shown = err.store if isinstance(err, NoStore) and err.store else name
-        return missing(shown_name(shown, ceiling), str(err), max_chars=ceiling)
+        return missing(shown, str(err), max_chars=ceiling, why=why_of(err))
 
 
 def _beside(block: Block, config: Config, person: StoreConfig) -> Block:
@@ -278,26 +286,21 @@ def _beside(block: Block, config: Config, person: StoreConfig) -> Block:
     return replace(block, text=text, tokens=estimate_tokens(text), extra=extra)
 
 
-def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
-    """A block saying the map is MISSING, not empty, and why — the reason cut short (never
-    the rest) when a ceiling leaves no room for all of it."""
-    from kura.text.secrets import redact  # only a missing map pays for the rules
-
-    name, reason = redact(name)[0], redact(reason)[0]  # a hook hands this block to a model
-    keep = len(reason)
-    while True:
-        said = reason if keep == len(reason) else reason[:keep].rstrip() + "…"
-        text = wrap(
-            name,
-            f"The memory map is MISSING, not empty: kura could not read store '{name}' ({said}).",
-            "Do not assume nothing is remembered. Say that memory is unavailable right now.",
-        )
-        over = length(text) - max_chars if max_chars else 0
-        if over <= 0 or keep == 0:
-            break
-        keep = max(0, keep - over - (1 if keep == len(reason) else 0))
+def missing(name: str, reason: str, *, max_chars: int = 0, why: str = "") -> Block:
+    """A block saying the map is MISSING, not empty. It quotes nothing read from a file — a
+    cloned repository's kura.toml or folder name must not reach the prompt — so the store
+    is named only when its name is a plain one, ``why`` is one of kura's own phrases, and
+    ``reason`` (the whole message) is the block's warning, for stderr. Its size is bounded
+    (a few hundred characters), so it fits any ceiling a host may set."""
+    shown = _plain(name)
+    said = f" ({why}; `kura doctor` in a shell says more)" if why else " (`kura doctor` in a shell says why)"
+    text = wrap(
+        shown,
+        f"The memory map is MISSING, not empty: kura could not read store '{shown}'{said}.",
+        "Do not assume nothing is remembered. Say that memory is unavailable right now.",
+    )
     return Block(
-        store=name,
+        store=shown,
         text=text,
         state="missing",
         tokens=estimate_tokens(text),
@@ -306,6 +309,35 @@ def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:
         warning=reason,
         max_chars=max_chars,
     )
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9][\w.-]{0,62}", re.ASCII)
+
+
+def _plain(name: str) -> str:
+    """A store name fit for the prompt: a plain name as it is, a folder's plain last part,
+    else "unnamed" (a path or a name a config file made up is never echoed)."""
+    for candidate in (name, name.rstrip("/").rsplit("/", 1)[-1]):
+        if _PLAIN.fullmatch(candidate):
+            return candidate
+    return "unnamed"
+
+
+def why_of(err: BaseException) -> str:
+    """kura's own phrase for what kind of failure ``err`` is (never its text)."""
+    for kind, phrase in _WHY:
+        if isinstance(err, kind):
+            return phrase
+    return "an unexpected error"
+
+
+_WHY: tuple[tuple[type[BaseException], str], ...] = (
+    (UnknownStore, "no store or mode has that name"),
+    (NoStore, "no store was found: none is configured, or its folder is gone"),
+    (ConfigError, "the config (kura.toml) is not valid"),
+    (StoreError, "its folder or index could not be read"),
+    (OSError, "a file could not be read"),
+)
 
 
 def _sector_block(

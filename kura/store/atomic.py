@@ -9,7 +9,8 @@ starts with a dot, which the store never mistakes for a memory.
 
 Writers in several processes serialise on one lock file in the store's state folder
 (``filelock``: flock on POSIX, msvcrt on Windows), so a read-modify-write of the index
-never loses another writer's line.
+never loses another writer's line; they are served in the order they came
+(``kura.store.lock_queue``), and one that gives up says what it saw.
 
 People's editors take no lock. An editor that saves in place truncates the file and writes
 it later, into the inode it opened; if kura renames its own file over that inode in between,
@@ -34,6 +35,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from kura.errors import StoreError
+from kura.store import lock_queue
 from kura.store.state import clear
 
 LOCK_TIMEOUT = 60.0
@@ -235,26 +237,43 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         raise StoreError(
             f"{lock_path}: another writer in this process has held the store lock for {timeout:.0f}s"
         )
-    lock = FileLock(str(lock_path), timeout=timeout)
+    deadline = time.monotonic() + timeout
+    ticket = lock_queue.take(lock_path.with_name(lock_path.name + ".queue"))
     try:
-        lock.acquire()
-    except Timeout as err:
-        queue.release()
-        raise StoreError(
-            f"{lock_path}: another kura process has held the store lock for "
-            f"{timeout:.0f}s; try again, or look for a stuck process"
-        ) from err
-    except OSError as err:
-        queue.release()
-        raise StoreError(
-            f"{lock_path}: cannot take the store lock ({err.strerror or err}); "
-            "check that it is a plain file you can write"
-        ) from err
-    try:
-        yield
+        seen = lock_queue.wait_turn(ticket, deadline) if ticket else lock_queue.Seen(0, "")
+        lock = FileLock(str(lock_path), timeout=max(0.0, deadline - time.monotonic()))
+        try:
+            lock.acquire()
+        except Timeout as err:
+            raise StoreError(f"{lock_path}: {_waited(timeout, seen)}") from err
+        except OSError as err:
+            raise StoreError(
+                f"{lock_path}: cannot take the store lock ({err.strerror or err}); "
+                "check that it is a plain file you can write"
+            ) from err
+        try:
+            yield
+        finally:
+            lock.release()
     finally:
-        lock.release()
+        if ticket is not None:
+            lock_queue.leave(ticket)
         queue.release()
+
+
+def _waited(timeout: float, seen: lock_queue.Seen) -> str:
+    """What kura saw while it waited ``timeout`` seconds for the lock, for the person."""
+    if seen.ahead:
+        return (
+            f"waited {timeout:.0f}s for the store lock and {seen.ahead} writer(s) were still ahead of "
+            f"it in the queue (the first, process {seen.first}, still running); try again, or look at "
+            "that process"
+        )
+    return (
+        f"waited {timeout:.0f}s for the store lock; no kura writer was queued ahead of it, yet the lock "
+        "stayed taken — by a process that takes no ticket (an older kura, or a stuck one); "
+        "try again, or look for it (e.g. `fuser` on this file)"
+    )
 
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}

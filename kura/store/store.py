@@ -123,25 +123,15 @@ class Store:
 
     def findings(self) -> tuple[nt.Finding, ...]:
         """Problems in the files themselves: broken frontmatter, escaping symlinks."""
-        out: list[nt.Finding] = []
-        for memory in self.list():
-            out.extend(memory.findings)
-        out.extend(self.walk_findings())
-        return tuple(out)
+        return (*(f for memory in self.list() for f in memory.findings), *self.walk_findings())
 
     # -- writing -------------------------------------------------------------------------
 
     def remember(
-        self,
-        slug: str,
-        description: str,
-        body: str | None = None,
-        *,
-        type: str | None = None,
-        title: str | None = None,
-        actor: str = "direct",
+        self, slug: str, description: str, body: str | None = None, *, type: str | None = None,
+        title: str | None = None, actor: str = "direct",
         amend: Callable[[nt.MemoryFile], nt.MemoryFile] | None = None,
-    ) -> WriteResult:
+    ) -> WriteResult:  # fmt: skip
         """Create or update one memory and its own index line. ``amend`` makes a further
         change to the note (a witness, say) in the same locked write."""
         self.check_write(actor)
@@ -290,9 +280,12 @@ class Store:
         except StoreError as err:
             if not changed:
                 raise
+            if first is None and self._wrote.pop(path, None) == identity(path):
+                path.unlink(missing_ok=True)  # the file this refused write made: nothing is left
+                raise StoreError(f"{self.name}/{slug}: nothing was written: {err}") from err
             done = "created" if first is None else "updated"
             raise StoreError(
-                f"{self.name}/{slug}: {path.name} was {done}, but its index line was not: {err}"
+                f"{self.name}/{slug}: {path.name} was {done}, index line refused: {err}"
             ) from err
         revived = str(was.meta.get("archived") or "?") if was is not None and was.meta.get("archived") else ""
         return WriteResult(slug=slug, path=path, created=first is None, changed=changed, body_kept=kept,
@@ -421,7 +414,7 @@ class Store:
     def walk_findings(self) -> Iterator[nt.Finding]:
         """What the walk passed over that a person should know about: symlinks that leave
         the store or point at non-memories, FIFOs, devices and sockets named like memories,
-        and folders it could not read."""
+        folders it could not read, and names no look-up reaches (``slugs.unreachable_name``)."""
         for rel, kind in self._entries():
             where = f"{self.name}/{rel}"
             if kind == "unreadable":
@@ -430,6 +423,8 @@ class Store:
                 yield nt.Finding(where, 1, f"{kind_at(self.root / rel)}, not a regular file; {_SPECIAL}")
             elif kind == "link" and is_memory_name(rel) and not self._contained(self.root / rel):
                 yield nt.Finding(where, 1, f"{_OUTSIDE}; ignored — replace it with the file itself")
+            elif kind != "unreadable" and slugs.unreachable_name(rel):
+                yield nt.Finding(f"{self.name}/{rel!r}", 1, slugs.UNREACHABLE_TODO)
 
     def _slug_of(self, path: Path) -> str:
         return path.relative_to(self.root).with_suffix("").as_posix()

@@ -18,15 +18,26 @@ rotated every quarter", ``curl -u`` in a sentence) would teach people to work ar
 placeholders (``$VAR``, ``<token>``, ``USER:PASSWORD``, ``****``) are not secrets, a plain
 word after ``password:`` is prose, and a git SHA, a UUID, a path or a URL without
 credentials is none of these shapes. What it finds is named by kind, never echoed back.
+
+Breadth comes from a maintained detector (``kura.text.detectors``: detect-secrets' vendor
+plugins — Slack webhooks, SendGrid, Azure storage keys, Twilio, …), asked after the table
+and under the same policy; the table keeps what it judges more strictly or that the
+detector lacks (``GOCSPX-``, ``dop_v1_``, a password said in prose — "the root password on
+db-main is Hx7kq2Lm9zP" — or in a netrc line). Text is matched as it reads, not as it is
+spelled: invisible characters (zero-width spaces and joiners, bidi controls, soft hyphens:
+Unicode's format characters) are dropped and compatibility forms folded (NFKC) before any
+rule runs, so a ``ghp_`` token split by a zero-width space is still a token.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kura.errors import PolicyRefused
+from kura.text import detectors
 
 
 def _always(match: re.Match[str]) -> bool:
@@ -39,6 +50,7 @@ class _Rule:
     pattern: re.Pattern[str]  # the secret is the group "value" when there is one, else the match
     label: str  # what stands in its place: [redacted: label]
     holds: Callable[[re.Match[str]], bool] = _always  # is this match a secret, not prose?
+    words: tuple[str, ...] = ()  # one of these (lower case) must be in the text: a cheap test first
 
 
 _PLACEHOLDER = re.compile(r"^(?:[$<{%\[*…]|\.\.\.|(?:env|file|fd|stdin):)|^[A-Z][A-Z_]{3,}$|^(.)\1{2,}$")
@@ -128,6 +140,19 @@ def _value(match: re.Match[str]) -> bool:
     return _real(match["value"])
 
 
+def _said(match: re.Match[str]) -> bool:
+    """A password said in prose ("… is Hx7kq2Lm9zP"): a value with a letter and a digit or
+    a symbol, not a path or a link ("the password policy is strict" is prose)."""
+    value = _bare(match["value"]).strip("\"'")
+    return (
+        len(value) >= 6
+        and _real(value)
+        and _random(value)
+        and any(c.isalpha() for c in value)
+        and "/" not in value
+    )
+
+
 _I = re.IGNORECASE
 _KEY = r"[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?"
 _ASSIGNED_NAME = (  # the lookahead only makes the search quick: every name starts with one of these
@@ -164,7 +189,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "token",
         re.compile(
-            r"\b(?:glpat-|npm_|hf_|pypi-|xox[a-z]-|ghs_|shpat_)(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{16,}"
+            r"\b(?:glpat-|npm_|hf_|pypi-|xox[a-z]-|ghs_|shpat_|GOCSPX-|do[opr]_v1_)"
+            r"(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{16,}"
         ),
         "token",
     ),
@@ -177,6 +203,26 @@ _RULES: tuple[_Rule, ...] = (
         ),
         "credential",
         _assigned,
+    ),
+    _Rule(
+        "password in prose",
+        re.compile(
+            r"\b(?:password|passwd|passphrase|passcode|secret|api[ _-]?key|access[ _-]?key)s?\b"
+            r"[^.!?\n]{0,48}?\b(?:is|was|are|=|reads|becomes|set to|changed to)[ \t]+(?P<value>[^\s]{6,})",
+            _I,
+        ),
+        "credential",
+        _said,
+        ("pass", "secret", "key"),
+    ),
+    _Rule(
+        "netrc password",
+        re.compile(
+            r"(?:\b(?:machine|login|default)\b[^\n]*?|^[ \t]*)\bpassword[ \t]+(?P<value>[^\s\"']+)", _I | re.M
+        ),
+        "credential",
+        _said,
+        ("password",),
     ),
     _Rule(
         "password option",
@@ -236,9 +282,23 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     the policy's order. A private key is cut from its BEGIN line to its END line (or to
     the end of the text when the END was cut off), so no key material survives; for a
     ``name=value`` pair, an option or a URL only the value goes. Redacting twice changes
-    nothing more."""
+    nothing more. Text that holds no secret comes back as given; text that does comes back
+    as it reads (``visible``), with the secrets replaced."""
+    seen = visible(text)
+    out, found = _by_table(seen)
+    for kind, value in detectors.found(out):
+        if value in out:
+            out = out.replace(value, f"[redacted: {kind}]")
+            found.extend([kind] if kind not in found else [])
+    return (out, tuple(found)) if found else (text, ())
+
+
+def _by_table(text: str) -> tuple[str, list[str]]:
     found: list[str] = []
+    lowered = text.lower()
     for rule in _RULES:
+        if rule.words and not any(word in lowered for word in rule.words):
+            continue
 
         def replace(match: re.Match[str], rule: _Rule = rule) -> str:
             if not rule.holds(match):
@@ -252,7 +312,24 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
             return f"{whole[:start]}[redacted: {rule.label}]{whole[end:]}"
 
         text = rule.pattern.sub(replace, text)
-    return text, tuple(found)
+    return text, found
+
+
+# Unicode's format characters a text can hide inside a token: soft hyphen, Arabic letter mark,
+# Mongolian vowel separator, zero-width space/joiners and direction marks, bidi embeddings,
+# overrides and isolates, word joiner and invisible operators, BOM, annotation marks, tags.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` as a reader sees it: format characters (zero-width, bidi, soft hyphen)
+    dropped, compatibility forms folded (NFKC). Plain ASCII is returned at once."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
 
 
 redact_widely = redact  # the name the spans used when theirs was the wider of two nets

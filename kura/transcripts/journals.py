@@ -84,10 +84,33 @@ class Journals:
 class Source:
     path: Path
     fmt: str = ""
+    root: Path | None = None  # the configured journal root it was found under
 
     @property
     def key(self) -> str:
         return str(self.path)
+
+    @property
+    def shared(self) -> str:
+        """How a memory cites this journal (``cite``): never the absolute local path."""
+        return cite(self.path, self.root)
+
+
+def cite(path: Path, root: Path | None) -> str:
+    """``path`` as a shared store may name it: relative to its journal's root (the file's
+    name when it is the root or lies outside it), with a host's encoding of the home folder
+    taken off the first part (Claude Code names a project's folder ``-home-ann-ferry``), so a
+    witness tells a teammate which session it came from without the home folder or the user
+    name of the machine it was read on."""
+    try:
+        rel = path.relative_to(root).as_posix() if root is not None and path != root else path.name
+    except ValueError:
+        rel = path.name
+    home = re.sub(r"[^A-Za-z0-9]", "-", str(Path.home()))
+    first, slash, rest = rel.partition("/")
+    if slash and len(home) > 1 and first.startswith(home + "-"):
+        first = first[len(home) + 1 :]
+    return f"{first}{slash}{rest}" if first else rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +215,7 @@ def discover(journals: Journals, store_root: Path) -> tuple[list[Source], list[F
             if Path(os.path.realpath(path)).is_relative_to(store_real):
                 continue
             seen.add(identity)
-            sources[str(path)] = Source(path, root.fmt)
+            sources[str(path)] = Source(path, root.fmt, root.path)
     for named in journals.files:  # no globs: each was named; one that is gone is passed over
         identity = _identity(named.path)
         if identity in seen or identity == (-1, -1) or not named.path.is_file():
@@ -200,7 +223,7 @@ def discover(journals: Journals, store_root: Path) -> tuple[list[Source], list[F
         if Path(os.path.realpath(named.path)).is_relative_to(store_real):
             continue
         seen.add(identity)
-        sources[str(named.path)] = Source(named.path, named.fmt)
+        sources[str(named.path)] = Source(named.path, named.fmt)  # cited by its file name
     return [sources[key] for key in sorted(sources)], found
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from kura.distill import drafts as dr
+from kura.distill.signature import key_path
 from kura.errors import NotFound
 from kura.store.store import Store, init_store
 from kura.transcripts.segments import Segment
@@ -84,7 +86,9 @@ def test_secrets_are_redacted_and_a_quote_cannot_close_the_comment(store: Store)
 
 def test_the_key_is_private_and_never_shown(store: Store, cli: Cli) -> None:
     stage(store)
-    key = store.root / ".kura" / "distill.key"
+    key = key_path(store.state_dir)
+    assert key.is_relative_to(Path(os.environ["KURA_HOME"]))  # the user's state, never the store's
+    assert not (store.root / ".kura" / "distill.key").exists()
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_bytes()) == 32
     listed = cli("-s", str(store.root), "distill", "drafts", "--json")
     poured = cli("-s", str(store.root), "distill", "pour", "--all", "--json")

@@ -18,7 +18,7 @@ import pytest
 from conftest import Cli
 
 from kura.distill import drafts as dr
-from kura.distill.rules import negated_request
+from kura.distill.rules import not_kept
 from kura.life import scratch as sc
 from kura.store.store import Store, init_store
 
@@ -145,4 +145,4 @@ def test_tool_acknowledgements_and_tasks_never_enter_scratch(tmp_path: Path) -> 
      ("Never store passwords in the repo.", False)],
 )  # fmt: skip
 def test_negated_requests_are_told_apart_from_rules(text: str, expected: bool) -> None:
-    assert negated_request(text) is expected
+    assert not_kept(text) is expected

@@ -714,3 +714,40 @@ def test_with_pull_rebase_merges_a_local_merge_is_kept(cli: Cli, tmp_path: Path)
     assert cli("-s", str(team.store(b)), "remember", "from-b", "b's memory").code == 0
     assert sync(cli, team.store(b)).code == 0
     assert "merge feat" in git(b, "log", "--merges", "--format=%s")
+
+
+# -- a remote that committed .kura/ (issue 29, item 9) ------------------------------------------
+
+
+def kura_process(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kura", *args], capture_output=True, text=True, env=dict(os.environ)
+    )
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_remote_that_committed_the_state_folder_does_not_break_sync(
+    cli: Cli, tmp_path: Path, layout: str
+) -> None:
+    team = Team(tmp_path, LAYOUTS[layout])
+    a = team.seed(cli, ("deploy-day", "deploys go out on tuesday"))
+    assert kura_process("-s", str(team.store(a)), "weave").returncode in (0, 2)
+    state = f"{team.prefix}.kura"
+    git(a, "add", "-f", state)
+    git(a, "commit", "-q", "-m", "commit the derived state too")
+    git(a, "push", "-q")
+    b = team.clone("b")
+    planted = git(b, "ls-files", "--", state).split()
+    assert planted  # the clone tracks the remote's .kura/
+    assert kura_process("-s", str(team.store(b)), "remember", "lunch", "lunch is at noon").returncode == 0
+    done = kura_process("sync", "--store", str(team.store(b)))
+    assert done.returncode == 0, done.stderr
+    assert f"untracked {len(planted)} file(s) of derived state under .kura/" in done.stderr
+    assert git(b, "ls-files", "--", state) == ""
+    assert all((b / path).exists() for path in planted)  # untracked, never deleted here
+    assert git(b, "status", "--porcelain", "--", team.prefix or ".") == ""
+    assert git(b, "ls-tree", "-r", "--name-only", "origin/main", "--", state) == ""
+    assert f"{team.prefix}lunch.md" in git(b, "ls-tree", "-r", "--name-only", "origin/main")
+    again = kura_process("sync", "--store", str(team.store(b)))
+    assert again.returncode == 2, again.stderr  # nothing left to do, and nothing said twice
+    assert "untracked" not in again.stderr

@@ -320,9 +320,11 @@ def test_a_bad_ceiling_in_the_environment_is_a_missing_block_that_says_why(
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 1
+    assert said in result.stderr  # the whole message on stderr, for the person
     assert result.stdout == (
         "<<<KURA-MAP store=s>>>\n"
-        f"The memory map is MISSING, not empty: kura could not read store 's' ({said}).\n\n"
+        "The memory map is MISSING, not empty: kura could not read store 's' "
+        "(the config (kura.toml) is not valid; `kura doctor` in a shell says more).\n\n"
         "Do not assume nothing is remembered. Say that memory is unavailable right now.\n<<<END KURA-MAP>>>\n"
     )
 
@@ -347,7 +349,7 @@ def test_kura_not_found_names_the_command_and_kura_bin(tmp_path: Path, hook_path
     result = hook(tmp_path / "s", HOOKS / hook_path, KURA_BIN="/opt/tools/.venv/bin/kura")
     assert result.returncode == 0
     assert result.stdout == (
-        f"<<<KURA-MAP store={tmp_path / 's'}>>>\n"
+        "<<<KURA-MAP store=s>>>\n"
         "The memory map is MISSING, not empty: the command '/opt/tools/.venv/bin/kura' was not found or "
         "cannot be run. "
         "Tell the user: if kura is installed in a virtualenv, set KURA_BIN to the kura in it, "
@@ -375,7 +377,7 @@ def test_kura_that_runs_but_prints_no_block_is_not_called_not_found(tmp_path: Pa
     result = hook(tmp_path / "s", KURA_BIN=str(broken))
     assert result.returncode == 0
     assert result.stdout == (
-        f"<<<KURA-MAP store={tmp_path / 's'}>>>\n"
+        "<<<KURA-MAP store=s>>>\n"
         f"The memory map is MISSING, not empty: '{broken}' ran but printed no map (exit 3). "
         "Do not assume nothing is remembered; say that memory is unavailable right now.\n"
         "<<<END KURA-MAP>>>\n"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, make_store, write_memory
-from test_distill_run import SESSION, SID, jsonl
+from test_distill_run import SESSION, SID, cc, jsonl
 
 KURA = Path(sys.executable).with_name("kura")  # the console script of this venv: the hook's kura
 MEMORIES = [
@@ -115,6 +115,10 @@ def built(template: Path, tmp_path: Path) -> tuple[Path, Path]:
     config = tmp_path / "kura.toml"
     config.write_text((template / "kura.toml").read_text().replace(str(template), str(tmp_path)))
     shutil.copytree(template / "journals", tmp_path / "journals")
+    # something new to distil in the copy (its drafts cite the journal relative to its root, so
+    # the template's are recognised): `distill run` stages a draft and meets the seeds and drafts
+    later = cc("user", "Remember that the harbour office opens at seven on weekdays.", "u7")
+    jsonl(tmp_path / "journals" / "ferry" / f"{SID}.jsonl", [later])
     cli = Cli()
     for args in (("weave",), ("index",)):
         result = cli("-c", str(config), "-s", "test", *args)
@@ -185,7 +189,6 @@ READ_FILES = (
     "map.md",
     "sectors.md",
     "seeds.md",
-    "distill.key",
     "drafts/*.md",
 )
 KEPT_FILES = ("lock", "weave.lock", "journals.lock", "seeds.lock", "observations.lock", "map.md.1",
@@ -194,7 +197,7 @@ JSON_DAMAGE = ("random", "half", "inner", "top")
 NOTICED = {  # (file, damage) a command reads and must say it rebuilt: an empty database is a valid one,
     # an empty or cut seed file is still text, and a small store never reads its sector map
     *((name, mode) for name in JSON_FILES for mode in JSON_DAMAGE),
-    *((name, mode) for name in ("map.md", "distill.key") for mode in ("random", "empty", "half")),
+    *(("map.md", mode) for mode in ("random", "empty", "half")),
     *((name, mode) for name in ("state.db", "search.db", "spans.db") for mode in ("random", "half")),
     ("seeds.md", "random"),
 }
@@ -266,6 +269,8 @@ def test_damaged_state_is_rebuilt_and_every_command_answers(
         lines = [line for line in said if f"{paths[0]}:" in line]
         assert lines and all(line.startswith("kura: ") for line in lines), said
     # the rebuilt state works: the map is current, the search index persists, the databases are sound
+    # (`list` reads the catalog: the last command may have met the damage without needing it)
+    assert cli("-c", str(config), "-s", "test", "list").code in (0, 2)
     assert cli("-c", str(config), "-s", "test", "weave").code in (0, 2)
     again = cli("-c", str(config), "-s", "test", "weave")
     assert again.code == 2 and again.err == "", again
@@ -487,7 +492,8 @@ def test_a_kura_that_is_a_link_or_a_file_is_refused_and_nothing_is_written_throu
     assert hook.returncode == 1
     assert hook.stdout == (
         "<<<KURA-MAP store=test>>>\nThe memory map is MISSING, not empty: kura could not read store 'test' "
-        f"({refusal}).\n\nDo not assume nothing is remembered. Say that memory is unavailable right now.\n"
+        "(its folder or index could not be read; `kura doctor` in a shell says more).\n\n"
+        "Do not assume nothing is remembered. Say that memory is unavailable right now.\n"
         "<<<END KURA-MAP>>>\n"
     )
     assert hook.stderr == f"kura: {refusal}\n"
@@ -506,21 +512,16 @@ def test_a_kura_that_is_a_link_or_a_file_is_refused_and_nothing_is_written_throu
 
 
 def test_a_distiller_key_checked_out_by_git_signs_nothing(built: tuple[Path, Path], cli: Cli) -> None:
-    """A clone carries the key its author signed drafts with; git checks it out 0644."""
+    """A clone carries the key its author signed drafts with, in the old place: it is never
+    read, whatever its mode (the key lives in the user's state folder, kura.distill.signature)."""
     config, state = built
-    key = state / "distill.key"
-    staged = json.loads(cli("-c", str(config), "-s", "test", "distill", "drafts", "--json").out)
-    assert staged and not any(d["tampered"] for d in staged)
-    known = key.read_bytes()
-    key.chmod(0o644)
-    listed = cli("-c", str(config), "-s", "test", "distill", "drafts", "--json")
-    assert listed.code == 0 and all(d["tampered"] for d in json.loads(listed.out))
-    assert listed.err == (
-        f"kura: {key}: can be read by others (mode 644), so kura did not make it here; set it aside as "
-        "distill.key.damaged and made a new key; drafts staged before read as tampered\n"
-    )
-    assert key.stat().st_mode & 0o777 == 0o600 and key.read_bytes() != known
-    assert (state / "distill.key.damaged").read_bytes() == known
+    planted = state / "distill.key"
+    planted.write_bytes(b"k" * 32)
+    for mode in (0o644, 0o600):
+        planted.chmod(mode)
+        listed = cli("-c", str(config), "-s", "test", "distill", "drafts", "--json")
+        assert listed.code == 0 and all(d["tampered"] for d in json.loads(listed.out))
+    assert planted.read_bytes() == b"k" * 32  # left for the person; never taken as the key
 
 
 def test_a_ledger_short_form_that_says_more_than_its_line_never_reaches_the_map(

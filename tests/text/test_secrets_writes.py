@@ -66,6 +66,37 @@ SHAPES = {
     "curl-u": Shape(
         "curl -u deploy:Hunter2pass https://ci.internal/api", "Hunter2pass", "user:password option"
     ),
+    # round 3 (issue 29, item 4): shapes that passed every write path
+    "prose-password": Shape(
+        "the root password on db-main is Hx7kq2Lm9zP", "Hx7kq2Lm9zP", "password in prose"
+    ),
+    "slack-webhook": Shape(
+        "alerts post to https://hooks.slack.com/services/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",
+        "q7Rk2Lm9zPx4Vw8Yb3Cd6Fg0",
+        "Slack Token",
+    ),
+    "sendgrid": Shape(
+        "mail goes out with 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",
+        "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr",
+        "SendGrid API Key",
+    ),
+    "google-oauth": Shape(
+        "the client secret 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", "1a2B3c4D5e6F7g8H9i0J1k2L3m4N", "token"
+    ),
+    "digitalocean": Shape("doctl uses dop_v1_" + "4f9a1c2e" * 8, "4f9a1c2e" * 8, "token"),
+    "azure-account-key": Shape(
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170"
+        "Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==;EndpointSuffix=core.windows.net",
+        "lJzRc1YdHaAA2KCNJJ1tkYwF",
+        "Azure Storage Account access key",
+    ),
+    "twilio": Shape("the twilio key SK" + "0a1b2c3d4e5f6a7b" * 2, "0a1b2c3d4e5f6a7b" * 2, "Twilio API Key"),
+    "netrc": Shape("machine api.example.com login ann password Hx7kq2Lm9zP", "Hx7kq2Lm9zP", "netrc password"),
+    "ghp-zero-width": Shape(
+        "ci pushes with ghp_" + "A1b2C3d4E5" * 2 + "\u200b" + "F6g7H8i9J0" * 2,
+        "A1b2C3d4E5" * 2,
+        "GitHub token",
+    ),
 }
 
 PROSE = {
@@ -74,6 +105,10 @@ PROSE = {
     "curl-u-sentence": "pass credentials to curl -u rather than in the URL, so they stay out of the shell history",
     "git-sha": "the fix landed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 on main",
     "uuid": "the tenant id for staging is 123e4567-e89b-12d3-a456-426614174000",
+    "password-length": "the password is at least 12 characters and is rotated by the vault",
+    "token-lifetime": "the session token is valid for 15 minutes, then the client asks again",
+    "key-location": "the API key is stored in Vault under kv/prod/payments, never in the repo",
+    "zero-width-prose": "deploys go out on tues\u200bday after the stand\u00adup",
 }
 
 
