@@ -94,6 +94,7 @@ class Front:
         self.seen: list[str] = []  # every line read, in order
         self.sent: dict[str, str] = {}  # request id (as JSON) -> the answer sent
         self.waiting = False  # a request only the SDK can answer came
+        self.warming: threading.Thread | None = None  # the thread importing the SDK, once started
 
     def greet(self, lines: queue.Queue[str], make: Callable[[], ThreadTools]) -> bool:
         """Answer what can be answered until the SDK is ready or needed; False when the
@@ -110,7 +111,10 @@ class Front:
             listed = len(self.sent)
             self._answer(line)
             if listed == 1 and len(self.sent) == 2:  # the tools are listed: now load the SDK, apart
-                threading.Thread(target=_warm, args=(lines,), daemon=True, name="kura-mcp-warm").start()
+                self.warming = threading.Thread(
+                    target=_warm, args=(lines,), daemon=True, name="kura-mcp-warm"
+                )
+                self.warming.start()
         return True
 
     def _answer(self, line: str) -> None:
@@ -135,6 +139,8 @@ class Front:
 
     def hand_off(self, lines: queue.Queue[str], make: Callable[[], ThreadTools]) -> None:
         """The SDK's server on the same stream, from its first line, till stdin closes."""
+        if self.warming is not None:  # a call came while the SDK loads: importing it here too, at
+            self.warming.join()  # once, could meet the other thread's module locks (a deadlock)
         from kura.serve.mcp_server import serve_stdio  # not at the top: the SDK, after hello
 
         tools = self.tools if self.tools is not None else make()
