@@ -84,6 +84,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("map/beside.py", "kura.map.weave"): FAST
     + "the weave (yaml, sqlite3, filelock): only a stale person's map",
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
+    ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (a missing map's name only)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
     ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",

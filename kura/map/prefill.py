@@ -317,9 +317,11 @@ _PLAIN = re.compile(r"[A-Za-z0-9][\w.-]{0,62}", re.ASCII)
 def _plain(name: str) -> str:
     """A store name fit for the prompt: a plain name as it is, a folder's plain last part,
     else "unnamed" (a path or a name a config file made up is never echoed)."""
+    from kura.text.secrets import find_secret  # only a missing map pays for the rules
+
     for candidate in (name, name.rstrip("/").rsplit("/", 1)[-1]):
         if _PLAIN.fullmatch(candidate):
-            return candidate
+            return "unnamed" if find_secret(candidate) else candidate
     return "unnamed"
 
 

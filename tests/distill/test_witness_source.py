@@ -39,10 +39,8 @@ def test_a_poured_memory_cites_the_session_never_the_home_folder(tmp_path: Path)
     config.write_text(
         f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{projects}"]\n'
     )
-    ran = kura("-c", str(config), "-s", "test", "distill", "run")
+    ran = kura("-c", str(config), "-s", "test", "distill", "run")  # a direct store pours a request at once
     assert ran.returncode == 0, ran.stderr
-    poured = kura("-c", str(config), "-s", "test", "distill", "pour", "--all")
-    assert poured.returncode == 0, poured.stderr
     [memory] = [p for p in store.root.glob("*.md") if p.name != "MEMORY.md"]
     text = memory.read_text()
     assert str(home) not in text and str(tmp_path) not in text and "root" not in text.split("witnesses:")[1]
