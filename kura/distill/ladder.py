@@ -109,6 +109,18 @@ _CREDENTIAL = re.compile(
     re.I,
 )
 
+# A tool's line that says how things ought to be done — an obligation, a prohibition, an
+# "always"/"never", a "use X" — is instruction-like: a person never said it, so it is never
+# held (the quarantine's imperative test reads only a sentence's first word; a tool writes
+# "Production deploys must use the mirror at …"). What a tool states as plain fact may wait.
+_NORMATIVE = re.compile(
+    r"\b(?:must|mustn['\u2019]?t|shall|shan['\u2019]?t|should|shouldn['\u2019]?t|ought|always|never|forbidden"
+    r"|prohibited|mandatory|required|requires?|necessary|obligatory|needs?\s+to|ha(?:ve|s|d)\s+to"
+    r"|(?:is|are)\s+to|(?:do|does|did)\s*n['\u2019]?o?t|don['\u2019]?t|(?:not|only)\s+allowed|allowed\s+only"
+    r"|instead\s+of|use|prefer|avoid|make\s+sure|ensure|remember|from\s+now\s+on)\b",
+    re.I,
+)
+
 Stage = Callable[..., object]
 
 
@@ -129,7 +141,7 @@ def statements(segment: Segment) -> list[str]:
             return []  # a tool output is a statement only when it is one short line
         line = normalise(segment.text)
         quiet = len(line) <= TOOL_CHARS and not failed_output(line) and _STATUS.search(line) is None
-        return [line] if quiet and qualifies(line) else []
+        return [line] if quiet and _NORMATIVE.search(line) is None and qualifies(line) else []
     if segment.cls != "USER":
         return []
     return [s for s in sentences(segment.text) if qualifies(s)]
@@ -282,8 +294,7 @@ def _mention(scratch: sc.Scratch, items: _Index, claim: str, mention: sc.Mention
         same = sc.item_id(claim)
         if same in scratch.crossed or same in scratch.items:
             return 0
-        kind = "user" if _FIRST_PERSON.search(claim) else "project"
-        scratch.items[same] = sc.Item(same, claim, kind, (mention,))
+        scratch.items[same] = sc.Item(same, claim, kind_of(claim, (mention,)), (mention,))
         items.add(same, claim, claim)
         return 1
     item = scratch.items[same]
@@ -362,8 +373,7 @@ def cross(
             settled[item.id] = "-"
             continue
         # the claim and its kind are read again from the journal: scratch only says where to look
-        kind = "user" if _FIRST_PERSON.search(claims[0]) else "project"
-        item = replace(item, claim=claims[0], kind=kind)
+        item = replace(item, claim=claims[0], kind=kind_of(claims[0], _witnessing(item)))
         settled[item.id] = _one(store, item, stage=stage, own=own, live=live, taken=taken,
                                 staged_keys=staged_keys, done=done)  # fmt: skip
 
@@ -414,6 +424,15 @@ def _verified(mention: sc.Mention, read: Callable[[str], Sequence[Segment]]) -> 
     return None
 
 
+def kind_of(claim: str, mentions: Sequence[sc.Mention]) -> str:
+    """The memory type a crossing claim gets: ``reference`` when only tools said it (a tool's
+    output is a report to look up, never a rule nor a fact about a person), else ``user`` for
+    a person's first-person claim, else ``project``."""
+    if not any(m.cls == "USER" for m in mentions):
+        return "reference"
+    return "user" if _FIRST_PERSON.search(claim) else "project"
+
+
 def _one_claim(claims: Sequence[str]) -> bool:
     """Whether every claim restates the first (the rule that joined them in scratch)."""
     first = _Index()
@@ -427,9 +446,10 @@ def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[
     mentions = _witnessing(item)
     evidence = [Segment(m.cls, m.quote, m.session, m.turn, line=m.line, when=m.when) for m in mentions]
     said = next((m.quote for m in mentions if m.cls == "USER"), "")
+    why = "it fell out of the working window and recurred in an unrelated session"
     candidate = Candidate(
         topic=topic_of(item.claim).rstrip("."), kind=item.kind, rule="ladder",
-        why="it fell out of the working window and recurred in an unrelated session",
+        why=why if said else f"a tool printed it in unrelated sessions; no person said it ({why})",
         quotes=[f"[{s.cls}] {s.text}" for s in evidence][:6], said=said, output=mentions[0].quote,
     )  # fmt: skip
     verdict = judge([candidate], evidence, own)[0]
