@@ -109,10 +109,8 @@ _CREDENTIAL = re.compile(
     re.I,
 )
 
-# A tool's line that says how things ought to be done — an obligation, a prohibition, an
-# "always"/"never", a "use X" — is instruction-like: a person never said it, so it is never
-# held (the quarantine's imperative test reads only a sentence's first word; a tool writes
-# "Production deploys must use the mirror at …"). What a tool states as plain fact may wait.
+# A tool's line saying how things ought to be done ("Production deploys must use the mirror at
+# …": an obligation, a prohibition, always/never, use X) is instruction-like: never held.
 _NORMATIVE = re.compile(
     r"\b(?:must|mustn['\u2019]?t|shall|shan['\u2019]?t|should|shouldn['\u2019]?t|ought|always|never|forbidden"
     r"|prohibited|mandatory|required|requires?|necessary|obligatory|needs?\s+to|ha(?:ve|s|d)\s+to"
@@ -425,9 +423,8 @@ def _verified(mention: sc.Mention, read: Callable[[str], Sequence[Segment]]) -> 
 
 
 def kind_of(claim: str, mentions: Sequence[sc.Mention]) -> str:
-    """The memory type a crossing claim gets: ``reference`` when only tools said it (a tool's
-    output is a report to look up, never a rule nor a fact about a person), else ``user`` for
-    a person's first-person claim, else ``project``."""
+    """``reference`` when only tools said it (a report to look up, never a rule), else
+    ``user`` for a person's first-person claim, else ``project``."""
     if not any(m.cls == "USER" for m in mentions):
         return "reference"
     return "user" if _FIRST_PERSON.search(claim) else "project"
