@@ -119,9 +119,11 @@ def observation(
     continuation: str = "",
     readonly: bool,
     unlock: str,
+    source: str,
 ) -> dict[str, Any]:
     """One observation an agent writes: to its thread's log when the server is bound to a
-    thread or the call names one, else to the store's."""
+    thread or the call names one, else to the store's; ``source`` (http, mcp) is counted
+    against its day's cap."""
     store = service.served(selector).store
     chosen = (
         None if bound is None and thread in (None, "") else Thread.of(store, chosen_thread(bound, thread))
@@ -129,7 +131,13 @@ def observation(
     check_writable(service, store, readonly=readonly, unlock=unlock, what="an observation")
     done = _refusing(
         lambda: observe(
-            store, text, priority, thread=chosen, task=task or "", continuation=continuation or ""
+            store,
+            text,
+            priority,
+            thread=chosen,
+            task=task or "",
+            continuation=continuation or "",
+            source=source,
         )
     )
     return {"store": store.name, "thread": chosen.id if chosen else None, **done.to_dict()}
