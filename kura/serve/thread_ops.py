@@ -25,6 +25,7 @@ from kura.errors import InvalidRequest, NotFound, PolicyRefused
 from kura.serve.pool import StorePool, _private_paths
 from kura.store.store import Store
 from kura.threads import Thread, thread_id
+from kura.threads.items import Unsafe
 from kura.threads.observer import observe
 from kura.transcripts.journals import discover
 
@@ -173,5 +174,7 @@ def _refusing(write: Any) -> Any:
     (the server and the store's policy were checked before: this is the secret check)."""
     try:
         return write()
+    except Unsafe:
+        raise  # the store's link, not the caller's request: a 403 with its reason
     except PolicyRefused as err:
         raise InvalidRequest(str(err)) from None
