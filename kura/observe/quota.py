@@ -48,11 +48,19 @@ def take(store: Store, log: str, source: str, day: date) -> None:
 
 
 def _counts(store: Store, day: date) -> dict[str, int]:
-    """Today's counts; none for another day, or from a file that is not what ``take`` writes."""
-    data = st.read_json(store.state_dir / FILE, then=_THEN)
-    if data is None or data.get("version") != 1 or data.get("day") != day.isoformat():
+    """Today's counts; none for another day, or from a file that is not what ``take`` writes
+    (said once on stderr)."""
+    path = store.state_dir / FILE
+    data = st.read_json(path, then=_THEN)
+    if data is None:
         return {}
     counts = data.get("counts")
-    if not isinstance(counts, dict):
+    if data.get("version") != 1 or not isinstance(data.get("day"), str) or not isinstance(counts, dict):
+        st.damaged(path, "is not the day's counts kura writes", _THEN)
         return {}
-    return {k: v for k, v in counts.items() if isinstance(k, str) and type(v) is int and v >= 0}
+    if data["day"] != day.isoformat():
+        return {}
+    kept = {k: v for k, v in counts.items() if isinstance(k, str) and type(v) is int and v >= 0}
+    if len(kept) != len(counts):
+        st.damaged(path, "holds counts of the wrong shape", "they were left out")
+    return kept
