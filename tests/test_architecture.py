@@ -69,6 +69,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/entry.py", "kura.cli.listed"): FAST + "the catalog (sqlite3, yaml): only `kura list` reads it",
     ("cli/entry.py", "kura.cli.map"): "fast path: `kura --version` and `kura recall` load no map",
     ("cli/entry.py", "kura.cli.checkup"): FAST + "doctor's checks: only `kura doctor` runs them",
+    ("cli/entry.py", "kura.cli.session_start"): "fast path: the map and the drafts folder, only for "
+    "`kura hook session-start`",
     ("cli/exit.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only to warn)",
     ("cli/exit.py", "typer"): "its echo, only where a click context or an odd stdout needs it: "
     "`kura list` and `kura doctor` print without loading typer",
@@ -76,10 +78,31 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/map.py", "kura.map.prefill"): "fast path: a current `kura weave` builds no prefill block",
     ("cli/recall.py", "kura.recall.spans"): "fast path: only `kura recall --spans` loads the transcripts",
     ("map/prefill.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
+    ("map/beside.py", "kura.map.weave"): FAST
+    + "the weave (yaml, sqlite3, filelock): only a stale person's map",
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
     ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only when missing)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
+    ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",
+    ("cli/entry.py", "kura.hosts.capture"): FAST
+    + "typer and every command: a host waits on `kura hook capture`",
+    ("cli/capture.py", "kura.hosts.capture"): TYPER + "the capture hook's work",
+    ("cli/entry.py", "kura.hosts.prompt"): FAST
+    + "typer and every command: the prompt hook runs before every prompt",
+    ("cli/capture.py", "kura.hosts.prompt"): TYPER + "recall, for the prompt hook",
+    (
+        "hosts/capture.py",
+        "kura.distill",
+    ): "the hook's firing must not load the distiller; only its worker runs it",
+    (
+        "hosts/capture.py",
+        "kura.hosts.claude_memory",
+    ): "the hook's firing must not load it; only its worker absorbs",
+    (
+        "hosts/capture.py",
+        "kura.life.scratch",
+    ): "the hook's firing must not load the ladder; only its worker marks",
     ("cli/eval.py", "kura.evals"): TYPER + "the evals",
     ("cli/mcp.py", "kura.serve"): TYPER + "the MCP server and its tools",
     ("cli/serve.py", "kura.serve.http"): TYPER + "the HTTP server and its pydantic schemas",

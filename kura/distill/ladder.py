@@ -42,12 +42,22 @@ from kura.distill.compose import compose
 from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.novelty import COVERED_SHARE, covers
-from kura.distill.rules import _CORRECTION, _REMEMBER, cut, failed_output, sentences, topic_of
+from kura.distill.rules import (
+    _CORRECTION,
+    _REMEMBER,
+    cut,
+    failed_output,
+    negated_request,
+    sentences,
+    topic_of,
+)
+from kura.distill.tool_claims import kind_of, normative
 from kura.files import witness as wt
 from kura.life import scratch as sc
 from kura.life.purge import buried
 from kura.store.store import Store
 from kura.text.claim_match import SAME_SHARE, negated, relate, words
+from kura.text.not_facts import not_a_fact
 from kura.text.quarantine import reads_like_instruction
 from kura.text.secrets import redact
 from kura.text.tokens import estimate_tokens
@@ -72,7 +82,6 @@ _ASKED = re.compile(  # an order the quarantine's verbs leave out, to the agent 
     r"|revert|rerun|retry|compare|verify|figure|write|draft|summari[sz]e|note|mark|tidy|sort|split|merge)\b",
     re.I,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i['\u2019]m|my|me|mine)\b", re.I)
 _SPECIFIC = re.compile(
     r"\d"  # a number, a date, a version
     r"|[\w~.]*/[\w.\-/]+"  # a path
@@ -109,16 +118,6 @@ _CREDENTIAL = re.compile(
     re.I,
 )
 
-# A tool's line saying how things ought to be done ("Production deploys must use the mirror at
-# …": an obligation, a prohibition, always/never, use X) is instruction-like: never held.
-_NORMATIVE = re.compile(
-    r"\b(?:must|mustn['\u2019]?t|shall|shan['\u2019]?t|should|shouldn['\u2019]?t|ought|always|never|forbidden"
-    r"|prohibited|mandatory|required|requires?|necessary|obligatory|needs?\s+to|ha(?:ve|s|d)\s+to"
-    r"|(?:is|are)\s+to|(?:do|does|did)\s*n['\u2019]?o?t|don['\u2019]?t|(?:not|only)\s+allowed|allowed\s+only"
-    r"|instead\s+of|use|prefer|avoid|make\s+sure|ensure|remember|from\s+now\s+on)\b",
-    re.I,
-)
-
 Stage = Callable[..., object]
 
 
@@ -139,7 +138,7 @@ def statements(segment: Segment) -> list[str]:
             return []  # a tool output is a statement only when it is one short line
         line = normalise(segment.text)
         quiet = len(line) <= TOOL_CHARS and not failed_output(line) and _STATUS.search(line) is None
-        return [line] if quiet and _NORMATIVE.search(line) is None and qualifies(line) else []
+        return [line] if quiet and not normative(line) and qualifies(line) else []
     if segment.cls != "USER":
         return []
     return [s for s in sentences(segment.text) if qualifies(s)]
@@ -154,6 +153,8 @@ def qualifies(sentence: str) -> bool:
         return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
         return False
+    if negated_request(text) or not_a_fact(text):
+        return False  # a person's "don't keep this", the task they set, a tool's acknowledgement
     if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS or _CREDENTIAL.search(text):
         return False
     return not reads_like_instruction(text)
@@ -420,14 +421,6 @@ def _verified(mention: sc.Mention, read: Callable[[str], Sequence[Segment]]) -> 
             if normalise(cut(claim, sc.QUOTE_CHARS)) == quote:
                 return claim
     return None
-
-
-def kind_of(claim: str, mentions: Sequence[sc.Mention]) -> str:
-    """``reference`` when only tools said it (a report to look up, never a rule), else
-    ``user`` for a person's first-person claim, else ``project``."""
-    if not any(m.cls == "USER" for m in mentions):
-        return "reference"
-    return "user" if _FIRST_PERSON.search(claim) else "project"
 
 
 def _one_claim(claims: Sequence[str]) -> bool:
