@@ -18,12 +18,18 @@ from typing import Any
 
 import pytest
 from anthropic_server import AnthropicServer, Reply, result_text, said, text, tool_results, tool_use
-from claude_cli import KURA, Session, git_project, run_claude, wire_by_hand
+from claude_cli import KURA, Session, claude_binary, git_project, run_claude, wire_by_hand
 from conftest import make_store
 
 RECALL = "mcp__kura__kura_recall"
 DEPLOYS = "Deploys go out from the Frankfurt bastion host, never from laptops"
 BODY = "bastion-fra-2"  # only in the memory's body: the map does not carry it, recall does
+
+
+@pytest.fixture(scope="module", autouse=True)
+def claude() -> str:
+    """Every test here needs the CLI: without it they skip (or fail, when required) at once."""
+    return claude_binary()
 
 
 def offered(body: dict[str, Any]) -> list[str]:
