@@ -110,7 +110,7 @@ def git_project(root: Path) -> Path:
     return root
 
 
-def wire_by_hand(project: Path, store: Path) -> None:
+def wire_by_hand(project: Path, store: Path, *, kura: str = KURA) -> None:
     """What ``kura setup claude-code`` writes in a project, written by hand until that command
     is on this branch: the SessionStart hook (today's shipped script, pointed at this kura),
     the capture hooks, and the MCP server bound to the project's store, approved."""
@@ -128,5 +128,5 @@ def wire_by_hand(project: Path, store: Path) -> None:
     }  # fmt: skip
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
-    server = {"command": KURA, "args": ["mcp", "--store", str(store), "--writable"]}
+    server = {"command": kura, "args": ["mcp", "--store", str(store), "--writable"]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"kura": server}}, indent=2) + "\n")
