@@ -115,18 +115,23 @@ def wire_by_hand(project: Path, store: Path, *, kura: str = KURA) -> None:
     is on this branch: the SessionStart hook (today's shipped script, pointed at this kura),
     the capture hooks, and the MCP server bound to the project's store, approved."""
     start = (
-        f"KURA_BIN={shlex.quote(KURA)} {shlex.quote(str(REPO / 'hooks' / 'claude-code' / 'session-start'))}"
+        f"KURA_BIN={shlex.quote(kura)} {shlex.quote(str(REPO / 'hooks' / 'claude-code' / 'session-start'))}"
     )
-    capture = f"{shlex.quote(KURA)} hook capture"
+    capture = f"{shlex.quote(kura)} hook capture"
 
     def hook(command: str) -> list[dict[str, Any]]:
         return [{"hooks": [{"type": "command", "command": command}]}]
 
-    settings = {
-        "hooks": {"SessionStart": hook(start), "Stop": hook(capture), "SessionEnd": hook(capture), "PreCompact": hook(capture)},
-        "enabledMcpjsonServers": ["kura"],
-    }  # fmt: skip
+    hooks = {
+        "SessionStart": hook(start),
+        "Stop": hook(capture),
+        "SessionEnd": hook(capture),
+        "PreCompact": hook(capture),
+    }
     (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
-    server = {"command": kura, "args": ["mcp", "--store", str(store), "--writable"]}
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}, indent=2) + "\n")
+    # the approval lives in the local settings: Claude Code does not take it from settings.json
+    local = {"enabledMcpjsonServers": ["kura"]}
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2) + "\n")
+    server = {"type": "stdio", "command": kura, "args": ["mcp", "--store", str(store), "--writable"]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"kura": server}}, indent=2) + "\n")
