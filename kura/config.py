@@ -12,6 +12,13 @@ Found via ``--config``, ``$KURA_CONFIG``, ``./kura.toml``, then the user config 
 (``$KURA_HOME``, else ``$XDG_CONFIG_HOME/kura``, else ``~/.config/kura``). With none, one
 store named ``main`` lives at ``$KURA_DIR`` or ``./memory``.
 
+Inside a project, the project's store (``kura.store.project``: the nearest ``memory/``
+with a ``MEMORY.md`` from here up to the git root) is the default, whatever a personal
+config (``$KURA_CONFIG`` or the user-level file) names, because the memory a project's
+agent needs is the project's own; the personal default is then *the person's store*,
+read beside it (``Config.person``). A config chosen for this place — ``--config``, or a
+``./kura.toml`` here — keeps its own default; ``-s``/``$KURA_STORE`` win over everything.
+
 A store is chosen for work in one place, ``Config.store_config``, and only a store whose
 folder is there is handed out: with no kura.toml and no ``./memory``, with ``-s`` naming a
 folder that is not there, or with a configured store's folder deleted, every command gets
@@ -28,10 +35,12 @@ read by ``kura.files.model_table``.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +54,7 @@ from kura.files.model_table import roles
 from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 from kura.map_settings import MapSettings, checked
 from kura.store.policy import POLICIES
+from kura.store.project import ProjectStore, find_project_store
 
 _NUM = (int, float)
 _TOP = {
@@ -140,10 +150,23 @@ class Config:
     distill: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     looked: str = ""  # with no kura.toml: where kura looked, for when the default folder is missing
+    project: str = ""  # the project's store (a name in ``stores``), when it is the default
+    person: str = ""  # the person's own store, read beside the project's (a name in ``stores``)
+    why: str = ""  # why the default store is the default, as ``kura stores`` says it
 
     @property
     def default_store(self) -> str:
+        if self.project:
+            return self.project
         return str(self.server.get("default") or self.modes.get("default") or next(iter(self.stores)))
+
+    def beside(self, chosen: StoreConfig) -> StoreConfig | None:
+        """The person's store to read beside ``chosen``: only when ``chosen`` is the
+        project's store (however it was named) and the person's folder is there."""
+        if not self.project or not self.person or chosen != self.stores.get(self.project):
+            return None
+        person = self.stores[self.person]
+        return person if person.path.is_dir() else None
 
     def store_config(self, selector: str | None = None) -> StoreConfig:
         """The store to work on, by name, mode or folder path — only if its folder is
@@ -276,24 +299,70 @@ def load_config(
     """Find and load the config; with none, the single default store."""
     env = os.environ if env is None else env
     path = find_config(explicit, env, cwd)
+    here = cwd or Path.cwd()
     if path is None:
-        here = cwd or Path.cwd()
-        root = Path(env.get("KURA_DIR") or here / "memory").expanduser().absolute()
-        folder = (
-            "$KURA_DIR names a folder that is not there"
-            if env.get("KURA_DIR")
-            else "there is no ./memory folder"
-        )
-        files = f"{here / 'kura.toml'} and {user_config_path(env)}"
-        looked = f"no kura.toml was found (looked for {files}) and {folder}"
-        return Config(source=None, stores={"main": StoreConfig(name="main", path=root)}, looked=looked)
+        return _with_project(_no_config(env, here), find_project_store(here))
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: cannot read ({err})") from err
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML ({err}); fix that line") from err
-    return parse_config(raw, path)
+    config = parse_config(raw, path)
+    if explicit or path == here / "kura.toml":  # a config chosen for this place keeps its default
+        return replace(config, why=f"the default in {path}")
+    return _with_project(config, find_project_store(here))
+
+
+def _no_config(env: Mapping[str, str], here: Path) -> Config:
+    root = Path(env.get("KURA_DIR") or here / "memory").expanduser().absolute()
+    folder = "there is no ./memory folder"
+    if env.get("KURA_DIR"):
+        folder = "$KURA_DIR names a folder that is not there"
+    files = f"{here / 'kura.toml'} and {user_config_path(env)}"
+    looked = f"no kura.toml was found (looked for {files}) and {folder}"
+    why = f"no kura.toml: {'$KURA_DIR' if env.get('KURA_DIR') else './memory'} ({root})"
+    return Config(source=None, stores={"main": StoreConfig(name="main", path=root)}, looked=looked, why=why)
+
+
+def _with_project(config: Config, found: ProjectStore | None) -> Config:
+    """``config`` with the project's store as its default, and its own default as the
+    person's store beside it. With no kura.toml the one store, ``main``, is the project's;
+    a configured store in that very folder keeps its name and write policy; a folder that
+    one of the configured stores is inside of (or holds) is left alone, as two nested
+    stores would read each other's memories."""
+    if config.source is not None:
+        config = replace(config, why=f"the default in {config.source}")
+    if found is None:
+        return config
+    if config.source is None:
+        main = StoreConfig(name="main", path=found.path.absolute())
+        return replace(config, stores={"main": main}, project="main", why=found.why())
+    real = Path(os.path.realpath(found.path))
+    name = next((n for n, sc in config.stores.items() if os.path.realpath(sc.path) == str(real)), "")
+    if not name:
+        nested = [n for n, sc in config.stores.items() if _nested(real, Path(os.path.realpath(sc.path)))]
+        if nested and not config.server.get("allow_path_overlap"):
+            return config
+        name = _free_name(found.project.name, config)
+        added = StoreConfig(name=name, path=found.path.absolute())
+        config = replace(config, stores={**config.stores, name: added})
+    own = config.named()  # the personal default, read beside the project's store
+    person = "" if _nested(real, Path(os.path.realpath(own.path))) else own.name
+    return replace(config, project=name, person=person, why=found.why())
+
+
+def _nested(a: Path, b: Path) -> bool:
+    return a == b or a.is_relative_to(b) or b.is_relative_to(a)
+
+
+def _free_name(folder: str, config: Config) -> str:
+    """A name for the project's store that no configured store or mode holds: the
+    project folder's name (as a name kura accepts), else ``project``, ``project-2``…"""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-.") or "project"
+    taken = set(config.stores) | set(config.modes)
+    numbered = (f"project-{i}" for i in itertools.count(2))
+    return next(name for name in itertools.chain((base, "project"), numbered) if name not in taken)
 
 
 def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:

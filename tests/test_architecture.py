@@ -69,6 +69,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/entry.py", "kura.cli.listed"): FAST + "the catalog (sqlite3, yaml): only `kura list` reads it",
     ("cli/entry.py", "kura.cli.map"): "fast path: `kura --version` and `kura recall` load no map",
     ("cli/entry.py", "kura.cli.checkup"): FAST + "doctor's checks: only `kura doctor` runs them",
+    ("cli/entry.py", "kura.cli.session_start"): "fast path: the map and the drafts folder, only for "
+    "`kura hook session-start`",
     ("cli/exit.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only to warn)",
     ("cli/exit.py", "typer"): "its echo, only where a click context or an odd stdout needs it: "
     "`kura list` and `kura doctor` print without loading typer",
@@ -76,6 +78,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/map.py", "kura.map.prefill"): "fast path: a current `kura weave` builds no prefill block",
     ("cli/recall.py", "kura.recall.spans"): "fast path: only `kura recall --spans` loads the transcripts",
     ("map/prefill.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
+    ("map/beside.py", "kura.map.weave"): FAST
+    + "the weave (yaml, sqlite3, filelock): only a stale person's map",
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
     ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only when missing)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",

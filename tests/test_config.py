@@ -317,3 +317,105 @@ def test_a_thinker_waits_on_recall_for_its_recall_timeout_never_past_its_timeout
     assert thinker("recall_timeout = 2.5") == (120.0, 2.5)
     assert thinker("timeout = 4") == (4.0, 4.0)
     assert thinker("timeout = 300\nrecall_timeout = 30") == (300.0, 30.0)
+
+
+# -- the project's store and the person's ----------------------------------------------
+
+
+def _project(tmp_path: Path, name: str = "acme") -> Path:
+    import subprocess
+
+    root = tmp_path / name
+    (root / "memory").mkdir(parents=True)
+    (root / "memory" / "MEMORY.md").write_text("# Memory index\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "src").mkdir()
+    return root
+
+
+def _personal(tmp_path: Path, body: str) -> dict[str, str]:
+    home = tmp_path / "personal"
+    home.mkdir(exist_ok=True)
+    (home / "kura.toml").write_text(body)
+    return {"KURA_HOME": str(home)}
+
+
+def test_the_project_store_is_the_default_over_a_personal_default(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (tmp_path / "me").mkdir()
+    env = _personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "me"}"\n')
+    config = load_config(env=env, cwd=root / "src")
+    assert (config.default_store, config.project, config.person) == ("acme", "acme", "me")
+    chosen = config.store_config()
+    assert (chosen.path, chosen.write_policy) == (root / "memory", "direct-allowed")
+    assert config.beside(chosen) == config.stores["me"]
+    assert config.beside(config.stores["me"]) is None  # -s me: the person's store alone
+    assert config.why.startswith(f"project store: {root / 'memory'} (found from {root / 'src'}")
+
+
+def test_a_configured_store_in_the_project_s_folder_keeps_its_name_and_policy(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (tmp_path / "me").mkdir()
+    body = (
+        f'[server]\ndefault = "me"\n[stores.me]\npath = "{tmp_path / "me"}"\n'
+        f'[stores.work]\npath = "{root / "memory"}"\nwrite_policy = "distiller-only"\n'
+    )
+    config = load_config(env=_personal(tmp_path, body), cwd=root)
+    assert (config.default_store, config.store_config().write_policy) == ("work", "distiller-only")
+    assert set(config.stores) == {"me", "work"}
+
+
+def test_the_project_s_name_never_takes_a_configured_one(tmp_path: Path) -> None:
+    root = _project(tmp_path, "me")
+    (tmp_path / "mine").mkdir()
+    config = load_config(env=_personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "mine"}"\n'), cwd=root)
+    assert (config.project, config.person) == ("project", "me")
+
+
+def test_a_config_chosen_for_this_place_keeps_its_default(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (tmp_path / "other").mkdir()
+    (root / "kura.toml").write_text(f'[stores.other]\npath = "{tmp_path / "other"}"\n')
+    local = load_config(env={}, cwd=root)
+    assert (local.default_store, local.project, local.why) == (
+        "other",
+        "",
+        f"the default in {root / 'kura.toml'}",
+    )
+    explicit = load_config(str(root / "kura.toml"), env={}, cwd=root / "src")
+    assert (explicit.default_store, explicit.project) == ("other", "")
+
+
+def test_with_no_kura_toml_the_one_store_main_is_the_project_s(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    config = load_config(env={"KURA_HOME": str(tmp_path / "nobody")}, cwd=root / "src")
+    assert (list(config.stores), config.store_config().path, config.person) == (["main"], root / "memory", "")
+
+
+def test_outside_a_project_nothing_changes(tmp_path: Path) -> None:
+    (tmp_path / "me").mkdir()
+    (tmp_path / "away").mkdir()
+    config = load_config(
+        env=_personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "me"}"\n'), cwd=tmp_path / "away"
+    )
+    assert (config.default_store, config.project, config.person, list(config.stores)) == (
+        "me",
+        "",
+        "",
+        ["me"],
+    )
+
+
+def test_a_project_nested_in_a_configured_store_is_left_alone(tmp_path: Path) -> None:
+    root = _project(tmp_path / "me" / "inside")
+    config = load_config(env=_personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "me"}"\n'), cwd=root)
+    assert (config.default_store, config.project) == ("me", "")
+
+
+def test_the_project_s_store_named_by_its_folder_still_has_the_person_s_beside(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (tmp_path / "me").mkdir()
+    config = load_config(env=_personal(tmp_path, f'[stores.me]\npath = "{tmp_path / "me"}"\n'), cwd=root)
+    by_path = config.store_config(str(root / "memory"))
+    assert by_path.name == "acme" and config.beside(by_path) == config.stores["me"]
+    assert config.beside(config.store_config("acme")) == config.stores["me"]

@@ -13,6 +13,7 @@ import datetime as dt
 import importlib
 import io
 import json
+import os
 import re
 import shlex
 import sys
@@ -82,7 +83,8 @@ GLOBAL_OPTIONS = ("--config", "-c", "--store", "-s")
 @dataclass(frozen=True, slots=True)
 class Globals:
     config: str | None
-    store: str | None
+    store: str | None  # -s, else $KURA_STORE
+    store_from: str = ""  # which of the two named it: "-s" or "$KURA_STORE"
 
 
 @app.callback()
@@ -97,7 +99,13 @@ def main(
         ),
     ] = None,
     store: Annotated[
-        str | None, typer.Option("--store", "-s", help="Store or mode name (or a folder path) to work on.")
+        str | None,
+        typer.Option(
+            "--store",
+            "-s",
+            help="Store or mode name (or a folder path) to work on (else $KURA_STORE, else the "
+            "project's memory/ found up to the git root, else the configured default).",
+        ),
     ] = None,
     version: Annotated[
         bool, typer.Option("--version", is_eager=True, help="Print kura's version and exit.")
@@ -106,7 +114,8 @@ def main(
     if version:
         say(version_line())
         raise typer.Exit(0)
-    ctx.obj = Globals(config, store)
+    env = os.environ.get("KURA_STORE", "").strip()
+    ctx.obj = Globals(config, store or env or None, "-s" if store else "$KURA_STORE" if env else "")
 
 
 def store_from(ctx: typer.Context) -> Any:

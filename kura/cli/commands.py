@@ -39,6 +39,7 @@ from kura.cli.base import (
 from kura.cli.listed import show_listing
 from kura.cli.map import prefill_block, weave_command
 from kura.cli.registration import register_store
+from kura.cli.stores import stores_lines, stores_report
 from kura.files.memory_file import TYPES
 from kura.files.slugs import taken_as
 from kura.files.witness import KINDS, Witness, kind_of
@@ -226,33 +227,19 @@ def list_(
 
 @app.command()
 def stores(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """List configured stores and the modes that map to them."""
+    """List configured stores and the modes that map to them; say which store this folder
+    works on and why (-s, $KURA_STORE, the project's memory/ found up to the git root, or
+    the configured default), and the person's store read beside a project's."""
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
     if config.source is None:  # no kura.toml: the default folder is the one store, if it is there
         core(config.store_config)
-    rows: list[dict[str, Any]] = []
-    for name, sc in config.stores.items():
-        modes = sorted(m for m, s in config.modes.items() if s == name)
-        rows.append(
-            {
-                "name": name,
-                "path": str(sc.path),
-                "label": sc.label,
-                "write_policy": sc.write_policy,
-                "modes": modes,
-                "default": name == config.named().name,
-                "exists": sc.path.is_dir(),
-            }
-        )
+    report = core(lambda: stores_report(config, g.store, g.store_from))
     if as_json:
-        print_json({"config": str(config.source) if config.source else None, "stores": rows})
+        print_json(report)
         return
-    for row in rows:
-        mark = "*" if row["default"] else " "
-        shown = f"  modes: {', '.join(row['modes'])}" if row["modes"] else ""
-        missing = "" if row["exists"] else "  (folder missing)"
-        typer.echo(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{shown}{missing}")
+    for line in stores_lines(report):
+        typer.echo(line)
 
 
 @app.command("weave")

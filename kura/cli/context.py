@@ -11,6 +11,7 @@ from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, st
 from kura.cli.recall import ProgressLine
 from kura.config import load_config
 from kura.recall import spans
+from kura.recall.context import Beside
 from kura.recall.context import context as build
 from kura.recall.remote_embed import RemoteEmbedder
 from kura.request import CONTEXT, ContextRequest
@@ -60,6 +61,8 @@ def context(
     if remote is not None:
         embedder = RemoteEmbedder(remote)
     bar = ProgressLine()
+    person = config.beside(chosen)
+    beside = None if person is None else Beside(core(person.open), config.map_settings(person))
     told = core(
         lambda: build(
             chosen.open(),
@@ -72,6 +75,7 @@ def context(
             progress=bar,
             recent=recent,
             journal=journal,
+            beside=beside,
         )
     )
     bar.close()

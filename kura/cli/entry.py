@@ -11,12 +11,15 @@ other command, any option this parser does not know, ``--help``, a map that must
 re-woven — goes to the full CLI unchanged, which gives the same output the slow way.
 A plain ``kura list`` (or ``list --all``) is answered here too (``kura.cli.listed``): at
 20,000 memories the catalog answers it in about the time typer takes to start; and so is a
-plain ``kura doctor`` (``kura.cli.checkup``), for the same reason.
+plain ``kura doctor`` (``kura.cli.checkup``), for the same reason. A host waits for
+``kura hook session-start`` before its session begins: with no option but ``--max-chars N``
+it is answered here too (``kura.cli.session_start``, which prints a block whatever happens).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -69,6 +72,8 @@ def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
             i += 2
         else:
             return None
+    if "store" not in chosen and os.environ.get("KURA_STORE", "").strip():
+        chosen["store"] = os.environ["KURA_STORE"]  # as -s, as every command reads it
     return chosen, argv[i:]
 
 
@@ -106,8 +111,8 @@ def _recall_args(argv: list[str]) -> tuple[dict[str, str], str, dict[str, Any]] 
 
 
 def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
-    """(command, global options, --json) for the two hot map commands and a plain
-    ``list`` or ``doctor``, else None."""
+    """(command, global options, --json) for the two hot map commands, a plain ``list``
+    or ``doctor`` and the SessionStart hook, else None."""
     parsed = _globals(argv)
     if parsed is None:
         return None
@@ -121,6 +126,11 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, str], bool] | None:
         return "list", {**chosen, "all": "1"} if len(rest) == 2 else chosen, False
     if rest == ["doctor"]:
         return "doctor", chosen, False
+    if rest[:2] == ["hook", "session-start"]:
+        options = _prefill_args(rest[2:])
+        if options is None or "json" in options:
+            return None
+        return "session-start", {**chosen, **options}, False
     return None
 
 
@@ -144,6 +154,10 @@ def _prefill_args(rest: list[str]) -> dict[str, str] | None:
 
 def _answer(command: str, chosen: dict[str, str], as_json: bool) -> int | None:
     """The exit code after answering, or None to let the full CLI answer."""
+    if command == "session-start":  # it has read stdin, and never fails: no second answer
+        from kura.cli.session_start import session_start_command
+
+        return session_start_command(chosen)
     try:
         if command == "list":
             from kura.cli.listed import list_command

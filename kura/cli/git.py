@@ -17,8 +17,6 @@ from kura.store.safe_read import INDEX_CAP
 git_app = App(no_args_is_help=True, help="Share a store through git: the MEMORY.md merge driver, hooks.")
 app.add_typer(git_app, name="git")
 
-_HOOKS_SOURCE = Path(__file__).resolve().parent.parent.parent / "hooks" / "git"
-
 
 @git_app.command("install")
 def install_(
@@ -37,8 +35,7 @@ def install_(
     repository, without git, or when a hook that is not kura's is in the way."""
     store = store_from(ctx)
     found = core(
-        lambda: install(store.root, driver=driver_command(sys.executable),
-                        hooks_from=_HOOKS_SOURCE if hooks else None, kura_bin=_kura_bin())
+        lambda: install(store.root, driver=driver_command(sys.executable), hooks=hooks, kura_bin=_kura_bin())
     )  # fmt: skip
     for line in found.done:
         say(line)

@@ -133,7 +133,7 @@ def doctor(
     for name in names if fix else []:
         for change in core(partial(lambda n: fix_index(config.open(n)), name)):
             warn(f"fixed: {change}")
-    reports = [core(partial(_diagnose, config, name, staged=staged)) for name in names]
+    reports = [core(partial(store_report, config, name, staged=staged)) for name in names]
     if as_json:
         print_json([r.to_dict() for r in reports] if all_stores else reports[0].to_dict())
         code = 1 if sum(r.problems if strict else r.errors for r in reports) else 0
@@ -143,7 +143,8 @@ def doctor(
         raise typer.Exit(code)
 
 
-def _diagnose(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
+def store_report(config: cfg.Config, name: str | None, *, staged: bool = False) -> Any:
+    """Doctor's report on one store: its files, or (``staged``) as git's index holds them."""
     store = config.store_config(name)
     if not staged:
         return diagnose(store.open(), config.map_settings(store))

@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kura.cli.exit import error_exit, warn
@@ -30,16 +31,19 @@ if TYPE_CHECKING:
     from kura.map.prefill import Block
 
 
-def prefill_block(config: str | None, store: str | None, max_chars: int | str | None = None) -> Block:
+def prefill_block(
+    config: str | None, store: str | None, max_chars: int | str | None = None, *, cwd: Path | None = None
+) -> Block:
     """The block to print, whatever happens: a hook must never get an empty string.
-    ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings."""
+    ``max_chars`` (the option) and ``$KURA_PREFILL_MAX_CHARS`` are the host's ceilings;
+    ``cwd``: the folder the store is chosen for (a hook's ``cwd``), else the current one."""
     from kura.map.prefill import build_for, missing
 
     host = {"--max-chars": str(max_chars)} if max_chars is not None else {}
     if os.environ.get(ENV, "").strip():
         host[f"${ENV}"] = os.environ[ENV]
     try:
-        return build_for(config, store, host=host)
+        return build_for(config, store, host=host, cwd=cwd)
     except Exception as err:
         if os.environ.get("KURA_DEBUG") == "1":
             raise

@@ -11,15 +11,17 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from kura.cli.exit import error_exit
-from kura.config import load_config
+from kura.config import Config, StoreConfig, load_config
 from kura.errors import KuraError
 from kura.life.usage import mark as mark_used
 from kura.recall.embed import preload
 from kura.recall.index_build import ONE_SHOT, env_budget
-from kura.recall.recall import recall
+from kura.recall.joint import Joint, joined
+from kura.recall.recall import Pick, Recall, recall
 from kura.recall.remote_embed import RemoteEmbedder
 from kura.request import RECALL, RecallRequest
 from kura.store.state import folder
@@ -91,71 +93,129 @@ def recall_command(
     everything: bool = False,
     spans: bool = False,
 ) -> int:
-    """Print what the store recalls about ``question``; the exit code (2: nothing bears on it)."""
+    """Print what the store recalls about ``question`` (and, inside a project, what the
+    person's store beside it recalls, each memory naming its store); the exit code (2:
+    nothing bears on it)."""
     bar = ProgressLine()
     try:
         RecallRequest(question, top=top, hops=hops, chars=chars).checked()
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))
-        thinker = None if no_model else config.thinker_for(store)
-        remote = config.embedder_for(store)
-        embedder = None
-        if remote is not None:
-            embedder = RemoteEmbedder(remote)
-        elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
-            give_back_freed_blocks()
-            preload(quick=True)
-        found = recall(
-            store.open(), question, top=top, hops=hops, chars=chars, explain=explain,
-            thinker=thinker, progress=bar, quick=True, embedder=embedder, everything=everything,
-            budget=env_budget(ONE_SHOT),
-        )  # fmt: skip
+        person = config.beside(store)
+        asked = _Asked(question, top, hops, chars, explain, everything, no_model, bar)
+        found = _recalled(config, store, asked)
+        joint = None
+        if person is not None:
+            beside = _recalled(config, person, asked)
+            joint = joined((store.open(), person.open()), (found, beside), question, top=top, chars=chars)
         said: tuple[list[Any], list[Any]] = ([], [])
         if spans:
             from kura.recall.spans import evidence
 
             said = evidence(store.open(), question, [found.context], k=5)
-        if found.picked:
-            mark_used(folder(store.path, store=store.name), [p.slug for p in found.picked])
+        for where in (store, person):
+            used = [p.slug for s, p in _picks(found, joint) if where is not None and s == where.name]
+            if where is not None and used:
+                mark_used(folder(where.path, store=where.name), used)
     except KuraError as err:
         bar.close()
         return error_exit(err)
     bar.close()
-    out = sys.stdout.write
-    done = 0 if found.picked or said[0] else 2
+    picks = _picks(found, joint)
+    done = 0 if picks or said[0] else 2
     if as_json:
-        data = found.to_dict()
+        data = joint.to_dict() if joint is not None else found.to_dict()
         if spans:
             data["spans"] = [s.to_dict(question) for s in said[0]]
             data["spans_left_out"] = [{**s.to_dict(question, words=False), "why": why} for s, why in said[1]]
-        out(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
         return done
-    how = f"{found.label} — ⚠ degraded: {found.reason}" if found.degraded else found.label
-    picks = ", ".join(
-        (p.slug if p.score is None else f"{p.slug} {p.score:.2f}")
-        + (f" (replaces {p.replaces})" if p.replaces else "")
-        + ("" if found.asserted(p.slug) else " (on record, may be stale)")
-        for p in found.picked
-    )
-    walked = f"; walked: {', '.join(found.walked)}" if found.walked else ""
-    out(f"recall ({how}): {picks or 'nothing bears on this'}{walked}\n")
-    if found.reason and not found.degraded:
-        sys.stderr.write(f"kura: {redact(found.reason)[0]}\n")
-    for unread in found.unread:
-        sys.stderr.write(f"kura: not searched: {redact(unread)[0]}\n")
-    for row in found.explain:
-        mark = "*" if row["picked"] else " "
-        if row.get("by") == "thinker":
-            out(f" {mark} {row['slug']:<36} picked by the thinker\n")
-            continue
-        cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
-        scores = f"score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}"
-        out(f" {mark} {row['slug']:<36} {scores}\n")
-    if found.context:
-        out(f"\n{found.context}\n")
+    _show(found, joint, picks)
     if spans:
-        out(_said(said, question))
+        sys.stdout.write(_said(said, question))
     return done
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    question: str
+    top: int
+    hops: int
+    chars: int
+    explain: bool
+    everything: bool
+    no_model: bool
+    bar: ProgressLine
+
+
+def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
+    """One store's recall, with the models its config gives it."""
+    thinker = None if asked.no_model else config.thinker_for(store)
+    remote = config.embedder_for(store)
+    embedder = None
+    if remote is not None:
+        embedder = RemoteEmbedder(remote)
+    elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
+        give_back_freed_blocks()
+        preload(quick=True)
+    return recall(
+        store.open(), asked.question, top=asked.top, hops=asked.hops, chars=asked.chars,
+        explain=asked.explain, thinker=thinker, progress=asked.bar, quick=True, embedder=embedder,
+        everything=asked.everything, budget=env_budget(ONE_SHOT),
+    )  # fmt: skip
+
+
+def _picks(found: Recall, joint: Joint | None) -> tuple[tuple[str, Pick], ...]:
+    return joint.picks if joint is not None else tuple((found.store, p) for p in found.picked)
+
+
+def _show(found: Recall, joint: Joint | None, picks: tuple[tuple[str, Pick], ...]) -> None:
+    """The text answer: how, the picks (one from another store named with it), why not
+    better, each explained row, the context."""
+    out = sys.stdout.write
+    degraded = found.degraded or (joint is not None and joint.second.degraded)
+    reason = "; ".join(r for r in (found.reason, joint.second.reason if joint else "") if r)
+    how = f"{found.label} — ⚠ degraded: {reason}" if degraded else found.label
+    shown = ", ".join(_pick_text(store, p, found, joint) for store, p in picks)
+    walked = [slug if store == found.store else f"{slug} [{store}]" for store, slug in _walked(found, joint)]
+    also = f"; walked: {', '.join(walked)}" if walked else ""
+    out(f"recall ({how}): {shown or 'nothing bears on this'}{also}\n")
+    if reason and not degraded:
+        sys.stderr.write(f"kura: {redact(reason)[0]}\n")
+    for recalled in (found, joint.second) if joint is not None else (found,):
+        for unread in recalled.unread:
+            sys.stderr.write(f"kura: not searched: {redact(unread)[0]}\n")
+        tag = "" if recalled is found else f" [{recalled.store}]"
+        for row in recalled.explain:
+            _explained(row, tag)
+    context = joint.context if joint is not None else found.context
+    if context:
+        out(f"\n{context}\n")
+
+
+def _pick_text(store: str, p: Pick, found: Recall, joint: Joint | None) -> str:
+    recalled = found if joint is None or store == found.store else joint.second
+    named = p.slug if store == found.store else f"{p.slug} [{store}]"
+    return (
+        (named if p.score is None else f"{named} {p.score:.2f}")
+        + (f" (replaces {p.replaces})" if p.replaces else "")
+        + ("" if recalled.asserted(p.slug) else " (on record, may be stale)")
+    )
+
+
+def _walked(found: Recall, joint: Joint | None) -> tuple[tuple[str, str], ...]:
+    return joint.walked if joint is not None else tuple((found.store, s) for s in found.walked)
+
+
+def _explained(row: dict[str, Any], tag: str) -> None:
+    out = sys.stdout.write
+    mark = "*" if row["picked"] else " "
+    slug = f"{row['slug']}{tag}"
+    if row.get("by") == "thinker":
+        out(f" {mark} {slug:<36} picked by the thinker\n")
+        return
+    cosine = "-" if row["cosine"] is None else f"{row['cosine']:.3f}"
+    out(f" {mark} {slug:<36} score {row['score']:.3f}  cosine {cosine}  words {row['lexical']:.3f}\n")
 
 
 def _said(said: tuple[list[Any], list[Any]], question: str) -> str:

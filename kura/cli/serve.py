@@ -95,4 +95,5 @@ def _config(g: Globals) -> tuple[Any, str | None]:
     if chosen.name in config.stores and config.stores[chosen.name] == chosen:
         return config, chosen.name
     server = {k: v for k, v in config.server.items() if k != "default"}
-    return replace(config, stores={chosen.name: chosen}, modes={}, server=server), chosen.name
+    alone = replace(config, stores={chosen.name: chosen}, modes={}, server=server, project="", person="")
+    return alone, chosen.name

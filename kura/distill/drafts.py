@@ -56,6 +56,7 @@ from kura.distill.draft_file import free_name, move, place
 from kura.distill.final_check import violations
 from kura.distill.restated import restatement
 from kura.distill.signature import matches, sign
+from kura.distill.waiting import DRAFTS_DIR, staged_files
 from kura.errors import InvalidRequest, KuraError, NotFound, StoreError
 from kura.files import memory_file as nt
 from kura.files.slugs import new_slug
@@ -67,7 +68,6 @@ from kura.store.store import Memory, Store
 from kura.text.secrets import redact
 from kura.transcripts.segments import CLASSES, Segment, comment_safe, from_comment, normalise
 
-DRAFTS_DIR = "drafts"
 KINDS = ("user", "feedback", "project", "reference", "idea")
 EVIDENCE_CHARS = 200
 _HEAD = "<!-- kura draft"
@@ -254,10 +254,7 @@ def drafts(store: Store) -> list[DraftInfo]:
 
 def staged(store: Store) -> list[Draft]:
     """Every staged draft, read whole, oldest name first."""
-    folder = drafts_dir(store)
-    if not folder.is_dir():
-        return []
-    return [_load_path(store, path) for path in sorted(folder.glob("*.md"), key=lambda p: p.stem)]
+    return [_load_path(store, path) for path in staged_files(drafts_dir(store))]
 
 
 def load(store: Store, draft_id: str) -> Draft:

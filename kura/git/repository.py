@@ -17,6 +17,7 @@ When neither says (a cherry-pick, a stash), theirs has no date and the merge say
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import re
 import shlex
@@ -38,6 +39,17 @@ DRIVER = "kura-index"
 DRIVER_NAME = "kura: merge MEMORY.md line by memory (kura git merge-index)"
 HOOKS = ("pre-commit", "post-merge", "post-checkout")
 MARK = "Installed by `kura git install --hooks`"
+# sha256 of each script kura's hooks/git/ has held (tests/git/test_git_merge.py checks today's
+# are here): a copy or a link of one is kura's hook, and is upgraded
+SHIPPED = frozenset({
+    "3c4a18f6166790c8d1fb18e7539dd03e2b179689c178e38a0af117060429797a",  # pre-commit, first
+    "4dfa830c93c37ae7f9679be4db88d28dcd58ba4b96b2c88d312bc92996556a57",  # pre-commit, --staged
+    "7f7325f210ddec242df84dd95ed1b71492e6b73cfc131e7d8d3ca97e72d98365",  # post-merge, weave
+    "66d485362eea406460e390f50eb172544f99eb0b7f20791cb5d55b3d69763462",  # post-checkout, weave
+    "56880410f6838a46d4e0c9e80615debc21773875d2a350bc8415145d8adceade",  # pre-commit: `kura hook`
+    "68df85d49b2cb4342d0e0a3309c3686bae8801a01c10c214f8af81757721bfe1",  # post-merge: `kura hook`
+    "c40d84165d5df91eb445265592518cfc5e64ac097c0f38e40895d40f01dc551c",  # post-checkout: `kura hook`
+})  # fmt: skip
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -81,23 +93,14 @@ def driver_command(python: str) -> str:
     return f"{shlex.quote(python)} -m kura git merge-index --marker-size %L %O %A %B %P"
 
 
-def install(
-    folder: Path, *, driver: str, hooks_from: Path | None = None, kura_bin: str = "kura"
-) -> Installed:
+def install(folder: Path, *, driver: str, hooks: bool = False, kura_bin: str = "kura") -> Installed:
     """Set up the repository holding the store in ``folder``: the ``.gitattributes`` rule
-    and the driver in the local git config, and (``hooks_from``) kura's git hooks."""
+    and the driver in the local git config, and (``hooks``) kura's git hooks, each a few
+    lines of sh that run ``kura_bin hook NAME`` for the store."""
     repo = find_repo(folder)
     done: list[str] = []
     already: list[str] = []
     refused: list[str] = []
-    if hooks_from is not None:  # before anything is written: never half an install
-        absent = [name for name in HOOKS if not (hooks_from / name).is_file()]
-        if absent:
-            raise GitError(
-                f"{hooks_from}: kura's {', '.join(absent)} hook is not there (the hooks ship in a "
-                "checkout of kura's repository, not in an installed package); nothing was set up — "
-                "run `kura git install` without --hooks, and copy hooks/git/* from kura's repository"
-            )
     _attribute(repo, done, already)
     for key, value in ((f"merge.{DRIVER}.name", DRIVER_NAME), (f"merge.{DRIVER}.driver", driver)):
         now = git(["config", "--local", "--get", key], repo.top, check=False).out.decode().rstrip("\n")
@@ -106,9 +109,8 @@ def install(
             continue
         git(["config", "--local", key, value], repo.top)
         done.append(f"{'set' if not now else 'updated'} git config {key} = {value}")
-    if hooks_from is not None:
-        for name in HOOKS:
-            _hook(repo, name, hooks_from / name, kura_bin, (done, already, refused))
+    for name in HOOKS if hooks else ():
+        _hook(repo, name, kura_bin, (done, already, refused))
     return Installed(tuple(done), tuple(already), tuple(refused))
 
 
@@ -147,14 +149,21 @@ def _pattern(path: str) -> str:
     return escaped
 
 
-def hook_text(source: str, *, name: str, kura_bin: str, prefix: str) -> str:
-    """kura's hook with this repository's kura and store set as defaults (a ``KURA_BIN`` or
-    ``KURA_STORE`` in the environment still wins)."""
-    first, _, rest = source.partition("\n")
+def hook_text(name: str, *, kura_bin: str, prefix: str) -> str:
+    """kura's ``name`` hook for this repository: the ``kura`` that installed it and the
+    store's folder as defaults (a ``KURA_BIN`` or ``KURA_STORE`` in the environment still
+    wins), then ``kura hook NAME`` — the hook itself ships inside the package."""
     store = "$(git rev-parse --show-toplevel)" + (f"/{_quoted(prefix.rstrip('/'))}" if prefix else "")
+    gone = (
+        f"{{ echo \"kura {name}: '$KURA_BIN' not found; skipping the check\" >&2; exit 0; }}"
+        if name == "pre-commit"
+        else "exit 0"
+    )
     return (
-        f"{first}\n# {MARK}: kura's {name} hook, for the store in this repository.\n"
-        f': "${{KURA_BIN:={_quoted(kura_bin)}}}"\n: "${{KURA_STORE:={store}}}"\n{rest}'
+        f"#!/bin/sh\n# {MARK}: kura's {name} hook, for the store in this repository.\n"
+        f': "${{KURA_BIN:={_quoted(kura_bin)}}}"\n: "${{KURA_STORE:={store}}}"\n'
+        f'command -v "$KURA_BIN" >/dev/null 2>&1 || {gone}\n'
+        f'exec "$KURA_BIN" -s "$KURA_STORE" hook {name} "$@"\n'
     )
 
 
@@ -163,21 +172,26 @@ def _quoted(text: str) -> str:
     return re.sub(r'([\\"$`])', r"\\\1", text)
 
 
-def _hook(repo: Repo, name: str, source: Path, kura_bin: str, said: tuple[list[str], ...]) -> None:
+def kuras(text: str) -> bool:
+    """Whether a hook file is one kura wrote: installed by any ``kura git install --hooks``
+    (it carries ``MARK``), or one of the scripts in kura's ``hooks/git/``, copied or linked by
+    hand — today's thin wrappers or the older scripts that ran ``kura doctor``/``weave``."""
+    return MARK in text or hashlib.sha256(text.encode("utf-8")).hexdigest() in SHIPPED
+
+
+def _hook(repo: Repo, name: str, kura_bin: str, said: tuple[list[str], ...]) -> None:
     done, already, refused = said
-    if not source.is_file():
-        raise GitError(f"{source}: kura's {name} hook is not there (the hooks ship in kura's source, "
-                       "hooks/git/); copy them from kura's repository by hand")  # fmt: skip
-    plain = source.read_text(encoding="utf-8")
-    text = hook_text(plain, name=name, kura_bin=kura_bin, prefix=repo.prefix)
+    text = hook_text(name, kura_bin=kura_bin, prefix=repo.prefix)
     target = repo.hooks / name
     old = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
     if old == text and os.access(target, os.X_OK):
         already.append(f"{target} is kura's {name} hook")
         return
-    if target.exists() and (old is None or (MARK not in old and old != plain)):
-        refused.append(f"{target}: a {name} hook that is not kura's is there; left as it is — merge kura's "
-                       f"({source}) into it by hand, or move it aside and run this again")  # fmt: skip
+    if target.exists() and (old is None or not kuras(old)):
+        store = shlex.quote(str(repo.top / repo.prefix).rstrip("/"))
+        refused.append(f"{target}: a {name} hook that is not kura's is there; left as it is — make it run "
+                       f"`{shlex.quote(kura_bin)} -s {store} hook {name} \"$@\"` too, or move it aside and "
+                       "run this again")  # fmt: skip
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, text.encode("utf-8"))

@@ -42,6 +42,7 @@ from kura.config import load_config
 from kura.errors import KuraError, NoStore
 from kura.files.checks import conflict_message, conflicts
 from kura.files.slugs import INDEX_NAME, index_file
+from kura.map import beside
 from kura.map.ceiling import (
     Fold,
     fitted_sectors,
@@ -70,7 +71,7 @@ from kura.store.safe_read import INDEX_CAP, read_in
 from kura.text.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from kura.config import ModelConfig
+    from kura.config import Config, ModelConfig, StoreConfig
 
 TIGHT = (
     "This is NOT the map of what you remember (kura store '{name}'): not even its outline fits in the "
@@ -236,26 +237,45 @@ def _sectors(root: Path, index_path: Path, data: bytes, index: str) -> str:
     return sector_map(index)
 
 
-def build_for(config_path: str | None, selector: str | None, *, host: dict[str, str] | None = None) -> Block:
+def build_for(
+    config_path: str | None,
+    selector: str | None,
+    *,
+    host: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Block:
     """The block for a configured store (or mode, or folder), as ``kura prefill`` prints
     it. ``host`` holds ceilings a host set (option or variable name → value); with the
     configured one, the smallest holds. Whatever goes wrong — no such store, a broken
     config, a header that ticks, a ceiling that is not one — the answer is still a block,
-    one that says the map is missing and why."""
+    one that says the map is missing and why. ``cwd``: the folder whose project's store is
+    the default (a hook's ``cwd``), else the current one."""
     name = selector or "default"
     ceiling = 0
     try:
-        config = load_config(config_path)
+        config = load_config(config_path, cwd=cwd)
         store = config.store_config(selector)
         name = store.name
         ceiling = tightest(*(parsed(value, where) for where, value in (host or {}).items()))
         settings = config.map_settings(store)
         settings = replace(settings, max_chars=tightest(settings.max_chars, ceiling))
         ceiling = settings.max_chars
-        return build(store.path, store.name, settings, scribe=config.scribe_for(store))
+        block = build(store.path, store.name, settings, scribe=config.scribe_for(store))
+        person = config.beside(store)
+        return block if person is None else _beside(block, config, person)
     except (KuraError, OSError) as err:
         shown = err.store if isinstance(err, NoStore) and err.store else name
         return missing(shown_name(shown, ceiling), str(err), max_chars=ceiling)
+
+
+def _beside(block: Block, config: Config, person: StoreConfig) -> Block:
+    """The project's block, then the person's rules in what its ceiling leaves."""
+    found = beside.rules(person, config.map_settings(person), config.scribe_for(person))
+    fit = beside.fitted(found, block.max_chars - length(block.text) if block.max_chars else None)
+    mine = {"store": block.store, "scope": "project", "chars": length(block.text), "state": block.state}
+    text = block.text + fit.text
+    extra = {**block.extra, "parts": [mine, beside.part(found, fit)]}
+    return replace(block, text=text, tokens=estimate_tokens(text), extra=extra)
 
 
 def missing(name: str, reason: str, *, max_chars: int = 0) -> Block:

@@ -46,6 +46,17 @@ def stored_map(
     return found if isinstance(found[0].get("folds"), list) else None
 
 
+def pinned_lines(meta: dict[str, Any], text: str) -> list[int] | None:
+    """The cloth's pinned lines map.json records (0-based, ascending, each a line of
+    ``text``); None when it records none that can be believed (a map.json from before they
+    were recorded, or one a clone carried with anything else in that field)."""
+    raw = meta.get("pinned")
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not isinstance(raw, list) or not all(type(n) is int and 0 <= n < lines for n in raw):
+        return None
+    return raw if raw == sorted(set(raw)) else None
+
+
 def last_map(root: Path, cloth: Path) -> tuple[dict[str, Any], str] | None:
     """The last map woven — whatever has changed since — when its record is whole and the
     cloth at ``cloth`` is exactly the one that weave wrote."""

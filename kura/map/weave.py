@@ -43,6 +43,7 @@ from kura.map.record import (
     cloth_target,
     fingerprint,
     index_stamp,
+    pinned_lines,
     scribe_id,
     stored_map,
     summary_line,
@@ -78,6 +79,7 @@ class Woven:
     notes: list[str] = field(default_factory=list)
     error: str = ""
     folds: list[tuple[int, int, str]] = field(default_factory=list)  # see kura.map.ceiling
+    pinned: list[int] = field(default_factory=list)  # the cloth's pinned lines (0-based), see kura.map.beside
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +164,7 @@ def weave(
         path=None,
         notes=notes,
         folds=_folds(layered, lines, age, today),
+        pinned=[i for i, (layer, _) in enumerate(lines) if layer == "pinned"],
     )
     if not write:
         return woven
@@ -209,7 +212,8 @@ def _current(store: Store, settings: MapSettings, stamp: str, scribe: str) -> Wo
     has checked every field's type)."""
     cloth = cloth_target(store.root, settings)
     found = stored_map(store.root, stamp, scribes=(scribe,), cloth=cloth)
-    if found is None:
+    pinned = pinned_lines(found[0], found[1]) if found is not None else None
+    if found is None or pinned is None:  # a map.json from before pinned lines were recorded: woven again
         return None
     meta, text = found
     return Woven(
@@ -227,6 +231,7 @@ def _current(store: Store, settings: MapSettings, stamp: str, scribe: str) -> Wo
         path=cloth,
         notes=list(meta["notes"]),
         folds=[(f.line, f.age, f.text) for f in folds_from(meta["folds"], text.count("\n") + 1)],
+        pinned=pinned,
     )
 
 
@@ -404,7 +409,7 @@ def _store_cloth(
             "cloth_sha": hashlib.sha256(woven.text.encode("utf-8")).hexdigest(),
             "sectors_sha": hashlib.sha256(sectors.encode("utf-8")).hexdigest(),
             "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines),
-            "folds": [list(fold) for fold in woven.folds], **summary,
+            "folds": [list(fold) for fold in woven.folds], "pinned": woven.pinned, **summary,
         }  # fmt: skip
         write_atomic(state / "map.json", json.dumps(meta, indent=1).encode())
     return path, changed

@@ -22,6 +22,11 @@ in this order:
 7. **Working memory** — asked for with ``recent`` and a transcript: its last messages,
    verbatim (``kura.recall.working``; tool output that reads like an instruction withheld).
 
+Inside a project, the person's own store is read beside the project's (``Beside``): its
+pinned lines join the rules and what recall finds in it joins "From memory" and "On
+record", after the project's and each naming that store; the map, spans and observations
+stay the project's.
+
 Rules and map come first and do not depend on the task, so a prompt cache keeps that
 prefix from one task to the next; everything task-bound follows. Sections share the budget
 by weight (``kura.recall.section_budget``); items are whole lines or whole memories, never cut to fit,
@@ -84,9 +89,21 @@ class Item:
     source: str  # a slug, a span's file:line, the observation log's date
     why: str
     tokens: int
+    store: str = ""  # the person's store it came from, read beside the project's ("": the store asked)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"section": self.section, "source": self.source, "tokens": self.tokens, "why": self.why}
+        found = {"section": self.section, "source": self.source, "tokens": self.tokens, "why": self.why}
+        return {**found, "store": self.store} if self.store else found
+
+
+@dataclass(frozen=True, slots=True)
+class Beside:
+    """The person's store, read beside the project's: its rules and what recall finds."""
+
+    store: Store
+    settings: MapSettings
+    index: SearchIndex | None = None
+    guard: AbstractContextManager[Any] | None = None
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -133,11 +150,13 @@ def context(
     progress: Progress | None = None,
     recent: int = 0,
     journal: str | Path | None = None,
+    beside: Beside | None = None,
 ) -> Context:
     """What a model working on ``task`` would be told from ``store`` (see the module
     docstring). ``index``/``thinker``/``embedder``/``quick``/``guard``/``progress`` go to
     recall (``progress`` hears about a first index build, which can take minutes).
-    ``recent``: the last messages of the transcript ``journal`` to carry as working memory."""
+    ``recent``: the last messages of the transcript ``journal`` to carry as working memory;
+    ``beside``: the person's store, read beside this one."""
     if not task.strip():
         raise KuraError("the task is empty; say what the model is about to do")
     if budget < MIN_BUDGET:
@@ -152,6 +171,10 @@ def context(
     found = recall(store, task, top=5, hops=1, chars=400, index=index, thinker=thinker, quick=quick,
                    embedder=embedder, guard=guard, today=today, progress=progress)  # fmt: skip
     memory, record, withheld = _recalled(store, found, task, budget)
+    if beside is not None:
+        more = _theirs(beside, task, budget, today, quick=quick, embedder=embedder, progress=progress)
+        rules, memory = rules + more[0], memory + more[1]
+        record, withheld, said = record + more[2], withheld + more[3], said + more[4]
     spans, dropped, restating = _spans(store, task, [*rules, *memory, *record])
     dropped = withheld + dropped
     noted, unread = _observations(store)
@@ -171,6 +194,31 @@ def context(
     candidates["spans"] = [*spans, *(span for span, _ in revived)]
     kept = [d for d in dropped if id(d) not in back]
     return replace(_assemble(store.name, task, budget, candidates, kept, found), degraded=said)
+
+
+def _theirs(
+    beside: Beside, task: str, budget: int, today: dt.date, **asked: Any
+) -> tuple[list[Item], list[Item], list[Item], list[Item], tuple[str, ...]]:
+    """The person's rules, recalled memories, history and withheld, each naming the store."""
+    store = beside.store
+    rules, _, said = _map_items(store, beside.settings, today)
+    found = recall(store, task, top=5, hops=1, chars=400, index=beside.index, guard=beside.guard,
+                   today=today, **asked)  # fmt: skip
+    memory, record, withheld = _recalled(store, found, task, budget)
+    named = [
+        [replace(item, store=store.name, text=_from(item, store.name)) for item in items]
+        for items in (rules, memory, record, withheld)
+    ]
+    return named[0], named[1], named[2], named[3], tuple(f"{store.name}: {s}" for s in said)
+
+
+def _from(item: Item, name: str) -> str:
+    """An item's text naming the person's store it came from: after a rule's line, after a
+    memory's heading."""
+    if not item.text:
+        return item.text
+    head, newline, rest = item.text.partition("\n")
+    return f"{head} (from store '{name}'){newline}{rest}"
 
 
 def _assemble(

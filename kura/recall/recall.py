@@ -191,7 +191,7 @@ def recall(
     ]
     shown = [p.slug for p in picked] + walked
     marks = {s: standings.get(s) for s in shown}
-    context = _fit(store, shown, question, chars, {s: v for s, v in marks.items() if v is not None})
+    context = fit_memories(store, shown, question, chars, {s: v for s, v in marks.items() if v is not None})
     degraded = how == "lexical" or (thinker is not None and how != "meaning") or partial is not None
     return Recall(
         store=store.name,
@@ -394,7 +394,11 @@ def _exists(store: Store, slug: str) -> bool:
         return False
 
 
-def _fit(store: Store, slugs: list[str], question: str, chars: int, marks: dict[str, Standing]) -> str:
+def fit_memories(
+    store: Store, slugs: list[str], question: str, chars: int, marks: dict[str, Standing], *, label: str = ""
+) -> str:
+    """The memories' texts within ``chars``, each under ``=== slug ===`` (``label`` after
+    the slug: the store it came from, when recall read more than one)."""
     if not slugs:
         return ""
     share = max(chars // len(slugs), 200)
@@ -404,7 +408,7 @@ def _fit(store: Store, slugs: list[str], question: str, chars: int, marks: dict[
         text = data.decode("utf-8", errors="replace") if data else "\n".join(map(str, memory.findings))
         found = marks.get(slug)
         note = "" if found is None or found.asserted else f" ({ON_RECORD}: {found.status}, {why_not(found)})"
-        parts.append(f"=== {slug}{note} ===\n{shorten(text, question, share)}")
+        parts.append(f"=== {slug}{label}{note} ===\n{shorten(text, question, share)}")
     return "\n\n".join(parts)
 
 

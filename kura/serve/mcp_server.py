@@ -99,7 +99,9 @@ def open_backend(config: str | None, store: str | None, *, readonly: bool, env: 
     loaded = load_config(config)
     if store and store not in loaded.stores and store not in loaded.modes:
         chosen = loaded.store_config(store)  # a folder, or UnknownStore naming what there is
-        loaded = dataclasses.replace(loaded, stores={chosen.name: chosen}, modes={})
+        if loaded.stores.get(chosen.name) != chosen:  # a configured store's folder keeps its config
+            alone = {chosen.name: chosen}
+            loaded = dataclasses.replace(loaded, stores=alone, modes={}, project="", person="")
         store = chosen.name
     return Local(StorePool(loaded, readonly=readonly, bound=store))
 

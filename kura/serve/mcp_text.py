@@ -24,10 +24,20 @@ def recall_text(found: dict[str, Any]) -> str:
             "to see what is remembered"
         )
     how = f"{found['how']} — degraded: {found['reason']}" if found.get("degraded") else found.get("how")
-    picks = ", ".join(p["slug"] for p in found["picked"])
-    walked = f"; linked: {', '.join(found['walked'])}" if found.get("walked") else ""
+    picks = ", ".join(_named(p["slug"], p.get("store", store), store) for p in found["picked"])
+    linked = [_named(w["slug"], w["store"], store) for w in found.get("walked_store") or ()]
+    linked = linked or found.get("walked") or []
+    walked = f"; linked: {', '.join(linked)}" if linked else ""
     unread = "".join(f"\n(kura: not searched: {said})" for said in found.get("unread") or ())
-    return f"recalled from store '{store}' ({how}): {picks}{walked}{unread}\n\n{found.get('context', '')}"
+    where = f"store '{store}'"
+    if found.get("stores"):  # the project's store and the person's store beside it
+        where = "stores " + " and ".join(f"'{name}'" for name in found["stores"])
+    return f"recalled from {where} ({how}): {picks}{walked}{unread}\n\n{found.get('context', '')}"
+
+
+def _named(slug: str, store: str, first: str) -> str:
+    """A memory of the first store by its slug; one of another store with that store's name."""
+    return slug if store == first else f"{slug} [{store}]"
 
 
 def read_text(memory: dict[str, Any]) -> str:

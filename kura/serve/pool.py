@@ -36,9 +36,10 @@ from kura.health.picture import Picture, of_store
 from kura.life.corrections import remember
 from kura.life.lifecycle import witnessed
 from kura.map.prefill import build
-from kura.recall.context import context
+from kura.recall.context import Beside, context
 from kura.recall.index_build import AT_ONCE, Background, env_budget
-from kura.recall.recall import recall
+from kura.recall.joint import joined
+from kura.recall.recall import Recall, recall
 from kura.recall.search import SearchIndex, remote_embedder
 from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
 from kura.store.listing import listing
@@ -137,8 +138,10 @@ class StorePool:
             return self.bound
         return self._name(selector)
 
-    def served(self, selector: str | None = None) -> _Served:
-        name = self.name(selector)
+    def served(self, selector: str | None = None, *, beside: bool = False) -> _Served:
+        """``beside``: the person's store read beside the project's (``Config.beside``),
+        which a service bound to the project's store reads too, for recall only."""
+        name = selector if beside and selector == self.config.person else self.name(selector)
         config = self.config.store_config(name)  # its folder deleted meanwhile: NoStore, never a new one
         with self._lock:
             if name not in self._served:
@@ -239,12 +242,30 @@ class StorePool:
             raise InvalidRequest("the question is empty; ask about something")
         RecallRequest(question, top=top, hops=hops, chars=chars).checked()
         served = self.served(selector)
+        found = self._recall(served, question, top=top, hops=hops, chars=chars)
+        person = self.config.beside(served.config)
+        if person is None:
+            return found.to_dict()
+        other = self.served(person.name, beside=True)
+        also = self._recall(other, question, top=top, hops=hops, chars=chars)
+        return joined((served.store, other.store), (found, also), question, top=top, chars=chars).to_dict()
+
+    def _beside(self, served: _Served) -> Beside | None:
+        """The person's store beside the project's, its index fresh, for context."""
+        person = self.config.beside(served.config)
+        if person is None:
+            return None
+        other = self.served(person.name, beside=True)
+        with other.lock:
+            index = self._fresh_index(other)
+        return Beside(other.store, self.config.map_settings(person), index=index, guard=other.lock)
+
+    def _recall(self, served: _Served, question: str, *, top: int, hops: int, chars: int) -> Recall:
         with served.lock:
             index = self._fresh_index(served)
         thinker = self.config.thinker_for(served.config)
-        found = recall(served.store, question, top=top, hops=hops, chars=chars, index=index,
-                       thinker=thinker, guard=served.lock)  # fmt: skip
-        return found.to_dict()
+        return recall(served.store, question, top=top, hops=hops, chars=chars, index=index,
+                      thinker=thinker, guard=served.lock)  # fmt: skip
 
     @_private_paths
     def context(
@@ -266,7 +287,7 @@ class StorePool:
         thinker = self.config.thinker_for(served.config)
         told = context(served.store, task, budget=budget, settings=self.config.map_settings(served.config),
                        index=index, thinker=thinker, guard=served.lock, recent=recent,
-                       journal=journal)  # fmt: skip
+                       journal=journal, beside=self._beside(served))  # fmt: skip
         return told.to_dict()
 
     # -- writing -----------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -67,3 +68,16 @@ def test_pre_commit_blocks_a_broken_store_and_post_merge_weaves(
     (store.root / "broken.md").unlink()
     subprocess.run([str(store.root / ".git" / "hooks" / "post-merge")], cwd=store.root, check=True)
     assert (store.root / ".kura" / "map.md").is_file()
+
+
+def test_the_claude_code_script_hands_the_hosts_json_to_kura_hook(tmp_path: Path) -> None:
+    """Settings that name hooks/claude-code/session-start get what `kura hook session-start`
+    gives: the store chosen from the folder in Claude Code's JSON."""
+    make_store(tmp_path / "project" / "memory", [("a", "user", "Mika is in Lisbon", None)])
+    payload = json.dumps(
+        {"session_id": "s", "cwd": str(tmp_path / "project"), "hook_event_name": "SessionStart"}
+    )
+    result = subprocess.run([str(HOOKS / "claude-code" / "session-start")], cwd=tmp_path, input=payload,
+                            env={**os.environ, "KURA_BIN": KURA}, capture_output=True, text=True, check=False)  # fmt: skip
+    assert result.returncode == 0
+    assert result.stdout.startswith("<<<KURA-MAP store=main>>>") and "Mika is in Lisbon" in result.stdout

@@ -127,8 +127,8 @@ def test_unknown_store_and_missing_memory_keep_their_codes_on_every_path(tmp_pat
 
 
 def test_version_prints_name_and_version() -> None:
-    expected = f"kura {importlib.metadata.version('kura')}\n"
-    assert kura.__version__ == importlib.metadata.version("kura")
+    expected = f"kura {importlib.metadata.version('kura-memory')}\n"
+    assert kura.__version__ == importlib.metadata.version("kura-memory")
     got = run_kura("--version")
     assert (got.returncode, got.stdout, got.stderr) == (0, expected, "")
     script = shutil.which("kura", path=str(Path(sys.executable).parent))

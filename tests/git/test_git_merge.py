@@ -463,9 +463,8 @@ def test_install_hooks_sets_them_up_once_and_leaves_a_foreign_hook_alone(cli, re
     assert f"installed {hooks / 'pre-commit'} (kura's pre-commit hook)\n" in result.out
     assert f"installed {hooks / 'post-merge'} (kura's post-merge hook)\n" in result.out
     assert result.err == (f"kura: error: {hooks / 'post-checkout'}: a post-checkout hook that is not kura's is "
-                          "there; left as it is — merge kura's "
-                          f"({Path(__file__).resolve().parents[2] / 'hooks' / 'git' / 'post-checkout'}) into it by "
-                          "hand, or move it aside and run this again\n")  # fmt: skip
+                          f"there; left as it is — make it run `{Path(os.sys.executable).parent / 'kura'} -s {store} "
+                          'hook post-checkout "$@"` too, or move it aside and run this again\n')  # fmt: skip
     assert (hooks / "post-checkout").read_text() == "#!/bin/sh\necho mine\n"
     pre_commit = (hooks / "pre-commit").read_text()
     assert pre_commit.split("\n")[:4] == [
@@ -594,16 +593,43 @@ def test_a_rebase_dates_theirs_from_the_commit_being_replayed(cli, repo: Path) -
     assert dt.date(2030, 2, 2) == written_date(Store(repo).show("deploy").note)
 
 
-def test_hooks_missing_from_an_installed_package_set_up_nothing(  # type: ignore[no-untyped-def]
-    cli, repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A wheel carries no hooks/ folder: --hooks says so before it writes anything."""
-    from kura.cli import git as cli_git
+HOOKS_DIR = Path(__file__).resolve().parents[2] / "hooks" / "git"
 
-    monkeypatch.setattr(cli_git, "_HOOKS_SOURCE", repo.parent / "no-hooks-here")
+
+def test_hooks_an_older_kura_installed_or_a_person_copied_are_upgraded(cli, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    """The hooks kura 0.1 wrote (its hooks/git/ scripts, copied with the two lines added, or
+    copied as they were) are kura's: --hooks replaces them with today's, which run `kura hook`."""
+    old_pre_commit = (  # what `kura git install --hooks` wrote before the hooks were in the package
+        "#!/bin/sh\n# Installed by `kura git install --hooks`: kura's pre-commit hook, for the store in this "
+        'repository.\n: "${KURA_BIN:=kura}"\n: "${KURA_STORE:=$(git rev-parse --show-toplevel)}"\n'
+        '"$KURA_BIN" -s "$KURA_STORE" doctor --strict --staged || exit 1\n'
+    )
+    old_post_merge = (  # hooks/git/post-merge as kura 0.1 shipped it, copied by hand
+        "#!/bin/sh\n# Git post-merge (and post-checkout) hook: re-weave the map after files changed under it.\n"
+        "# Never fails the git command: a stale map is re-woven by the next kura prefill anyway.\n"
+        'kura="${KURA_BIN:-kura}"\nstore="${KURA_STORE:-$(git rev-parse --show-toplevel)}"\n'
+        'command -v "$kura" >/dev/null 2>&1 && "$kura" -s "$store" weave >/dev/null 2>&1\nexit 0\n'
+    )
     assert cli("-s", str(repo), "remember", "alpha", "alpha fact").code == 0
+    hooks = repo / ".git" / "hooks"
+    (hooks / "pre-commit").write_text(old_pre_commit)
+    (hooks / "post-merge").write_text(old_post_merge)
+    (hooks / "post-checkout").symlink_to(HOOKS_DIR / "post-checkout")  # linked by hand, as docs said
     result = cli("-s", str(repo), "git", "install", "--hooks")
-    assert result.code == 1 and "hook is not there" in result.err and "nothing was set up" in result.err
-    assert not (repo / ".gitattributes").exists()
-    assert subprocess.run(["git", "config", "--local", "--get", "merge.kura-index.driver"], cwd=repo,
-                          capture_output=True).returncode == 1  # fmt: skip
+    assert result.code == 0, result.err
+    for name in ("pre-commit", "post-merge", "post-checkout"):
+        assert f"updated {hooks / name} (kura's {name} hook)\n" in result.out
+        text = (hooks / name).read_text()
+        assert text.endswith(f'exec "$KURA_BIN" -s "$KURA_STORE" hook {name} "$@"\n'), text
+        assert not (hooks / name).is_symlink()
+    assert (HOOKS_DIR / "post-checkout").read_text().endswith('exec "$kura" hook post-checkout "$@"\n')
+
+
+def test_each_hook_script_kura_ships_is_known_as_kuras() -> None:
+    """A copy of any of hooks/git/* counts as kura's (and is upgraded, never refused)."""
+    import hashlib
+
+    from kura.git.repository import HOOKS, SHIPPED
+
+    for name in HOOKS:
+        assert hashlib.sha256((HOOKS_DIR / name).read_bytes()).hexdigest() in SHIPPED, name
