@@ -84,6 +84,25 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only when missing)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
+    ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",
+    ("cli/entry.py", "kura.hosts.capture"): FAST
+    + "typer and every command: a host waits on `kura hook capture`",
+    ("cli/capture.py", "kura.hosts.capture"): TYPER + "the capture hook's work",
+    ("cli/entry.py", "kura.hosts.prompt"): FAST
+    + "typer and every command: the prompt hook runs before every prompt",
+    ("cli/capture.py", "kura.hosts.prompt"): TYPER + "recall, for the prompt hook",
+    (
+        "hosts/capture.py",
+        "kura.distill",
+    ): "the hook's firing must not load the distiller; only its worker runs it",
+    (
+        "hosts/capture.py",
+        "kura.hosts.claude_memory",
+    ): "the hook's firing must not load it; only its worker absorbs",
+    (
+        "hosts/capture.py",
+        "kura.life.scratch",
+    ): "the hook's firing must not load the ladder; only its worker marks",
     ("cli/eval.py", "kura.evals"): TYPER + "the evals",
     ("cli/mcp.py", "kura.serve"): TYPER + "the MCP server and its tools",
     ("cli/serve.py", "kura.serve.http"): TYPER + "the HTTP server and its pydantic schemas",

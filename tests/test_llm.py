@@ -197,8 +197,11 @@ def test_a_drain_says_which_fields_the_scribe_refused_then_works_plain(
     write_memory(store.root, "archive", "project", "The archive disk is mounted read-only", body=ECHOED)
     jsonl(tmp_path / "journals" / "ferry" / f"{SID}.jsonl", SESSION)
     config = config_file(tmp_path, store.root, plain(model_server) + 'dialect = "vllm"\n')
-    config.write_text(
-        config.read_text() + f'\n[stores.test.distill.journals]\nclaude = ["{tmp_path / "journals"}"]\n'
+    config.write_text(  # distiller-only: the request stays a draft for the scribe to judge
+        config.read_text().replace(
+            f'path = "{store.root}"\n', f'path = "{store.root}"\nwrite_policy = "distiller-only"\n'
+        )
+        + f'\n[stores.test.distill.journals]\nclaude = ["{tmp_path / "journals"}"]\n'
     )
     cli = Cli()
     assert cli("-c", str(config), "-s", "test", "distill", "run", "--no-model").code == 0

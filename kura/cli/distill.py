@@ -21,6 +21,7 @@ pass and a drain once per quiet spell of the journals.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -48,6 +49,7 @@ DistilStoreOpt = Annotated[
 def _distilling(ctx: typer.Context, store: str | None) -> tuple[Any, Any, Any, Any]:
     """(config, the store's config, its journals, the open store) for a distilling command."""
     from kura.distill.run import journals_for
+    from kura.hosts.host_journals import with_hosts
 
     g: Globals = ctx.obj
     config = core(lambda: cfg.load_config(g.config))
@@ -55,7 +57,8 @@ def _distilling(ctx: typer.Context, store: str | None) -> tuple[Any, Any, Any, A
     journals = core(
         lambda: journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
     )
-    return config, chosen, journals, core(chosen.open)
+    opened = core(chosen.open)
+    return config, chosen, core(lambda: with_hosts(journals, opened)), opened  # and what hooks registered
 
 
 @distill_app.command("run")
@@ -283,12 +286,30 @@ def night(
     ctx: typer.Context,
     store: DistilStoreOpt = None,
     idle_min: Annotated[
-        float, typer.Option("--idle-min", help="Minutes the journals must stay quiet before a pass.")
-    ] = 20.0,
+        float | None,
+        typer.Option(
+            "--idle-min",
+            help="Minutes the journals must stay quiet before a pass "
+            "(else [distill] idle_min in kura.toml, else 20).",
+        ),
+    ] = None,
     idle_sec: Annotated[
         float | None, typer.Option("--idle-sec", help="The quiet spell in seconds (overrides --idle-min).")
     ] = None,
-    poll_sec: Annotated[float, typer.Option("--poll-sec", help="Seconds between looks.")] = 30.0,
+    backoff_min: Annotated[
+        float | None,
+        typer.Option(
+            "--backoff-min",
+            help="Minutes to wait after a failed pass before trying again, changed journals or not "
+            "(else [distill] backoff_min; unset: the next change is the retry).",
+        ),
+    ] = None,
+    poll_sec: Annotated[
+        float | None,
+        typer.Option(
+            "--poll-sec", help="Seconds between looks (else a quarter of the quiet spell, at most 30)."
+        ),
+    ] = None,
     once: Annotated[
         bool, typer.Option("--once", help="Wait for one quiet spell, run one pass (and drain), exit.")
     ] = False,
@@ -303,15 +324,37 @@ def night(
     def log(line: str) -> None:
         say(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {line}")
 
+    from kura.hosts.host_journals import with_hosts
+
+    configured = dataclasses.replace(journals, files=())
+
+    def current() -> Any:  # what hooks registered since the loop started is read too
+        return with_hosts(configured, opened)
+
     window = config.map_settings(chosen).window_tokens
     tasks = tasks_for(
-        opened, journals, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
+        opened, current, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
     )
-    idle = idle_sec if idle_sec is not None else idle_min * 60
-    loop = Night(look=lambda: snapshot(journals, opened.root), tasks=tasks, idle=idle, poll=poll_sec, log=log)
+    quiet = _minutes(idle_min, "idle_min", chosen.distill, config.distill, 20.0) or 0.0
+    idle = idle_sec if idle_sec is not None else 60 * quiet
+    backoff = _minutes(backoff_min, "backoff_min", chosen.distill, config.distill, None)
+    poll = poll_sec if poll_sec is not None else min(30.0, max(0.05, idle / 4))
+    loop = Night(look=lambda: snapshot(current(), opened.root), tasks=tasks, idle=idle, poll=poll, log=log,
+                 backoff=None if backoff is None else backoff * 60)  # fmt: skip
     loop.run(once=once)
     if once:
         raise typer.Exit(1 if loop.failures else 0 if loop.worked else 2)
+
+
+def _minutes(given: float | None, key: str, own: dict[str, Any], shared: dict[str, Any],
+             default: float | None) -> float | None:  # fmt: skip
+    """A night setting: the command line's, else the store's [distill], else the shared one."""
+    if given is not None:
+        return given
+    for table in (own, shared):
+        if isinstance(table.get(key), int | float):
+            return float(table[key])
+    return default
 
 
 @distill_app.command("tidy")

@@ -41,6 +41,10 @@ def main() -> None:
     if argv == ["--version"]:
         sys.stdout.write(version_line() + "\n")
         sys.exit(0)
+    if argv == ["hook", "capture"]:  # a host waits on it: no typer, no command table
+        sys.exit(_capture())
+    if argv == ["hook", "prompt"]:  # so it does before every prompt
+        sys.exit(_prompt())
     asked = _recall_args(argv)
     if asked is not None:
         from kura.cli.recall import recall_command
@@ -54,6 +58,27 @@ def main() -> None:
     from kura.cli.commands import run
 
     run()
+
+
+def _capture() -> int:
+    """``kura hook capture`` (``kura.hosts.capture``): always 0, a problem on one line."""
+    from kura.hosts.capture import hook
+
+    problem = hook(sys.stdin.read(1 << 20 | 1), selector=os.environ.get("KURA_STORE") or None)
+    if problem:
+        warn(problem)
+    return 0
+
+
+def _prompt() -> int:
+    """``kura hook prompt`` (``kura.hosts.prompt``): always 0, a problem on one line."""
+    from kura.hosts.prompt import hook
+
+    printed, problem = hook(sys.stdin.read(1 << 20), selector=os.environ.get("KURA_STORE") or None)
+    sys.stdout.write(printed)
+    if problem:
+        warn(problem)
+    return 0
 
 
 def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:

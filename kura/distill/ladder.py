@@ -42,12 +42,21 @@ from kura.distill.compose import compose
 from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.novelty import COVERED_SHARE, covers
-from kura.distill.rules import _CORRECTION, _REMEMBER, cut, failed_output, sentences, topic_of
+from kura.distill.rules import (
+    _CORRECTION,
+    _REMEMBER,
+    cut,
+    failed_output,
+    negated_request,
+    sentences,
+    topic_of,
+)
 from kura.files import witness as wt
 from kura.life import scratch as sc
 from kura.life.purge import buried
 from kura.store.store import Store
 from kura.text.claim_match import SAME_SHARE, negated, relate, words
+from kura.text.not_facts import not_a_fact
 from kura.text.quarantine import reads_like_instruction
 from kura.text.secrets import redact
 from kura.text.tokens import estimate_tokens
@@ -144,6 +153,8 @@ def qualifies(sentence: str) -> bool:
         return False  # code, a log line, a failure: the spotter's scars, not a fact said in passing
     if _REMEMBER.match(text) or _CORRECTION.match(text) or _TO_AGENT.search(text) or _ASKED.match(text):
         return False
+    if negated_request(text) or not_a_fact(text):
+        return False  # a person's "don't keep this", the task they set, a tool's acknowledgement
     if _SPECIFIC.search(text) is None or len(words(text)) < MIN_WORDS or _CREDENTIAL.search(text):
         return False
     return not reads_like_instruction(text)

@@ -13,9 +13,14 @@ Starting counts as a change, so a fresh ``night`` runs once after its first quie
 (whatever piled up while it was not running gets read). A pass never touches the journals
 (its watermarks live in the state folder), so the loop does not wake itself up.
 
+The quiet spell is ``idle_min`` and the wait after a failure ``backoff_min``, from
+``[distill]`` (or the store's ``[stores.NAME.distill]``) unless the command line says. A
+spell in which a task raised is tried again once ``backoff`` seconds have passed, changed
+journals or not; with no backoff the next change is the retry.
+
 The loop is resident and nobody watches it, so a task that raises is logged with its
 error and the loop goes on — this is the one place in the core that catches ``Exception``,
-because it is an edge in time: the next quiet spell is the retry. ``KeyboardInterrupt`` or
+because it is an edge in time: the backoff, or the next quiet spell, is the retry. ``KeyboardInterrupt`` or
 the ``stop`` event ends it cleanly. Clock and sleep are injected so tests run in
 milliseconds without sleeping; the default sleep waits on the stop event, so a stop is
 seen at once rather than after a poll.
@@ -74,7 +79,7 @@ def snapshot(journals: jr.Journals, store_root: Path) -> Snapshot:
 
 def tasks_for(
     store: Store,
-    journals: jr.Journals,
+    journals: jr.Journals | Callable[[], jr.Journals],
     scribe: ModelConfig | None,
     brain: ModelConfig | None = None,
     *,
@@ -82,11 +87,13 @@ def tasks_for(
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one; the ladder's
     window is ``window_tokens``), then one drain when a scribe is configured, then grooming
-    the store's threads (``kura.threads.groom``)."""
+    the store's threads (``kura.threads.groom``). ``journals`` may be a function, asked
+    before each pass (transcripts a hook registers meanwhile are read too)."""
 
     def one_pass() -> NightReport:
         minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
-        metrics = run_pass(store, journals, minds=minds, window_tokens=window_tokens)
+        now = journals() if callable(journals) else journals
+        metrics = run_pass(store, now, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)
 
     tasks = [Task("pass", one_pass)]
@@ -115,6 +122,7 @@ class Night:
     tasks: Sequence[Task]
     idle: float
     poll: float
+    backoff: float | None = None  # after a spell whose task failed: seconds until it runs again
     log: Log = print
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], object] | None = None
@@ -125,21 +133,30 @@ class Night:
     _last: Snapshot | None = None
     _changed: float = 0.0
     _done: bool = False
+    _ran: float = 0.0
+    _failed: bool = False
 
     def step(self) -> bool:
-        """Look once; run the tasks if this is a new quiet spell. True when they ran."""
+        """Look once; run the tasks if this is a new quiet spell (or the backoff after a
+        failed one has passed). True when they ran."""
         now = self.clock()
         seen = self.look()
         if self._last is None or seen != self._last:
             self._last, self._changed, self._done = seen, now, False
             return False
-        if self._done or now - self._changed < self.idle:
+        retry = self._done and self._failed and self.backoff is not None and now - self._ran >= self.backoff
+        if not retry and (self._done or now - self._changed < self.idle):
             return False
-        self._done = True
+        self._done, self._ran = True, now
         self.spells += 1
-        self.log(f"night: journals quiet for {now - self._changed:.0f}s; distilling")
+        if retry:
+            self.log(f"night: a task failed {now - self._changed:.0f}s ago; trying again after the backoff")
+        else:
+            self.log(f"night: journals quiet for {now - self._changed:.0f}s; distilling")
+        failures = self.failures
         for task in self.tasks:
             self._attempt(task)
+        self._failed = self.failures > failures
         return True
 
     def _attempt(self, task: Task) -> None:
@@ -155,7 +172,8 @@ class Night:
     def run(self, *, once: bool = False) -> None:
         """Loop until ``stop`` is set or Ctrl-C; with ``once``, return after one quiet spell."""
         wait = self.sleep or self.stop.wait
-        self.log(f"night: watching the journals (idle {self.idle:g}s, poll {self.poll:g}s)")
+        backoff = f", backoff {self.backoff:g}s" if self.backoff is not None else ""
+        self.log(f"night: watching the journals (idle {self.idle:g}s, poll {self.poll:g}s{backoff})")
         try:
             while not self.stop.is_set():
                 if self.step() and once:

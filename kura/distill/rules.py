@@ -43,6 +43,12 @@ _REMEMBER = re.compile(
     r"|(?:please\s+)?note\s+that\s+|keep\s+in\s+mind\s+(?:that\s+)?)",
     re.I,
 )
+# A request not to keep something ("never remember that …", "don't note …") asks for nothing.
+_NOT_ASKED = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+|but\s+)?(?:please\s+)?(?:never|don['\u2019]t|do\s+not|no\s+need\s+to)"
+    r"\s+(?:ever\s+)?(?:remember|memori[sz]e|(?:note|record|save|keep)\s+(?:that|this)\b)",
+    re.I,
+)
 _CORRECTION = re.compile(
     r"^(?:no[,.!:;]\s*|nope\b|that['\u2019]s\s+(?:wrong|not\s+(?:right|it|what))|that\s+is\s+(?:wrong|not)"
     r"|wrong[,.!]|actually[,]?\s|i\s+said\b|i\s+told\s+you\b|stop\s+\w|not\s+\S+(?:\s+\S+)?,?\s+but\s)",
@@ -113,7 +119,7 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
         return candidate
     for sentence in parts:
         match = _REMEMBER.match(sentence)
-        if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?"):
+        if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?") or negated_request(sentence):
             continue
         said = cut(sentence)
         kind = _user_kind(sentence)
@@ -121,6 +127,11 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
             "remember", kind, said, [f"[USER] {said}"], why="the user asked for this to be kept"
         )
     return None
+
+
+def negated_request(sentence: str) -> bool:
+    """A request not to keep something ("never remember that …"): no request at all."""
+    return _NOT_ASKED.match(sentence.strip()) is not None
 
 
 def _assent(sentence: str) -> bool:

@@ -24,6 +24,11 @@ read the same stretch, so no candidate is staged twice. The spotter sees one str
 time: a failure and its fix that straddle two stretches are not paired — a missed scar, not
 a wrong one.
 
+A person's explicit request to remember, in a store that takes direct writes, is poured as
+soon as its draft is staged (the person asked; no scribe need judge it), through the same
+verified door as every pour; a pass stopped between the two leaves the draft staged, and
+the next pass, finding it already staged, pours it instead of passing over it.
+
 Ideas are never staged: they go to the seed file (``kura.distill.seeds``), and a kept
 candidate graduates the seeds its topic matches. Every
 decision is counted in ``Metrics`` — segments by class, candidates, kept, dropped with
@@ -105,6 +110,7 @@ class Metrics:
     waiting: int = 0  # mentions the ladder added to scratch (``kura.distill.ladder``)
     crossed: int = 0  # scratch items that crossed into drafts (or memories) this pass
     held_back: dict[str, int] = field(default_factory=dict)  # crossings refused, by reason
+    poured: int = 0  # drafts of a person's request, poured at once (a direct-allowed store)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +127,7 @@ class Metrics:
             "scratch_mentions": self.waiting,
             "crossed": self.crossed,
             "crossings_refused": dict(self.held_back),
+            "poured": self.poured,
             "findings": [str(f) for f in self.findings],
             "models": self.models,
             "tokens_in": self.usage.get("tokens_in", 0),
@@ -140,6 +147,7 @@ class Metrics:
             f"kept {self.kept}, dropped {sum(self.dropped.values())}"
             + (f" ({reasons})" if reasons else "")
             + f", drafts {len(self.drafts)}"
+            + (f" ({self.poured} poured as asked)" if self.poured else "")
             + (f" ({self.extends} extending a memory)" if self.extends else "")
             + (
                 f", {self.reinforced} memor{'ies' if self.reinforced != 1 else 'y'} reinforced"
@@ -173,6 +181,7 @@ class _Tally:
     waiting: int = 0
     crossed: int = 0
     held_back: Counter[str] = field(default_factory=Counter)
+    poured: int = 0
 
     def freeze(self, minds: Minds) -> Metrics:
         return Metrics(
@@ -192,6 +201,7 @@ class _Tally:
             waiting=self.waiting,
             crossed=self.crossed,
             held_back=dict(self.held_back),
+            poured=self.poured,
         )
 
 
@@ -312,6 +322,9 @@ def _distil(
         met[same] += 1
         if met[same] <= before[same]:  # this stretch was read before, by a pass that stopped
             tally.dropped["already staged by a pass that was stopped"] += 1
+            left = next((d for d in staged if dr.key_of(d) == same), None)
+            if left is not None and _asked(store, candidate):  # stopped before it poured
+                _pour_asked(store, left.path, tally)
             continue
         replaces = _replaces(candidate, verdict.evidence, live)
         seen = _witness(candidate, verdict.evidence, replaces, source)
@@ -336,6 +349,8 @@ def _distil(
                      extends=extends)  # fmt: skip
         tally.extends += extends is not None
         taken.add(composed.slug)
+        if _asked(store, candidate) and extends is None:
+            _pour_asked(store, path, tally)
         seeds.graduate(store, _field(candidate, "topic"), path.stem)  # later evidence confirms an idea
         tally.kept += 1
         tally.drafts.append(path)
@@ -358,6 +373,25 @@ def _climb(store: Store, claim: jr.Claim, segments: Sequence[Segment], known: tu
     tally.kept += len(done.crossed)
     tally.drafts.extend(Path(p) for p in done.crossed)
     tally.held_back.update(done.dropped)
+
+
+def _asked(store: Store, candidate: Candidate) -> bool:
+    """A person's explicit request to remember, in a store that takes direct writes: the
+    person asked, so it needs no scribe to become a memory."""
+    return candidate.get("rule") == "remember" and store.write_policy == "direct-allowed"
+
+
+def _pour_asked(store: Store, path: Path, tally: _Tally) -> None:
+    """Pour a requested memory's draft at once, through the verified door every pour takes
+    (mark, final-surface floor, secrets, policy, atomic write, index line, witnesses); a
+    refusal leaves it staged, with the reason."""
+    poured = dr.pour(store, path.stem)
+    if poured.poured:
+        tally.poured += 1
+    else:
+        tally.findings.append(
+            Finding(str(path), 1, f"asked to remember, left staged: {poured.reason}", "warning")
+        )
 
 
 def _replaces(candidate: Candidate, evidence: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> str:

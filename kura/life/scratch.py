@@ -312,3 +312,24 @@ def with_mention(item: Item, mention: Mention) -> Item:
     if any(m.session == mention.session for m in item.mentions):
         return item
     return replace(item, mentions=(*item.mentions, mention))
+
+
+def fell_out(store: Store, source: str, line: int) -> int:
+    """Mark every mention ``source`` made before ``line`` as out of the working window: the
+    host said it was compacting the session there (Claude Code's ``PreCompact`` hook), so
+    what was said before is a TIDE whether or not a compaction record follows. How many
+    mentions changed."""
+
+    def change(scratch: Scratch) -> int:
+        changed = 0
+        for key, item in list(scratch.items.items()):
+            fell = [not m.out and m.source == source and 0 < m.line < line for m in item.mentions]
+            if any(fell):
+                marked = tuple(
+                    replace(m, out=True) if f else m for m, f in zip(item.mentions, fell, strict=True)
+                )
+                scratch.items[key] = replace(item, mentions=marked)
+                changed += sum(fell)
+        return changed
+
+    return int(update(store, change))

@@ -10,6 +10,9 @@ key), never left to guess why nothing was read. Keys: ``roots`` (folders or file
 ``exclude`` (globs on the path below a root; a glob without ``/`` matches the file name at
 any depth, ``**`` crosses folders). Any other key is distill-kura's spelling, an adapter
 name for a root: ``claude = "~/.claude/projects/demo"`` reads that root as Claude Code.
+Beside the roots, ``files`` names transcripts one by one, each with its adapter: those a
+host's hook registered for the store (``kura.hosts.host_journals``), read whatever the
+globs say, and passed over quietly once gone (a finished session's file may be cleaned up).
 
 Discovery never reads a store's own files. A root may well contain the store (a home
 folder, a project with its memory inside), so the store's folder is never entered, and a
@@ -74,6 +77,7 @@ class Journals:
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
     notes: tuple[Finding, ...] = ()  # why a store reads no journals, when the config says
+    files: tuple[Root, ...] = ()  # transcripts named one by one (a host's hook registered them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +193,14 @@ def discover(journals: Journals, store_root: Path) -> tuple[list[Source], list[F
                 continue
             seen.add(identity)
             sources[str(path)] = Source(path, root.fmt)
+    for named in journals.files:  # no globs: each was named; one that is gone is passed over
+        identity = _identity(named.path)
+        if identity in seen or identity == (-1, -1) or not named.path.is_file():
+            continue
+        if Path(os.path.realpath(named.path)).is_relative_to(store_real):
+            continue
+        seen.add(identity)
+        sources[str(named.path)] = Source(named.path, named.fmt)
     return [sources[key] for key in sorted(sources)], found
 
 

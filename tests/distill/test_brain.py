@@ -67,7 +67,7 @@ def ferry(tmp_path: Path, model_server: ModelServer) -> tuple[Store, Path]:
     jsonl(journals / "ferry" / f"{SID}.jsonl", BRAIN_SESSION)
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\ncharter = "{CHARTER}"\n\n'
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\ncharter = "{CHARTER}"\n\n'
         f'[stores.test.distill.journals]\nclaude = ["{journals}"]\n\n'
         f'[models.thinker]\nurl = "{model_server.url}"\nmodel = "m"\ntimeout = 5\n'
     )

@@ -45,11 +45,13 @@ def journal(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def configured(tmp_path: Path, journals: Path, extra: str = "") -> tuple[Store, Path]:
+def configured(tmp_path: Path, journals: Path, extra: str = "", *, policy: str = "") -> tuple[Store, Path]:
+    """``policy``: a write_policy for the store (``distiller-only`` keeps a request a draft)."""
     store, _ = init_store(tmp_path / "store", name="test")
     config = tmp_path / "kura.toml"
+    policy_line = f'write_policy = "{policy}"\n' if policy else ""
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\n{policy_line}\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
         + extra
     )
     return store, config
@@ -137,7 +139,7 @@ def test_the_users_own_numbers_and_names_survive_a_distill_run(tmp_path: Path) -
         turn("assistant", f"Noted. {AGENT_GUESS}", "a1"),
         turn("user", CLUSTER, "u2"),
     ])  # fmt: skip
-    store, config = configured(tmp_path, journals)
+    store, config = configured(tmp_path, journals, policy="distiller-only")
     report = distil(config)
     assert (report["kept"], report["dropped"]) == (2, {})
     drafts = {d.slug: d for d in staged(store)}
@@ -184,7 +186,7 @@ def test_the_agents_own_number_is_still_refused(tmp_path: Path, model_server: Mo
 def test_witnesses_keep_their_session_and_the_day_it_was_said(tmp_path: Path) -> None:
     journals = tmp_path / "journals"
     journal(journals / f"{SESSION_A}.jsonl", [turn("user", TAGS, "u1")])
-    store, config = configured(tmp_path, journals)
+    store, config = configured(tmp_path, journals, policy="distiller-only")
     cli = Cli()
     assert distil(config)["kept"] == 1
     assert cli("-c", str(config), "-s", "test", "distill", "pour", "--all").code == 0
@@ -210,7 +212,10 @@ def test_a_brain_does_not_weaken_an_explicit_request(tmp_path: Path, model_serve
     journals = tmp_path / "journals"
     journal(journals / f"{SESSION_A}.jsonl", [turn("user", TAGS, "u1")])
     store, config = configured(
-        tmp_path, journals, f'\n[models.thinker]\nurl = "{model_server.url}"\nmodel = "m"\ntimeout = 5\n'
+        tmp_path,
+        journals,
+        f'\n[models.thinker]\nurl = "{model_server.url}"\nmodel = "m"\ntimeout = 5\n',
+        policy="distiller-only",
     )
     reading = {"topic": "Tags are signed", "kind": "idea", "why": "a guess about signing",
                "quotes": ["[USER] release tags are signed with the team key"]}  # fmt: skip
@@ -239,15 +244,15 @@ def test_journals_do_not_cross_stores_by_default(tmp_path: Path) -> None:
     config = tmp_path / "kura.toml"
     config.write_text(
         f'[stores.a]\npath = "{stores["a"].root}"\n\n'
-        f'[stores.b]\npath = "{stores["b"].root}"\n\n[stores.b.distill]\ninherit_global_journals = true\n\n'
-        f'[stores.c]\npath = "{stores["c"].root}"\n\n[stores.c.distill.journals]\nclaude = ["{own}"]\n\n'
+        f'[stores.b]\npath = "{stores["b"].root}"\nwrite_policy = "distiller-only"\n\n[stores.b.distill]\ninherit_global_journals = true\n\n'
+        f'[stores.c]\npath = "{stores["c"].root}"\nwrite_policy = "distiller-only"\n\n[stores.c.distill.journals]\nclaude = ["{own}"]\n\n'
         f'[distill.journals]\nclaude = ["{shared}"]\n'
     )
     cli = Cli()
     first = cli("-c", str(config), "distill", "run", "--store", "a")
     assert (first.code, first.out) == (2, "distill: nothing new to read\n"), first
     assert first.err == (
-        f"kura: {config}:16: store a reads no journals: [distill.journals] is read only by a store that "
+        f"kura: {config}:18: store a reads no journals: [distill.journals] is read only by a store that "
         "opts in — set inherit_global_journals = true under [stores.a.distill], or give it its "
         "own [stores.a.distill.journals]\n"
     )

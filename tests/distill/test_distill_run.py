@@ -87,7 +87,7 @@ def setup(tmp_path: Path) -> tuple[Store, Path, Path]:
     jsonl(journals / "ferry" / f"{SID}.jsonl", SESSION)
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
     )
     return store, journals, config
 
@@ -162,6 +162,7 @@ def test_a_failure_fixed_only_after_the_user_stepped_in_is_no_scar() -> None:
 
 def test_one_pass_stages_the_right_drafts(setup: tuple[Store, Path, Path]) -> None:
     store, journals, _ = setup
+    store = Store(store.root, name="test", write_policy="distiller-only")  # requests stay drafts
     segments = read_segments(journals / "ferry" / f"{SID}.jsonl")
     metrics = run_pass(store, journals_of(journals))
     assert (metrics.nothing, metrics.sources, metrics.candidates, metrics.kept) == (False, 1, 4, 3)
@@ -193,7 +194,9 @@ def test_one_pass_stages_the_right_drafts(setup: tuple[Store, Path, Path]) -> No
 
 
 def test_a_number_only_the_human_gave_is_kept_in_their_words_never_as_bare_fact(tmp_path: Path) -> None:
-    store, _ = init_store(tmp_path / "store", name="test")
+    store = Store(
+        init_store(tmp_path / "store", name="test")[0].root, name="test", write_policy="distiller-only"
+    )
     said = "Remember that the cache holds 512 entries at most."
     jsonl(tmp_path / "j" / "s.jsonl", [cc("user", said, "u1")])
     metrics = run_pass(store, journals_of(tmp_path / "j"))
@@ -228,7 +231,7 @@ WORKER = """
 import sys
 from kura.distill.run import journals_for, run_pass
 from kura.store.store import Store
-store = Store(sys.argv[1], name="test")
+store = Store(sys.argv[1], name="test", write_policy="distiller-only")
 journals = journals_for({}, {"journals": {"claude": [sys.argv[2]]}}, config_source=None, store="test")
 while not run_pass(store, journals, max_bytes=1500).nothing:
     pass

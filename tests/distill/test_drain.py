@@ -41,7 +41,7 @@ FIX = json.dumps(
 
 def config_for(tmp_path: Path, store: Store, url: str, journals: Path | None = None) -> Path:
     config = tmp_path / "kura.toml"
-    text = f'[stores.test]\npath = "{store.root}"\ncharter = {json.dumps(CHARTER)}\n\n'
+    text = f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\ncharter = {json.dumps(CHARTER)}\n\n'
     if journals:
         text += f'[stores.test.distill.journals]\nclaude = ["{journals}"]\n\n'
     text += f'[models.thinker]\nurl = "{url}"\nmodel = "scribe-m"\ntimeout = 5\n'
@@ -262,7 +262,9 @@ def test_no_scribe_exits_2_and_points_to_pouring_by_hand(tmp_path: Path) -> None
     store, _ = init_store(tmp_path / "store", name="test")
     stage_one(store)
     config = tmp_path / "kura.toml"
-    config.write_text(f'[stores.test]\npath = "{store.root}"\n')
+    config.write_text(
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\n'
+    )
     drained = Cli()("-c", str(config), "-s", "test", "distill", "drain")
     assert drained.code == 2
     assert "drain needs a model" in drained.err and "kura distill pour SLUG|--all" in drained.err

@@ -57,7 +57,7 @@ def distilling(tmp_path: Path, journals: Path, name: str = "store") -> tuple[Sto
     store, _ = init_store(tmp_path / name, name="test")
     config = tmp_path / f"{name}.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "distiller-only"  # requests stay drafts\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
     )
     return store, ["-c", str(config), "distill", "run", "--store", "test"]
 
@@ -70,6 +70,7 @@ def listing(run: list[str], *more: str) -> Any:
 def uninterrupted(tmp_path: Path, journals: Path) -> set[tuple[Any, ...]]:
     """What one pass with no kill stages, on a fresh store."""
     store, _ = distilling(tmp_path, journals, "fresh")
+    store = Store(store.root, name="test", write_policy="distiller-only")
     source = {"journals": {"claude": [str(journals)]}}
     run_pass(store, journals_for({}, source, config_source=None, store="test"))
     return contents(store)

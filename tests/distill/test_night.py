@@ -6,6 +6,12 @@ spell takes microseconds; the CLI test uses a real transcript and ``--idle-sec``
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import Cli
@@ -160,3 +166,66 @@ def test_the_cli_once_runs_one_pass_and_exits(tmp_path: Path, cli: Cli) -> None:
     assert any(line.endswith(" distill: nothing new to read") for line in again.out.splitlines())
     ran = cli("-c", str(config), "-s", "test", "distill", "run", "--json")
     assert json.loads(ran.out)["nothing"] is True
+
+
+# -- idle_min and backoff_min from kura.toml, with a real process --------------------------------
+
+KURA = [sys.executable, "-m", "kura"]
+
+
+def night_config(tmp_path: Path, distill: str) -> tuple[Path, Path]:
+    store, _ = init_store(tmp_path / "store", name="test")
+    journals = tmp_path / "journals"
+    jsonl(journals / "ferry" / f"{SID}.jsonl", SESSION)
+    config = tmp_path / "kura.toml"
+    config.write_text(
+        f'[distill]\n{distill}\n\n[stores.test]\npath = "{store.root}"\n\n'
+        f'[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+    )
+    return store.root, config
+
+
+def test_night_honours_idle_min_from_the_config(tmp_path: Path) -> None:
+    """``idle_min = 0.01`` is a quiet spell of 0.6 s; the loop used to wait its 20-minute
+    default, whatever the config said."""
+    _, config = night_config(tmp_path, "idle_min = 0.01")
+    proc = subprocess.Popen([*KURA, "-c", str(config), "distill", "night", "--store", "test", "--once"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith("night: watching the journals (idle 0.6s, poll 0.15s)")
+    assert any(" distill: 1 source(s)," in line for line in lines)
+
+
+def test_night_tries_a_failed_pass_again_after_backoff_min(tmp_path: Path) -> None:
+    """A pass that fails is tried again once ``backoff_min`` has passed, with no change to the
+    journals; then a fixed store gets its pass."""
+    root, config = night_config(tmp_path, "idle_min = 0.005\nbackoff_min = 0.005")
+    blocker = root / ".kura" / "drafts"
+    blocker.parent.mkdir(exist_ok=True)
+    blocker.write_text("a file where the drafts folder goes\n")
+    proc = subprocess.Popen([*KURA, "-c", str(config), "distill", "night", "--store", "test"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    assert proc.stdout is not None
+    seen: list[str] = []
+    threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
+
+    def until(check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 90
+        while not check() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    try:
+        until(lambda: sum("pass failed" in line for line in seen) >= 2)
+        assert sum("pass failed" in line for line in seen) >= 2, seen
+        assert any("trying again after the backoff" in line for line in seen), seen
+        blocker.unlink()
+        until(lambda: any(" distill: 1 source(s)," in line for line in seen))
+        assert any(" distill: 1 source(s)," in line for line in seen), seen
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)

@@ -65,7 +65,7 @@ def test_a_distilled_title_is_one_the_index_shows(cli: Cli, tmp_path: Path) -> N
     the slug without a word; the distiller must not write such titles either."""
     journals = tmp_path / "journals"
     journal(journals / f"{SESSION_A}.jsonl", [turn("user", WEEKEND, "u1")])
-    store, config = configured(tmp_path, journals)
+    store, config = configured(tmp_path, journals, policy="distiller-only")
     assert distil(config)["kept"] == 1
     [draft] = staged(store)
     assert draft.title == "The staging cluster lives in eu-west-3"
@@ -91,7 +91,7 @@ def test_a_fact_said_in_two_sessions_read_in_one_pass_is_one_memory_of_two_sessi
         journals / f"{SESSION_B}.jsonl",
         [turn("user", AGAIN, "u7", session=SESSION_B, at="2026-10-14T16:40:51.908Z")],
     )
-    store, config = configured(tmp_path, journals)
+    store, config = configured(tmp_path, journals, policy="distiller-only")
     distil(config)
     assert cli("-c", str(config), "-s", "test", "distill", "pour", "--all").code == 0
     [slug] = Store(store.root).slugs()
