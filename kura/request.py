@@ -15,6 +15,8 @@ from typing import ClassVar, Self
 
 from kura.errors import InvalidRequest
 
+TYPES = ("user", "feedback", "project", "reference")  # a memory's type, as a request names it
+
 
 class _Ranged:
     """A request whose numbers each have a range (``RANGES``: field name to low and high)."""

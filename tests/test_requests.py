@@ -89,6 +89,7 @@ def test_every_surface_takes_its_remember_defaults_and_limits_from_one_request()
         "cli/commands",
         "serve/schemas",
         "serve/mcp_tools",
+        "serve/mcp_specs",
         "files/memory_index",
         "files/memory",
     ):  # each reads them, none writes them

@@ -26,6 +26,13 @@ from typing import Any
 from kura.cli.exit import version_line, warn
 
 _GLOBAL = {"-c": "config", "--config": "config", "-s": "store", "--store": "store"}
+_MCP_OPTIONS = {
+    "--store": "store",
+    "-s": "store",
+    "--thread": "thread",
+    "--writable": "writable",
+    "--readonly": "readonly",
+}
 _RECALL_NUMBERS = ("--top", "--hops", "--chars")
 _RECALL_FLAGS = {
     "--explain": "explain",
@@ -50,6 +57,11 @@ def main() -> None:
         from kura.cli.recall import recall_command
 
         sys.exit(recall_command(asked[0], asked[1], **asked[2]))
+    served = _mcp_args(argv)
+    if served is not None:
+        from kura.cli.mcp_run import mcp_command
+
+        sys.exit(mcp_command(**served))
     hot = _parse(argv)
     if hot is not None:
         code = _answer(*hot)
@@ -100,6 +112,34 @@ def _globals(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
     if "store" not in chosen and os.environ.get("KURA_STORE", "").strip():
         chosen["store"] = os.environ["KURA_STORE"]  # as -s, as every command reads it
     return chosen, argv[i:]
+
+
+def _mcp_args(argv: list[str]) -> dict[str, Any] | None:
+    """``kura [globals] mcp [--store S | -s S] [--writable | --readonly] [--thread ID]``
+    as ``mcp_command``'s arguments, else None (typer then parses it). A host waits for
+    this command's first answer, which typer and every other command would delay."""
+    parsed = _globals(argv)
+    if parsed is None or parsed[1][:1] != ["mcp"]:
+        return None
+    chosen, rest = parsed[0], parsed[1][1:]
+    found: dict[str, Any] = {"config": chosen.get("config"), "store": chosen.get("store")}
+    given: dict[str, str] = {}
+    i = 0
+    while i < len(rest):
+        flag, eq, inline = rest[i].partition("=")
+        key = _MCP_OPTIONS.get(flag)
+        if key in ("writable", "readonly") and not eq:
+            given[key], i = "", i + 1
+        elif key in ("store", "thread") and (eq or i + 1 < len(rest)) and not (eq and flag == "-s"):
+            given[key], i = (inline, i + 1) if eq else (rest[i + 1], i + 2)
+        else:
+            return None
+    if "writable" in given and "readonly" in given:
+        return None  # click lets the last one win; it says so the slow way
+    found["store"] = given.get("store") or found["store"]
+    found["thread"] = given.get("thread")
+    found["writable"] = True if "writable" in given else False if "readonly" in given else None
+    return found
 
 
 def _recall_args(argv: list[str]) -> tuple[dict[str, str], str, dict[str, Any]] | None:

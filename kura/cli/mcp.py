@@ -1,21 +1,17 @@
 """``kura mcp``: the MCP server over stdio, for hosts that start it themselves.
 
-A host reads the server's stdout as protocol, so this command writes nothing there itself
-and logs to stderr (which hosts show in their MCP logs). A setup mistake — no such store,
-a broken kura.toml — ends the process at once with one line on stderr: a host then reports
-a server that failed to start, which is clearer than a server that fails every call.
+The typer command, for ``--help`` and anything the fast path in ``kura.cli.entry`` does not
+parse; both call ``kura.cli.mcp_run.mcp_command``, which says what the command does.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
 from typing import Annotated
 
 import typer
 
-from kura.cli.base import Globals, app, core
+from kura.cli.base import Globals, app
+from kura.cli.mcp_run import mcp_command
 
 
 @app.command("mcp")
@@ -25,6 +21,7 @@ def mcp_(
         str | None,
         typer.Option(
             "--store",
+            "-s",
             help="Bind to this store or mode: the tools lose their store argument and kura_use "
             "(else the global -s, else $KURA_STORE; unset: free to switch).",
         ),
@@ -52,16 +49,5 @@ def mcp_(
     Read-only unless --writable or KURA_READONLY=0 (--readonly wins over the variable).
     With KURA_URL set it calls that running `kura serve` (KURA_TOKEN as its bearer token)
     instead of opening the stores itself."""
-    from kura.serve.mcp_server import open_backend, readonly_from, serve_stdio
-    from kura.serve.mcp_threads import ThreadTools
-
     g: Globals = ctx.obj
-    logging.basicConfig(level=logging.WARNING, format="kura mcp: %(levelname)s %(name)s: %(message)s")
-    env = os.environ
-    bound = store or g.store or env.get("KURA_STORE") or None
-    readonly = readonly_from(env, writable)
-    backend = core(lambda: open_backend(g.config, bound, readonly=readonly, env=env))
-    chosen = thread or env.get("KURA_THREAD") or None
-    tools = core(lambda: ThreadTools(backend, readonly=readonly, thread=chosen))
-    with contextlib.suppress(KeyboardInterrupt):
-        serve_stdio(tools)
+    raise typer.Exit(mcp_command(g.config, store or g.store, writable=writable, thread=thread))

@@ -30,8 +30,7 @@ from kura.files.checks import conflict_markers, nul_bytes
 from kura.files.finding import Finding as Finding
 from kura.files.frontmatter import KEY_LINE, raw_values, read_meta, render_front
 from kura.files.memory_index import normalize
-
-TYPES = ("user", "feedback", "project", "reference")
+from kura.request import TYPES as TYPES  # defined with the requests that name one
 
 _OPEN = re.compile(r"^-{3,}[ \t\r]*$")
 _CLOSE = re.compile(r"^(?:-{3,}|\.{3})[ \t\r]*$")

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kura.config import load_config
+from kura.serve.mcp_specs import NAME, TITLE, USE, Spec, readonly_from
 from kura.serve.mcp_threads import ThreadTools
-from kura.serve.mcp_tools import USE, Spec
 from kura.serve.pool import StorePool
 from kura.serve.remote import Remote
 from kura.version import __version__
@@ -81,14 +81,6 @@ class Local:
 
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]:
         return self.service.remember(selector=selector, **fields)
-
-
-def readonly_from(env: Mapping[str, str], switch: bool | None = None) -> bool:
-    """Read-only or not: the ``--writable``/``--readonly`` switch when given (``switch`` is
-    True for ``--writable``), else ``KURA_READONLY``: on unless it says 0, false, no or off."""
-    if switch is not None:
-        return not switch
-    return env.get("KURA_READONLY", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def open_backend(config: str | None, store: str | None, *, readonly: bool, env: Mapping[str, str]) -> Backend:
@@ -157,9 +149,9 @@ def build_server(tools: ThreadTools) -> Server[Any]:
             return super().create_initialization_options(changes, *args, **kwargs)
 
     return KuraServer(
-        "kura",
+        NAME,
         version=__version__,
-        title="kura memory",
+        title=TITLE,
         instructions=tools.instructions(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -181,16 +173,19 @@ def _tool(spec: Spec, schema: dict[str, Any]) -> Any:
     )
 
 
-def serve_stdio(tools: ThreadTools) -> None:
+def serve_stdio(tools: ThreadTools, stdin: Any = None, stdout: Any = None) -> None:
     """Serve over stdin/stdout until the host closes them. While it serves, the SDK points
-    file descriptor 1 elsewhere, so nothing but protocol can reach stdout."""
+    file descriptor 1 elsewhere, so nothing but protocol can reach stdout. ``stdin`` and
+    ``stdout``, when given, stand for them (``kura.serve.mcp_stdio``, which has claimed the
+    descriptors itself): an async iterator of lines, and an object with async ``write`` and
+    ``flush``."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     server = build_server(tools)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin, stdout) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)

@@ -22,8 +22,9 @@ from typing import Any
 from kura.errors import InvalidRequest, KuraError, PolicyRefused
 from kura.recall.working import MAX_RECENT
 from kura.serve import thread_ops
+from kura.serve.mcp_specs import STORE, Param, Spec
 from kura.serve.mcp_text import context_text
-from kura.serve.mcp_tools import STDIO_UNLOCK, STORE, Backend, Param, Spec, Tools, _safe, _value
+from kura.serve.mcp_tools import STDIO_UNLOCK, Backend, Tools, _safe, _value
 from kura.serve.pool import StorePool
 from kura.threads import NAMESPACES, thread_id
 

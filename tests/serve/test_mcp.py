@@ -70,7 +70,7 @@ def root(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path],
 class Client:
     """A ``kura mcp`` process and an SDK session on it, for synchronous tests."""
 
-    def __init__(self, root: Path, *args: str, **env: str) -> None:
+    def __init__(self, root: Path, *args: str, entry: tuple[str, ...] = ("-m", "kura"), **env: str) -> None:
         self.notes: list[Any] = []
         self.stack = ExitStack()
         self.portal = self.stack.enter_context(start_blocking_portal())
@@ -80,7 +80,7 @@ class Client:
             "HOME": str(root / "home"),
         }
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "kura", *args], env={**base, **env}, cwd=str(root)
+            command=sys.executable, args=[*entry, *args], env={**base, **env}, cwd=str(root)
         )
         self.errlog = self.stack.enter_context(tempfile.TemporaryFile("w+"))  # noqa: SIM115 - closed by the stack
         read, write = self.stack.enter_context(
@@ -117,8 +117,8 @@ class Client:
 
 
 @contextmanager
-def client(root: Path, *args: str, **env: str) -> Iterator[Client]:
-    started = Client(root, *args, **env)
+def client(root: Path, *args: str, entry: tuple[str, ...] = ("-m", "kura"), **env: str) -> Iterator[Client]:
+    started = Client(root, *args, entry=entry, **env)
     try:
         yield started
     finally:
@@ -207,6 +207,20 @@ def test_bound_mode_hides_the_store_and_kura_use(bound: Client) -> None:
     assert bound.ok("kura_list", what="stores").splitlines()[0] == (
         "* team — the team [direct-allowed, writable; modes: build]"
     )
+
+
+# `kura` with typer parsing the whole command line, as for any command the fast path leaves
+TYPER = ("-c", "from kura.cli.commands import run; run()")
+
+
+@pytest.mark.parametrize("entry", [("-m", "kura"), TYPER], ids=["fast path", "typer"])
+def test_the_store_option_has_a_short_form_after_the_command_too(root: Path, entry: tuple[str, ...]) -> None:
+    with client(root, "mcp", "-s", "build", "--writable", entry=entry) as started:
+        assert list(started.tools()) == [t for t in ALL_TOOLS if t != "kura_use"]
+        assert started.ok("kura_list").startswith("store 'team': ")
+        assert "kura_use" not in (started.init.instructions or "")
+    with client(root, "-s", "vault", "mcp", "-s", "team", entry=entry) as started:  # the command's wins
+        assert started.ok("kura_list").startswith("store 'team': ")
 
 
 def test_a_frozen_bound_store_offers_no_remember_even_when_writable(root: Path) -> None:
