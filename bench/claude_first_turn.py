@@ -2,8 +2,8 @@
 
     python bench/claude_first_turn.py [--runs N] [--kura PATH]   # default: 5 runs, this kura
 
-A fresh git project with a small store is wired for kura as tests/hosts wires it (the
-SessionStart hook, ``kura mcp`` in ``.mcp.json``); then ``claude -p`` runs N times against
+A fresh git project is wired for kura by ``kura setup claude-code`` (with ``--kura``, its
+``.mcp.json`` then runs that kura's ``mcp``) and given one memory; then ``claude -p`` runs N times against
 the scripted endpoint of tests/hosts, in a tmp home. Printed per run: what the first
 request to the model said of kura's MCP server — ``ready`` (its tools are named), or
 ``connecting`` (Claude Code told the model the server is "still connecting"), or
@@ -16,6 +16,7 @@ waits) to reach it. ``--kura`` measures another install (an older kura, for a be
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "hosts")]
 
 from anthropic_server import AnthropicServer, said, text  # noqa: E402
-from claude_cli import INSTALL, KURA, git_project, run_claude, wire_by_hand  # noqa: E402
+from claude_cli import INSTALL, KURA, git_project, run_claude, setup  # noqa: E402
 from conftest import make_store  # noqa: E402
 
 
@@ -50,7 +51,9 @@ def main() -> int:
         base = Path(tmp)
         project = git_project(base / "project")
         make_store(project / "memory", [("deploys", "project", "Deploys go out from a bastion", None)])
-        wire_by_hand(project, project / "memory", kura=args.kura)
+        setup(project, base / "home")
+        mcp = project / ".mcp.json"
+        mcp.write_text(mcp.read_text().replace(json.dumps(KURA), json.dumps(args.kura)))
         states = []
         for run in range(1, args.runs + 1):
             server = AnthropicServer([[text("ok")]])

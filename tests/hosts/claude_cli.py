@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -30,7 +29,6 @@ from anthropic_server import AnthropicServer
 VERSION = "2.1.332"  # the version .ci/run installs; tests/hosts was written against it
 INSTALL = f"npm install -g @anthropic-ai/claude-code@{VERSION}"
 KURA = shutil.which("kura", path=str(Path(sys.executable).parent)) or shutil.which("kura") or "kura"
-REPO = Path(__file__).resolve().parents[2]
 
 # What keeps a headless run to the endpoint alone: no update check, no telemetry, no error
 # reports, none of the "nonessential" calls (without these it looks up Anthropic's hosts).
@@ -54,10 +52,8 @@ def claude_binary() -> str:
     return found
 
 
-def claude_env(home: Path, url: str, cache: Path) -> dict[str, str]:
-    """The whole environment of a run: a tmp home, the endpoint, the quiet switches. ``cache``
-    is kura's (its embedding model, made once per test run), seen by the kura processes
-    Claude Code starts."""
+def home_env(home: Path) -> dict[str, str]:
+    """A person's environment whose home is ``home``: ``PATH`` and nothing else of the caller's."""
     return {
         "PATH": os.environ["PATH"],
         "LANG": "C.UTF-8",
@@ -65,6 +61,15 @@ def claude_env(home: Path, url: str, cache: Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+
+
+def claude_env(home: Path, url: str, cache: Path) -> dict[str, str]:
+    """The whole environment of a run: a tmp home, the endpoint, the quiet switches. ``cache``
+    is kura's (its embedding model, made once per test run), seen by the kura processes
+    Claude Code starts."""
+    return {
+        **home_env(home),
         "XDG_CACHE_HOME": str(cache),
         "ANTHROPIC_BASE_URL": url,
         "ANTHROPIC_API_KEY": "dummy",
@@ -110,28 +115,13 @@ def git_project(root: Path) -> Path:
     return root
 
 
-def wire_by_hand(project: Path, store: Path, *, kura: str = KURA) -> None:
-    """What ``kura setup claude-code`` writes in a project, written by hand until that command
-    is on this branch: the SessionStart hook (today's shipped script, pointed at this kura),
-    the capture hooks, and the MCP server bound to the project's store, approved."""
-    start = (
-        f"KURA_BIN={shlex.quote(kura)} {shlex.quote(str(REPO / 'hooks' / 'claude-code' / 'session-start'))}"
+def setup(project: Path, home: Path) -> str:
+    """``kura setup claude-code`` in ``project``, as its person would run it; what it printed."""
+    home.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [KURA, "setup", "claude-code"], cwd=project, env=home_env(home), capture_output=True, text=True
     )
-    capture = f"{shlex.quote(kura)} hook capture"
-
-    def hook(command: str) -> list[dict[str, Any]]:
-        return [{"hooks": [{"type": "command", "command": command}]}]
-
-    hooks = {
-        "SessionStart": hook(start),
-        "Stop": hook(capture),
-        "SessionEnd": hook(capture),
-        "PreCompact": hook(capture),
-    }
-    (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}, indent=2) + "\n")
-    # the approval lives in the local settings: Claude Code does not take it from settings.json
-    local = {"enabledMcpjsonServers": ["kura"]}
-    (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2) + "\n")
-    server = {"type": "stdio", "command": kura, "args": ["mcp", "--store", str(store), "--writable"]}
-    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"kura": server}}, indent=2) + "\n")
+    assert done.returncode == 0, (
+        f"kura setup claude-code exited {done.returncode}: {done.stdout}{done.stderr}"
+    )
+    return done.stdout

@@ -1,5 +1,5 @@
-"""The whole loop through the real Claude Code CLI: in a fresh git project wired for kura,
-a headless session starts with kura's map, is offered kura's tools, gets the store's answer
+"""The whole loop through the real Claude Code CLI: in a fresh git project after ``kura setup
+claude-code``, a headless session starts with kura's map, is offered kura's tools, gets the store's answer
 from a recall, and what the person asked to remember in one session is in the next one's map.
 
 The model is the scripted endpoint (``anthropic_server``); everything else is real: the
@@ -9,7 +9,6 @@ serves the first three tests (each ``claude -p`` start costs a second or more).
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 from anthropic_server import AnthropicServer, Reply, result_text, said, text, tool_results, tool_use
-from claude_cli import KURA, Session, claude_binary, git_project, run_claude, wire_by_hand
+from claude_cli import Session, claude_binary, git_project, run_claude, setup
 from conftest import make_store
 
 RECALL = "mcp__kura__kura_recall"
@@ -69,10 +68,10 @@ class Recalled:
 def recalled(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Iterator[Recalled]:
     base = tmp_path_factory.mktemp("claude")
     project = git_project(base / "project")
+    setup(project, base / "home")
     make_store(project / "memory", [("deploy-region", "project", DEPLOYS, None)])
     memory = project / "memory" / "deploy-region.md"
     memory.write_text(memory.read_text().replace(DEPLOYS + "\n", f"{DEPLOYS} ({BODY}).\n"))
-    wire_by_hand(project, project / "memory")
     server = AnthropicServer(recalling("where do deploys run from?"))
     try:
         session = run_claude(project, base / "home", server, "Where do deploys run from?", cache=user_cache)
@@ -107,19 +106,10 @@ def test_a_recall_comes_back_with_the_stores_answer(recalled: Recalled) -> None:
     assert BODY in recalled.session.result["result"]  # the scripted answer quoted it back
 
 
-def has_capture() -> bool:
-    return subprocess.run([KURA, "hook", "capture", "--help"], capture_output=True).returncode == 0
-
-
-@pytest.mark.xfail(
-    strict=True, reason="needs `kura hook capture` (wt-capture) and `kura setup claude-code` (wt-setup)"
-)
 def test_what_session_one_asked_to_remember_is_in_session_twos_map(tmp_path: Path, user_cache: Path) -> None:
-    assert has_capture(), "`kura hook capture` is not a kura command yet"
     project = git_project(tmp_path / "project")
-    make_store(project / "memory", [("deploy-region", "project", DEPLOYS, None)])
-    wire_by_hand(project, project / "memory")
-    server = AnthropicServer([[text("Noted: the staging cluster lives in eu-west-3.")]])
+    setup(project, tmp_path / "home")
+    server = AnthropicServer([[text("Noted.")]])  # the fact is only in the person's words
     try:
         said_once = "Remember that the staging cluster lives in eu-west-3."
         run_claude(project, tmp_path / "home", server, said_once, cache=user_cache)
