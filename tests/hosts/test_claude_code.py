@@ -93,6 +93,12 @@ def test_the_first_request_carries_kuras_map(recalled: Recalled) -> None:
     assert BODY not in first  # the map, not the memory
 
 
+def test_the_index_is_given_once(recalled: Recalled) -> None:
+    """Claude Code's own auto memory loads its MEMORY.md too: setup points it at kura's inbox,
+    never at the store, so the model does not read the index twice."""
+    assert said(recalled.turns[0]).count(DEPLOYS) == 1
+
+
 def test_kuras_tools_are_offered(recalled: Recalled) -> None:
     loaded = [offered(turn) for turn in recalled.turns if RECALL in offered(turn)]
     assert loaded, f"no request offered {RECALL}"
