@@ -115,11 +115,15 @@ def git_project(root: Path) -> Path:
     return root
 
 
-def setup(project: Path, home: Path) -> str:
+def setup(project: Path, home: Path, *options: str) -> str:
     """``kura setup claude-code`` in ``project``, as its person would run it; what it printed."""
     home.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [KURA, "setup", "claude-code"], cwd=project, env=home_env(home), capture_output=True, text=True
+        [KURA, "setup", "claude-code", *options],
+        cwd=project,
+        env=home_env(home),
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, (
         f"kura setup claude-code exited {done.returncode}: {done.stdout}{done.stderr}"

@@ -56,6 +56,13 @@ def recalling(question: str) -> Any:
     return play
 
 
+def remembered(store: Path) -> None:
+    """The store remembers where deploys run from (its body says more than its index line)."""
+    make_store(store, [("deploy-region", "project", DEPLOYS, None)])
+    memory = store / "deploy-region.md"
+    memory.write_text(memory.read_text().replace(DEPLOYS + "\n", f"{DEPLOYS} ({BODY}).\n"))
+
+
 @dataclass(frozen=True, slots=True)
 class Recalled:
     """The recall session: what the model was sent, turn by turn, and how it ended."""
@@ -69,9 +76,7 @@ def recalled(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Iter
     base = tmp_path_factory.mktemp("claude")
     project = git_project(base / "project")
     setup(project, base / "home")
-    make_store(project / "memory", [("deploy-region", "project", DEPLOYS, None)])
-    memory = project / "memory" / "deploy-region.md"
-    memory.write_text(memory.read_text().replace(DEPLOYS + "\n", f"{DEPLOYS} ({BODY}).\n"))
+    remembered(project / "memory")
     server = AnthropicServer(recalling("where do deploys run from?"))
     try:
         session = run_claude(project, base / "home", server, "Where do deploys run from?", cache=user_cache)
@@ -110,6 +115,20 @@ def test_a_recall_comes_back_with_the_stores_answer(recalled: Recalled) -> None:
     answered = [result_text(block) for turn in recalled.turns for block in tool_results(turn)]
     assert any(BODY in answer and "deploy-region" in answer for answer in answered)
     assert BODY in recalled.session.result["result"]  # the scripted answer quoted it back
+
+
+def test_with_recall_on_prompt_the_prompt_comes_with_what_bears_on_it(
+    tmp_path: Path, user_cache: Path
+) -> None:
+    project = git_project(tmp_path / "project")
+    setup(project, tmp_path / "home", "--recall-on-prompt")
+    remembered(project / "memory")
+    server = AnthropicServer([[text("ok")]])
+    try:
+        run_claude(project, tmp_path / "home", server, "Where do deploys run from?", cache=user_cache)
+    finally:
+        server.close()
+    assert BODY in said(server.turns()[0])  # the map does not carry it: the prompt hook did
 
 
 def test_what_session_one_asked_to_remember_is_in_session_twos_map(tmp_path: Path, user_cache: Path) -> None:
