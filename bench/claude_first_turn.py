@@ -47,7 +47,8 @@ def main() -> int:
     if shutil.which("claude") is None:
         print(f"no `claude` on PATH: {INSTALL}", file=sys.stderr)
         return 1
-    with tempfile.TemporaryDirectory() as tmp:
+    # the capture pass Claude Code's hooks start may still be writing when the runs are done
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         project = git_project(base / "project")
         make_store(project / "memory", [("deploys", "project", "Deploys go out from a bastion", None)])
