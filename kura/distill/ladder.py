@@ -44,6 +44,7 @@ from kura.distill.final_check import violations
 from kura.distill.gate import judge
 from kura.distill.novelty import COVERED_SHARE, covers
 from kura.distill.rules import _CORRECTION, _REMEMBER, cut, failed_output, not_kept, sentences, topic_of
+from kura.distill.tool_claims import kind_of, normative
 from kura.files import witness as wt
 from kura.life import scratch as sc
 from kura.life.purge import buried
@@ -74,7 +75,6 @@ _ASKED = re.compile(  # an order the quarantine's verbs leave out, to the agent 
     r"|revert|rerun|retry|compare|verify|figure|write|draft|summari[sz]e|note|mark|tidy|sort|split|merge)\b",
     re.I,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i['\u2019]m|my|me|mine)\b", re.I)
 _SPECIFIC = re.compile(
     r"\d"  # a number, a date, a version
     r"|[\w~.]*/[\w.\-/]+"  # a path
@@ -131,7 +131,7 @@ def statements(segment: Segment) -> list[str]:
             return []  # a tool output is a statement only when it is one short line
         line = normalise(segment.text)
         quiet = len(line) <= TOOL_CHARS and not failed_output(line) and _STATUS.search(line) is None
-        return [line] if quiet and qualifies(line) else []
+        return [line] if quiet and not normative(line) and qualifies(line) else []
     if segment.cls != "USER":
         return []
     return [s for s in sentences(segment.text) if qualifies(s)]
@@ -286,8 +286,7 @@ def _mention(scratch: sc.Scratch, items: _Index, claim: str, mention: sc.Mention
         same = sc.item_id(claim)
         if same in scratch.crossed or same in scratch.items:
             return 0
-        kind = "user" if _FIRST_PERSON.search(claim) else "project"
-        scratch.items[same] = sc.Item(same, claim, kind, (mention,))
+        scratch.items[same] = sc.Item(same, claim, kind_of(claim, (mention,)), (mention,))
         items.add(same, claim, claim)
         return 1
     item = scratch.items[same]
@@ -367,8 +366,12 @@ def cross(
             settled[item.id] = "-"
             continue
         # the claim and its kind are read again from the journal: scratch only says where to look
-        kind = "user" if _FIRST_PERSON.search(claims[0]) else "project"
-        item = replace(item, claim=claims[0], kind=kind, mentions=_cited(item.mentions, cited or {}))
+        item = replace(
+            item,
+            claim=claims[0],
+            kind=kind_of(claims[0], _witnessing(item)),
+            mentions=_cited(item.mentions, cited or {}),
+        )
         settled[item.id] = _one(store, item, stage=stage, own=own, live=live, taken=taken,
                                 staged_keys=staged_keys, done=done)  # fmt: skip
 
@@ -438,9 +441,10 @@ def _one(store: Store, item: sc.Item, *, stage: Stage, own: str, live: Sequence[
     mentions = _witnessing(item)
     evidence = [Segment(m.cls, m.quote, m.session, m.turn, line=m.line, when=m.when) for m in mentions]
     said = next((m.quote for m in mentions if m.cls == "USER"), "")
+    why = "it fell out of the working window and recurred in an unrelated session"
     candidate = Candidate(
         topic=topic_of(item.claim).rstrip("."), kind=item.kind, rule="ladder",
-        why="it fell out of the working window and recurred in an unrelated session",
+        why=why if said else f"a tool printed it in unrelated sessions; no person said it ({why})",
         quotes=[f"[{s.cls}] {s.text}" for s in evidence][:6], said=said, output=mentions[0].quote,
     )  # fmt: skip
     verdict = judge([candidate], evidence, own)[0]

@@ -45,8 +45,9 @@ def conflict_markers(text: str, path: str, *, examples: bool = True) -> list[Fin
 
 
 def conflict_message(found: list[tuple[int, int]]) -> str:
-    lines = ", ".join(f"{start}–{end}" for start, end in found)
-    return CONFLICT.format(where=f"at line{'s' if found else ''} {lines}")
+    lines = ", ".join(f"{start}–{end}" if end != start else str(start) for start, end in found)
+    many = len(found) > 1 or any(end != start for start, end in found)
+    return CONFLICT.format(where=f"at line{'s' if many else ''} {lines}")
 
 
 def conflicts(text: str, *, examples: bool = True) -> list[tuple[int, int]]:
@@ -56,6 +57,8 @@ def conflicts(text: str, *, examples: bool = True) -> list[tuple[int, int]]:
     side may open one). With ``examples``, one inside a code fence is taken for an example
     a memory shows (a note on resolving conflicts); MEMORY.md has none to show
     (``examples=False``): there every such block is a conflict."""
+    if not examples:
+        return _index_conflicts(text)
     if "<<<<<<<" not in text:  # the common case, at no cost
         return []
     found: list[tuple[int, int]] = []
@@ -79,6 +82,23 @@ def conflicts(text: str, *, examples: bool = True) -> list[tuple[int, int]]:
         elif _OURS.match(line):
             start, middle = number, False
     return found
+
+
+def _index_conflicts(text: str) -> list[tuple[int, int]]:
+    """MEMORY.md's conflicts: a whole block as ``conflicts`` reads it, and any marker line
+    alone (``=======``, ``>>>>>>> theirs`` with no opening line): an index has no example
+    to show and no heading to underline, so a stray marker is what a half-resolved merge
+    leaves, and both of its sides would reach every prompt."""
+    if "<<<<<<<" not in text and "=======" not in text and ">>>>>>>" not in text:
+        return []
+    blocks = conflicts(text, examples=True)  # a block in a fence too: its lines are markers below
+    inside = {n for start, end in blocks for n in range(start, end + 1)}
+    stray = [
+        (n, n)
+        for n, line in enumerate(text.split("\n"), start=1)
+        if n not in inside and (_OURS.match(line) or _MIDDLE.match(line) or _THEIRS.match(line))
+    ]
+    return sorted(blocks + stray)
 
 
 def hidden_in_index(text: str, path: str) -> list[Finding]:

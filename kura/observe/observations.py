@@ -167,10 +167,16 @@ def read_log(store: Store) -> Log:
 
 def latest(store: Store, n: int = 10, *, log: Log | None = None) -> list[Entry]:
     """What a prompt should carry: every unresolved 🔴 and the last ``n`` unresolved
-    entries, in file order (of ``log`` when the caller has read it already)."""
+    entries (of ``log`` when the caller has read it already), by priority and, within a
+    priority, the newest first — so a prompt cut to its budget keeps the latest note, and
+    a flood of old 🔴 lines cannot keep the first of them on top."""
     live = [e for e in (log or read_log(store)).entries if not e.resolved]
     recent = {e.number for e in live[-n:]} if n > 0 else set()
-    return [e for e in live if e.open_high or e.number in recent]
+    chosen = [e for e in live if e.open_high or e.number in recent]
+    return sorted(chosen, key=lambda e: (_RANK[e.priority], -e.number))
+
+
+_RANK = {name: rank for rank, name in enumerate(MARKERS)}  # high, medium, low
 
 
 def read_bytes(store: Store, *, cap: int = MAX_READ, settle: bool = False) -> bytes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kura.recall.recall import Pick, Recall, fit_memories
+from kura.recall.recall import Pick, Recall, fit_memories, framed
 
 if TYPE_CHECKING:
     from kura.store.store import Store
@@ -73,7 +73,7 @@ def joined(
         budget = chars * len(slugs) // total
         if slugs:
             parts.append(fit_memories(store, slugs, question, budget, recalled.standing, label=label))
-    return Joint(first=first, second=second, picks=picks, walked=walked, context="\n\n".join(parts))
+    return Joint(first=first, second=second, picks=picks, walked=walked, context=framed("\n\n".join(parts)))
 
 
 def _score(pick: Pick) -> float:

@@ -114,7 +114,7 @@ class Guard:
             return
         named = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         headers = dict(named)
-        refused = _malformed(named) or self._refusal(scope["path"], headers)
+        refused = _malformed(named) or self._refusal(scope["path"], headers) or write_refusal(scope, headers)
         page = web.is_page(scope["path"])
         if page and self.token is not None and scope["method"] == "GET" and (refused or (401,))[0] == 401:
             given, rest = web.query_token(scope.get("query_string", b"").decode("latin-1"))
@@ -205,6 +205,39 @@ def _malformed(named: list[tuple[str, str]]) -> tuple[int, str, dict[str, str]] 
     upgrades = ",".join(value for name, value in named if name == "upgrade").split(",")
     if "websocket" in (token.strip().lower() for token in upgrades):
         return 400, NO_WEBSOCKET, {"connection": "close"}
+    return None
+
+
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+READS = ("/recall", "/context")  # POST routes that only read: a question is a body too
+
+
+def is_write(method: str, path: str) -> bool:
+    """True for a request of the JSON API (or MCP) that may change a store: any method but
+    GET/HEAD/OPTIONS, save the two questions (``/recall``, ``/context``, prefixed or not).
+    The pages' forms are not: they check their own ``Origin`` (``kura.serve.web``)."""
+    if method not in WRITES or web.is_page(path):
+        return False
+    bare = path.split("/", 3)[3] if path.startswith("/s/") and path.count("/") >= 3 else path[1:]
+    return f"/{bare}" not in READS
+
+
+def write_refusal(scope: Scope, headers: dict[str, str]) -> tuple[int, str, dict[str, str]] | None:
+    """Why a write may not run: a browser page may send a "simple" request (``text/plain``, a
+    form type) to any local port with no preflight, and every page on this machine has a
+    loopback origin. So a write is JSON, and an ``Origin``, when there is one, is this very
+    server (its ``Host``); a client with no ``Origin`` is no browser, and the token rule holds."""
+    method, path = scope["method"], scope["path"]
+    if not is_write(method, path):
+        return None
+    origin = headers.get("origin")
+    if origin is not None and not web.same_origin(origin, headers.get("host")):
+        said = f"writes from web pages at {origin} are refused: a write takes this server's own origin"
+        return 403, f"{said}; nothing was written", {}
+    kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if method != "DELETE" and kind != "application/json":
+        said = f"a write's body must be sent as application/json (Content-Type was {kind or 'missing'!r})"
+        return 415, f"{said}; nothing was written — send 'Content-Type: application/json'", {}
     return None
 
 

@@ -176,7 +176,7 @@ class ThreadTools(Tools):
             done = thread_ops.observation(
                 service, selector, text=args["text"], priority=args.get("priority", "medium"),
                 task=args.get("current_task", ""), continuation=args.get("suggested_continuation", ""),
-                **common,
+                source="mcp", **common,
             )  # fmt: skip
             return _observed_text(done)
         if len(updates) > 1:

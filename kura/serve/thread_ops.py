@@ -25,6 +25,7 @@ from kura.errors import InvalidRequest, NotFound, PolicyRefused
 from kura.serve.pool import StorePool, _private_paths
 from kura.store.store import Store
 from kura.threads import Thread, thread_id
+from kura.threads.items import Unsafe
 from kura.threads.observer import observe
 from kura.transcripts.journals import discover
 
@@ -120,9 +121,11 @@ def observation(
     continuation: str = "",
     readonly: bool,
     unlock: str,
+    source: str,
 ) -> dict[str, Any]:
     """One observation an agent writes: to its thread's log when the server is bound to a
-    thread or the call names one, else to the store's."""
+    thread or the call names one, else to the store's; ``source`` (http, mcp) is counted
+    against its day's cap."""
     store = service.served(selector).store
     chosen = (
         None if bound is None and thread in (None, "") else Thread.of(store, chosen_thread(bound, thread))
@@ -130,7 +133,13 @@ def observation(
     check_writable(service, store, readonly=readonly, unlock=unlock, what="an observation")
     done = _refusing(
         lambda: observe(
-            store, text, priority, thread=chosen, task=task or "", continuation=continuation or ""
+            store,
+            text,
+            priority,
+            thread=chosen,
+            task=task or "",
+            continuation=continuation or "",
+            source=source,
         )
     )
     return {"store": store.name, "thread": chosen.id if chosen else None, **done.to_dict()}
@@ -190,5 +199,7 @@ def _refusing(write: Any) -> Any:
     (the server and the store's policy were checked before: this is the secret check)."""
     try:
         return write()
+    except Unsafe:
+        raise  # the store's link, not the caller's request: a 403 with its reason
     except PolicyRefused as err:
         raise InvalidRequest(str(err)) from None

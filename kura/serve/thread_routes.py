@@ -103,7 +103,7 @@ def thread_routes(service: StorePool, *, bound: str | None = None) -> "APIRouter
         return thread_ops.observation(
             service, selector, bound=bound, thread=body.thread, text=body.text, priority=body.priority,
             task=body.current_task or "", continuation=body.suggested_continuation or "",
-            readonly=False, unlock=UNLOCK,
+            readonly=False, unlock=UNLOCK, source="http",
         )  # fmt: skip
 
     return router

@@ -103,6 +103,19 @@ def reads_like_instruction(text: str) -> str:
     return _verdict(text) or _verdict(shown) or _verdict(_bare(shown))
 
 
+def marked(text: str) -> str:
+    """Why ``text`` carries an injection marker or a role label ("" when it does not): the
+    test for text that may rightly be imperative (a task, a next step), where only an attack's
+    own signs count."""
+    for shown in (text, clean(text)):
+        found = _MARKERS.search(shown)
+        if found:
+            return f"an injection marker ({found.group(0).strip()[:40]!r})"
+        if _ROLE.search(shown) or _USER_ROLE.search(shown):
+            return "a role label"
+    return ""
+
+
 def _verdict(text: str) -> str:
     found = _MARKERS.search(text)
     if found:

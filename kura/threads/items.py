@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from kura.errors import InvalidRequest, NotFound, StoreError
+from kura.errors import InvalidRequest, NotFound, PolicyRefused, StoreError
 from kura.files import memory_file as nt
 from kura.store import rewrite as rw
 from kura.store import write_checks
@@ -48,6 +48,13 @@ from kura.store.state import folder as state_folder
 from kura.store.store import Store
 from kura.text.secrets import refuse_secrets
 from kura.threads.names import file_of, folder_of, key_of, lookup_key, new_key, thread_id
+
+
+class Unsafe(StoreError, PolicyRefused):
+    """A thread folder, a folder on the way or an item that kura will not read or write
+    through (a symlink, a FIFO, a file over the cap): the store's state, said with its reason
+    — a 4xx at the edges, never a server error — and nothing read or written."""
+
 
 Namespace = Literal["fact", "summary", "observation", "note"]
 NAMESPACES: tuple[str, ...] = get_args(Namespace)
@@ -139,7 +146,7 @@ class Thread:
             return None
         if isinstance(got, Refused):
             what = "a symlink out of this thread" if got.what.startswith("a symlink") else got.what
-            raise StoreError(f"{self._where(key)}: {what}; not read — {got.todo}")
+            raise Unsafe(f"{self._where(key)}: {what}; not read — {got.todo}")
         return self._item(key, rel, got)
 
     def _item(self, key: str, rel: str, data: bytes) -> Item:
@@ -253,17 +260,17 @@ class Thread:
         rel = file_of(parts)
         self._check_write()
         with locked(self.store.state_dir / "lock"):
-            item = self._read(rel)
             path = self.root / rel
-            if item is None or not self._plain_folders(path.parent) or path.is_symlink():
-                raise self._no_item(key)
-            data = _settled(path)
+            if not self._plain_folders(path.parent) or path.is_symlink():
+                raise Unsafe(f"{self._where(key)}: {_LINKED}; nothing was deleted — {_REPLACE}")
+            item = self._read(rel)
+            data = _settled(path) if item is not None else None
             if data is None:
                 raise self._no_item(key)
             kept = state_folder(
                 self.store.root, "threads", self.id, "deleted", store=self.store.name, create=True
             )
-            copy = kept / f"{time.strftime('%Y%m%dT%H%M%S')}-{rel.replace('/', '~')}"
+            copy = _kept_copy(kept, rel)
             write_atomic(copy, data)
             os.unlink(path)
         return copy
@@ -282,7 +289,9 @@ class Thread:
         path = self.root / rel
         self._folders(path.parent, where)
         if path.is_symlink() or (path.exists() and not path.is_file()):
-            raise StoreError(f"{where}: {path.name} is not a plain file; kura does not write through links")
+            raise Unsafe(
+                f"{where}: {path.name} is not a plain file (a symlink?); kura does not write through links"
+            )
         return path
 
     def _folders(self, folder: Path, where: str) -> None:
@@ -297,9 +306,7 @@ class Thread:
             except OSError as err:
                 raise StoreError(f"{where}: cannot be written here ({err.strerror})") from None
             if not plain:
-                raise StoreError(
-                    f"{where}: {here.name} on the way is not a folder; kura does not write through links"
-                )
+                raise Unsafe(f"{where}: {here.name} on the way is not a folder; {_LINKED} — {_REPLACE}")
 
     def _where(self, key: str) -> str:
         return f"{self.store.name}/{self.rel} key {key!r}"
@@ -326,6 +333,23 @@ def _made(old: bytes | None, key: str, value: str, namespace: str | None, where:
         return None
     meta = {**note.meta, "key": key, "namespace": wanted, "updated": _stamp(time.time())}
     return nt.render(dataclasses.replace(note, meta=meta, body=body)).encode("utf-8")
+
+
+_LINKED = "a symlink (or no folder) on the way, and kura does not read or write through links"
+_REPLACE = "replace the link with a real folder or file"
+
+
+def _kept_copy(folder: Path, rel: str) -> Path:
+    """A name no other kept copy has: the time to the microsecond, then the item's path
+    with ``%`` and ``~`` escaped before ``/`` becomes ``~`` (so keys ``a~b`` and ``a:b``
+    differ), and a number when two deletes still meet (under the store's lock)."""
+    now = datetime.now(UTC)
+    name = rel.replace("%", "%25").replace("~", "%7E").replace("/", "~")
+    stamp = f"{now.strftime('%Y%m%dT%H%M%S')}.{now.microsecond:06d}"
+    copy, n = folder / f"{stamp}-{name}", 2
+    while os.path.lexists(copy):
+        copy, n = folder / f"{stamp}-{n}-{name}", n + 1
+    return copy
 
 
 def _namespace(namespace: object) -> str:

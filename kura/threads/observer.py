@@ -18,6 +18,7 @@ from typing import Any
 
 from kura.errors import InvalidRequest
 from kura.observe import observations as ob
+from kura.observe import quota
 from kura.observe.consolidate import Consolidated, consolidate
 from kura.store.store import Store
 from kura.threads.items import Thread
@@ -62,14 +63,17 @@ def observe(
     task: str = "",
     continuation: str = "",
     today: date | None = None,
+    source: str = "cli",
 ) -> Observed:
     """Append one entry (to the thread's log when ``thread`` is given), then consolidate
-    mechanically when the log has passed its size hint."""
+    mechanically when the log has passed its size hint. ``source`` (cli, http, mcp) is
+    counted against its day's cap (``kura.observe.quota``) first."""
     if priority not in ob.MARKERS:
         raise InvalidRequest(
             f"priority {priority!r} is not one of {', '.join(PRIORITIES)}; nothing was written"
         )
     target = log_store(store, thread)
+    quota.take(store, ob.log_path(target).relative_to(store.root).as_posix(), source, today or date.today())
     entry = ob.observe(target, text, priority, today=today, task=task, continuation=continuation)
     done = consolidate(target, today=today) if ob.read_log(target).hint else None
     if done is not None and done.dropped:  # numbers and lines moved: find the entry again

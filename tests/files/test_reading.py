@@ -15,7 +15,7 @@ import pytest
 from conftest import Cli, make_store, write_memory
 
 from kura.files import memory_file as nt
-from kura.map.prefill import MapSettings, build
+from kura.map.prefill import DATA_NOTE, MapSettings, build
 from kura.recall.embed import Unavailable
 from kura.recall.recall import recall, shorten
 from kura.recall.search import SearchIndex
@@ -292,7 +292,9 @@ def test_a_header_of_your_own_is_not_put_over_the_outline(cli: Cli, tmp_path: Pa
         f'[prefill]\nheader = "{mine}"\nsector_header = "Our outline."\n[stores.s]\npath = "{root}"\n'
     )
     printed = cli("-s", "s", "prefill", "--max-chars", "1500")
-    assert printed.code == 0 and printed.out.startswith("<<<KURA-MAP store=s>>>\nOur outline.\n\nThis is NOT")
+    assert printed.code == 0 and printed.out.startswith(
+        f"<<<KURA-MAP store=s>>>\nOur outline. {DATA_NOTE}\n\nThis is NOT"
+    )
 
 
 def test_an_outline_header_of_your_own(tmp_path: Path) -> None:
@@ -302,9 +304,13 @@ def test_an_outline_header_of_your_own(tmp_path: Path) -> None:
     for _ in range(3):
         block = build(root, "s", settings, today=TODAY)
         assert block.state == "sectors"
-        assert block.text.startswith(f"<<<KURA-MAP store=s>>>\n{outline}\n\nThis is NOT the full map")
+        assert block.text.startswith(
+            f"<<<KURA-MAP store=s>>>\n{outline} {DATA_NOTE}\n\nThis is NOT the full map"
+        )
     capped = build(root, "s", MapSettings(sector_header=outline, max_chars=1500), today=TODAY)
-    assert capped.text.startswith(f"<<<KURA-MAP store=s>>>\n{outline}\n\nThis is NOT the full map")
+    assert capped.text.startswith(
+        f"<<<KURA-MAP store=s>>>\n{outline} {DATA_NOTE}\n\nThis is NOT the full map"
+    )
     from kura.errors import ConfigError
     from kura.map.prefill import sector_header_text
 

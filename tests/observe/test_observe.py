@@ -169,7 +169,7 @@ def test_latest_carries_every_open_red_and_the_last_entries(store: Store) -> Non
         "## 2026-11-01\n- 🔴 never deploy from a laptop\n- 🔴 old outage ✅\n- 🟡 one\n"
         "## 2026-11-28\n- 🟡 two\n- 🟢 three\n- 🟡 four (resolved)\n- 🟡 five\n"
     )
-    assert [e.text for e in ob.latest(store, 2)] == ["never deploy from a laptop", "three", "five"]
+    assert [e.text for e in ob.latest(store, 2)] == ["never deploy from a laptop", "five", "three"]
     assert [e.text for e in ob.latest(store, 0)] == ["never deploy from a laptop"]
 
 

@@ -10,7 +10,9 @@ of the checkout is not loaded there). Nothing is downloaded.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import subprocess
+import time
 import tomllib
 import zipfile
 from pathlib import Path
@@ -77,6 +79,41 @@ def test_the_session_start_hook_prints_the_map_of_the_store_its_json_names(
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("<<<KURA-MAP store=main>>>")
     assert "[Deploy day](deploy.md) — deploys go out on Tuesday" in done.stdout
+
+
+def test_the_capture_and_prompt_hooks_from_the_wheel_keep_what_was_asked_and_recall_it(
+    tool: Tool, project: Path, tmp_path: Path
+) -> None:
+    """Claude Code's Stop JSON names a real transcript: the wheel's ``kura hook capture``
+    returns, its background pass writes the person's request into the project's store, and
+    ``kura hook prompt`` then brings it back for a question that bears on it."""
+    transcript = tmp_path / "home" / ".claude" / "projects" / "-project" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    rows = [
+        {"type": "user", "sessionId": "s1", "uuid": "u1", "cwd": str(project), "timestamp": "2026-12-01T09:30:00Z",
+         "message": {"role": "user", "content": "remember that the staging cluster lives in eu-west-3"}},
+        {"type": "assistant", "sessionId": "s1", "uuid": "a1", "cwd": str(project), "timestamp": "2026-12-01T09:30:05Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}},
+    ]  # fmt: skip
+    transcript.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    payload = {
+        "session_id": "s1",
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+    }
+    done = tool.hook("capture", payload, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 90
+    while not any(
+        "eu-west-3" in p.read_text() for p in (project / "memory").glob("*.md") if p.name != "MEMORY.md"
+    ):
+        assert time.monotonic() < deadline, (project / "memory" / ".kura" / "capture.log").read_text()
+        time.sleep(0.2)
+    asked = {"session_id": "s2", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+             "prompt": "which region is the staging cluster in?"}  # fmt: skip
+    told = tool.hook("prompt", asked, cwd=tmp_path)
+    assert told.returncode == 0 and "eu-west-3" in told.stdout, told
 
 
 def test_git_install_hooks_from_the_wheel_runs_each_git_hook(tool: Tool, project: Path) -> None:

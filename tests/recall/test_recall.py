@@ -10,7 +10,7 @@ import pytest
 from conftest import Cli, write_memory
 
 from kura.recall.embed import Unavailable
-from kura.recall.recall import recall, shorten
+from kura.recall.recall import FRAME, recall, shorten
 from kura.recall.search import SearchIndex
 from kura.store.store import Store
 
@@ -26,7 +26,7 @@ def test_picks_walks_and_fits(sample: Store) -> None:
     assert found.how == "embedded" and [h.slug for h in found.picked] == ["tomasz-backend-oncall"]
     links = sample.show("tomasz-backend-oncall").note.links
     assert list(found.walked) == [slug for slug in links if slug != "tomasz-backend-oncall"]
-    assert found.context.startswith("=== tomasz-backend-oncall ===\n---\nname:")
+    assert found.context.startswith(FRAME + "\n\n=== tomasz-backend-oncall ===\n---\nname:")
     assert len(found.context) <= 3000 + 200
 
 

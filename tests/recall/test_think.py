@@ -12,7 +12,7 @@ import pytest
 from conftest import Cli, ModelServer
 
 from kura.config import ModelConfig
-from kura.recall.recall import recall
+from kura.recall.recall import FRAME, recall
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, read_reply
 from kura.store.store import Store
 from kura.text.tokens import estimate_tokens
@@ -41,7 +41,7 @@ def test_the_whole_index_goes_in_one_prompt_and_the_thinker_picks(
     found = recall(sample, "who carries the pager", hops=0, thinker=thinker(model_server))
     assert (found.how, found.degraded) == ("meaning", False)
     assert [p.slug for p in found.picked] == ["tomasz-backend-oncall"] and found.picked[0].score is None
-    assert found.context.startswith("=== tomasz-backend-oncall ===")
+    assert found.context.startswith(FRAME + "\n\n=== tomasz-backend-oncall ===")
     system = menu_of(model_server.requests[0])
     assert system.startswith("You serve the kura team. Be brief.\n\n")  # the charter leads: one cached prefix
     for slug in sample.slugs():

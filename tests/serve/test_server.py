@@ -368,7 +368,7 @@ def test_oversized_bodies_are_refused_whatever_content_length_says(shared: Serve
             yield b"x" * 65536
         yield b'"}'
 
-    error(shared.http.post("/remember", content=chunks()), 413)
+    error(shared.http.post("/remember", content=chunks(), headers={"content-type": "application/json"}), 413)
     head = "POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
     # claims a gigabyte, sends a few bytes: refused at once, not waited for
     status, body = raw(shared.url, f"{head}content-length: 1000000000\r\n\r\n{{}}".encode())
@@ -638,7 +638,7 @@ def _through_guard(scope: dict[str, Any], messages: list[dict[str, Any]]) -> tup
 
 HTTP_SCOPE = {
     "type": "http", "method": "POST", "path": "/remember", "raw_path": b"/remember",
-    "headers": [(b"host", b"127.0.0.1"), (b"transfer-encoding", b"chunked")],
+    "headers": [(b"host", b"127.0.0.1"), (b"transfer-encoding", b"chunked"), (b"content-type", b"application/json")],
 }  # fmt: skip
 
 
@@ -660,7 +660,10 @@ def test_a_client_that_leaves_mid_body_writes_nothing(served: Served) -> None:
     ):
         sent = body if "length" in head else f"{len(body):x}\r\n".encode() + body + b"\r\n"
         with socket.create_connection((host, int(port)), timeout=10) as sock:
-            sock.sendall(f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode() + sent)
+            sock.sendall(
+                f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n{head}\r\n".encode()
+                + sent
+            )
             time.sleep(0.3)
     time.sleep(0.5)
     assert served.http.get("/health").status_code == 200

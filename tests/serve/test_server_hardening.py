@@ -163,7 +163,7 @@ def test_a_head_sent_a_byte_at_a_time_is_cut_off(server: Server) -> None:
 
 def test_a_body_slower_than_it_promised_is_cut_off_and_writes_nothing(server: Server) -> None:
     body = json.dumps({"slug": "slow-body", "description": "sent slowly", "body": "x" * 4000}).encode()
-    head = f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    head = f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
     with server.connect() as sock:
         sock.sendall(head + body[:100])
         sent, said = dribble(sock, body[100:])
@@ -190,7 +190,7 @@ def test_requests_sent_whole_still_share_a_connection(server: Server) -> None:
     with server.connect() as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert answer(sock).status == 200
-        post = f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
+        post = f"POST /remember HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         sock.sendall(post.encode() + body[:10])
         sock.sendall(body[10:])
         said = answer(sock)
@@ -232,7 +232,7 @@ def test_a_cross_site_websocket_is_refused_before_the_token(token_server: Server
 
 def _remember(headers: str, slug: str) -> bytes:
     body = json.dumps({"slug": slug, "description": "planted with doubled headers"}).encode()
-    head = f"POST /remember HTTP/1.1\r\n{headers}Content-Length: {len(body)}\r\n\r\n"
+    head = f"POST /remember HTTP/1.1\r\n{headers}Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     return head.encode() + body
 
 

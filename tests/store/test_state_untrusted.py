@@ -42,6 +42,7 @@ COMMANDS = [  # remember first: the map is then stale, so weave reads the layers
     ("distill", "drafts"),
     ("distill", "run"),
     ("observe", "--list"),
+    ("observe", "the tide turned"),  # counted against the day's cap: reads observed.json
     ("scratch",),
     ("sessions",),
 ]
@@ -181,7 +182,7 @@ def test_no_code_bearing_format_is_imported_anywhere_in_kura() -> None:
 # -- 2. random bytes in every state file --------------------------------------------------
 
 JSON_FILES = ("map.json", "layers.json", "uses.json", "journals.json", "tombstones.json", "watch.json",
-              "index-seen.json", "scratch.json")  # fmt: skip
+              "index-seen.json", "scratch.json", "observed.json")  # fmt: skip
 READ_FILES = (
     "state.db",
     "search.db",
@@ -192,7 +193,7 @@ READ_FILES = (
     "drafts/*.md",
 )
 KEPT_FILES = ("lock", "weave.lock", "journals.lock", "seeds.lock", "observations.lock", "map.md.1",
-              "observations/dropped-*.md", "scratch.lock")  # fmt: skip
+              "observations/dropped-*.md", "scratch.lock", "observed.lock")  # fmt: skip
 JSON_DAMAGE = ("random", "half", "inner", "top")
 NOTICED = {  # (file, damage) a command reads and must say it rebuilt: an empty database is a valid one,
     # an empty or cut seed file is still text, and a small store never reads its sector map

@@ -62,7 +62,7 @@ def test_recent_n_shows_exactly_the_last_n_messages_after_a_stable_prefix(tmp_pa
         "- user: so the Friday cron races the test?\n"
     )
     assert INJECTED not in text and "it fails only on Fridays" not in text
-    prefix = str(plain["text"]).split("\n\nFrom memory:")[0]
+    prefix = str(plain["text"]).split("\n\nFrom memory")[0]
     assert prefix.startswith("Pinned — the person's rules") and text.startswith(prefix + "\n\n")
     one = _context(cli, store.root, "--recent", "1", "--journal", str(journal))
     assert [i["source"] for i in one["items"] if i["section"] == "working"] == ["session.jsonl:6"]  # type: ignore[union-attr]
