@@ -129,7 +129,7 @@ def mixed(rng: random.Random, i: int) -> str:
     ja = rng.sample(JA, 6)
     en = rng.sample(WORDS, 5)
     return (
-        f"{ja[0]}{ja[1]}は {en[0]} {en[1]} で{ja[2]}する (port {8000 + i % 900}); "
+        f"{ja[0]}{ja[1]}は {en[0]} {en[1]} で{ja[2]}する (KR-{i}); "
         f"{en[2]} の{ja[3]}{ja[4]}は{ja[5]}, {en[3]} {en[4]} を使う"
     )
 

@@ -178,22 +178,24 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
         finding = Finding(
             path, err.line + 1, f"frontmatter {err.problem}; read it as flat key: value lines — {err.todo}"
         )
-        flat, more = _read_flat(front_lines, path)
+        flat, more, _ = _read_flat(front_lines, path)
         return flat, [finding, *more]
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:  # 2026-02-30 is a ValueError
         mark = getattr(err, "problem_mark", None)
         line = 1 + (mark.line if mark is not None else 1)
         problem = getattr(err, "problem", None) or str(err).split("\n")[0]
+        flat, more, layout = _read_flat(front_lines, path)
+        if layout:  # distill-kura's flat layout: read as written, nothing lost
+            return flat, [Finding(path, line, FLAT_LAYOUT, "note"), *more]
         finding = Finding(
             path,
             line,
             f"frontmatter is not valid YAML ({problem}); read it as "
-            "flat key: value lines — quote the value or run kura doctor",
+            "flat key: value lines — quote the value (with ' or \") so YAML reads it",
         )
-        flat, more = _read_flat(front_lines, path)
         return flat, [finding, *more]
     if not meta and any(ln.strip() and not ln.lstrip().startswith("#") for ln in front_lines):
-        flat, more = _read_flat(front_lines, path)
+        flat, more, _ = _read_flat(front_lines, path)
         return flat, [
             Finding(
                 path,
@@ -254,26 +256,60 @@ def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]
     return restored
 
 
-def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding]]:
+def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding], bool]:
     """The fallback reader, one top-level key at a time: a key whose own lines are valid
-    YAML keeps its value; otherwise its first line is taken as text, as written."""
+    YAML keeps its value; otherwise its first line is taken as text, as written. The flag:
+    the block is distill-kura's flat layout — every key read as ``flat_value`` reads it,
+    and what YAML refused is only values with an unquoted ``": "`` (``quoted`` fixes it)."""
     meta: dict[str, Any] = {}
     findings: list[Finding] = []
     lineno = 2
+    keys = flats = colons = 0
     for span in _linespans(front_lines):
         first = span.lines[0]
         if span.key is not None:
-            meta[span.key] = _span_value(span)
+            flat = flat_value(span.lines)
+            meta[span.key] = flat.value if flat is not None else _span_value(span)
+            keys, flats, colons = (
+                keys + 1,
+                flats + (flat is not None),
+                colons + (flat is not None and flat.colon),
+            )
         elif first.strip() and not first.lstrip().startswith("#"):
             findings.append(Finding(path, lineno, f"frontmatter line not read: {first.strip()[:60]!r}"))
         lineno += len(span.lines)
-    return meta, findings
+    return meta, findings, colons > 0 and flats == keys == len(meta) and not findings
+
+
+FLAT_LAYOUT = (
+    "distill-kura's flat frontmatter: a value holds an unquoted ': ', which YAML refuses; "
+    "kura reads it as written — `kura doctor --fix` quotes such values"
+)
+
+
+def quoted(front_lines: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The block with each value YAML refused for an unquoted ``": "`` quoted (every other
+    line and character as it was), or None when there is none. Single quotes unless the
+    value holds one and no double quote or backslash."""
+    out: list[str] = []
+    for span in _linespans(list(front_lines)):
+        flat = flat_value(span.lines) if span.key is not None else None
+        if flat is None or not flat.colon:
+            out.extend(span.lines)
+            continue
+        line, value = span.lines[0], flat.value
+        start = line.index(value, line.index(":"))
+        end = start + len(value)
+        if "'" in value and '"' not in value and "\\" not in value:
+            text = f'"{value}"'
+        else:
+            text = "'" + value.replace("'", "''") + "'"
+        out.append(line[:start] + text + line[end:])
+    result = tuple(out)
+    return result if result != front_lines else None
 
 
 def _span_value(span: KeySpan) -> Any:
-    flat = flat_value(span.lines)
-    if flat is not None:
-        return flat.value
     try:
         loaded = guarded(yaml.safe_load, "\n".join(span.lines))
     except (yaml.YAMLError, ValueError, TypeError, OverflowError):
