@@ -23,8 +23,10 @@ snapshot of the store to findings:
 Errors make ``kura doctor`` exit 1; warnings do too under ``--strict`` (pre-commit);
 notes (islands, dead ends, an index over the map budget) are observations and never fail —
 a store written without links is not broken, only harder to walk.
-The snapshot comes from the catalog, so only files with problems are read again: a
-healthy store of 20,000 memories is checked without parsing 20,000 files.
+The snapshot comes from the catalog, findings included, so no file is read again: a
+store of 20,000 memories is checked without parsing 20,000 files (nor the thousands with a
+finding). distill-kura's flat frontmatter (a value with an unquoted ``": "``) is a note,
+counted on one line; ``fix_flat`` quotes those values when asked (``kura doctor --fix``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE, Cli
 
-from kura.health.doctor import diagnose, fix_index
+from kura.health.doctor import diagnose, fix_flat, fix_index
 from kura.store import catalog
 from kura.store.store import Store
 
@@ -188,3 +188,15 @@ def test_doctor_shows_the_findings_the_scan_kept_without_reading_files_again(
     monkeypatch.setattr(Store, "read", read_again)
     files = [str(f) for check, f in diagnose(store).findings if check == "files"]
     assert len(files) == 1 and files[0].startswith("test/broken.md:4: frontmatter is not valid YAML")
+
+
+def test_fix_quotes_flat_values_keeping_the_bom_crlf_and_spacing(store: Store) -> None:
+    path = store.root / "c.md"
+    path.write_bytes(
+        b"\xef\xbb\xbf---\r\nname: c\r\ndescription: A: it's b   # x\r\ntype: user\r\n---\r\nbody\r\n"
+    )
+    assert fix_flat(store) == ["quoted the values YAML refused in test/c.md"]
+    assert path.read_bytes() == (
+        b'\xef\xbb\xbf---\r\nname: c\r\ndescription: "A: it\'s b   # x"\r\ntype: user\r\n---\r\nbody\r\n'
+    )
+    assert store.show("c").description == "A: it's b   # x" and fix_flat(store) == []
