@@ -20,6 +20,7 @@ import frontmatter
 import yaml
 
 from kura.files.finding import Finding
+from kura.files.flat import FLAT_LAYOUT, UNPLAIN, YAML_WORDS, flat_value
 
 KEY_LINE = re.compile(r"""^(["']?)([^\s"'#:\-][^:]*?)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)$""")
 _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
@@ -28,7 +29,6 @@ _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
 _SIMPLE = re.compile(
     r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]+((?:[^\W\d_]|_)(?:[^\t\r]*[^\t\r ])?|\d{4}-\d{2}-\d{2})[ \r]*$"
 )
-_YAML_WORDS = frozenset("yes no true false on off null".split())
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BRACKET = re.compile(r"[\[\]{}]")
 _COMPACT = re.compile(r"(?:[-?](?:[ \t]+|$))+")  # "- - x", "? - x": collections opened on one line
@@ -171,6 +171,9 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
     simple = _simple_meta(front_lines)
     if simple is not None:
         return simple, []
+    shortcut = _flat_meta(front_lines, path)
+    if shortcut is not None:
+        return shortcut
     block = "".join(line + "\n" for line in front_lines)
     try:
         meta = guarded(lambda text: frontmatter.parse(f"---\n{text}---\n")[0], block)
@@ -222,18 +225,40 @@ def _simple_meta(front_lines: list[str]) -> dict[str, Any] | None:
         if match is None:
             return None
         key, value = match.groups()
-        if key in meta or key.lower() in _YAML_WORDS:
+        if key in meta or key.lower() in YAML_WORDS:
             return None
         if value[0].isdigit():
             try:
                 meta[key] = dt.date.fromisoformat(value)
             except ValueError:
                 return None
-        elif value.lower() in _YAML_WORDS or ": " in value or " #" in value or value.endswith(":"):
+        elif value.lower() in YAML_WORDS or ": " in value or " #" in value or value.endswith(":"):
             return None
         else:
             meta[key] = value
     return meta
+
+
+def _flat_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding]] | None:
+    """distill-kura's blocks read without YAML, as YAML (or, where YAML refuses an unquoted
+    ``": "``, the key-by-key reading) reads them: every key once, each read by ``flat_value``,
+    and nothing else but blank and comment lines. None for anything else."""
+    meta: dict[str, Any] = {}
+    colon = None  # the first line YAML refuses
+    number = 2  # the block's first line is the file's second
+    for span in _linespans(front_lines):
+        if span.key is None:
+            text = span.lines[0]
+            if (text.strip() and not text.lstrip().startswith("#")) or UNPLAIN.search(text.strip()):
+                return None
+        else:
+            flat = flat_value(span.lines)
+            if flat is None or span.key in meta:
+                return None
+            meta[span.key] = flat.value
+            colon = number if colon is None and flat.colon else colon
+        number += len(span.lines)
+    return meta, [] if colon is None else [Finding(path, colon, FLAT_LAYOUT, "note")]
 
 
 def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]:
@@ -281,12 +306,6 @@ def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[
     return meta, findings, colons > 0 and flats == keys == len(meta) and not findings
 
 
-FLAT_LAYOUT = (
-    "distill-kura's flat frontmatter: a value holds an unquoted ': ', which YAML refuses; "
-    "kura reads it as written — `kura doctor --fix` quotes such values"
-)
-
-
 def quoted(front_lines: tuple[str, ...]) -> tuple[str, ...] | None:
     """The block with each value YAML refused for an unquoted ``": "`` quoted (every other
     line and character as it was), or None when there is none. Single quotes unless the
@@ -318,69 +337,6 @@ def _span_value(span: KeySpan) -> Any:
         return loaded[span.key]
     match = KEY_LINE.match(span.lines[0])
     return _unquote(match.group(3) or "") if match is not None else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Flat:
-    """A key's value read without YAML; ``colon``: YAML refuses its line for an unquoted
-    ``": "`` in the value (distill-kura's flat layout), so the value is the text as written."""
-
-    value: Any
-    colon: bool = False
-
-
-# a line ``key: value`` whose key YAML reads as that text, with the value's first character
-_FLAT_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):([ ]+)(.*)$")
-_NESTED_LINE = re.compile(r"^([ ]+)([A-Za-z_][A-Za-z0-9_-]*):[ ]+(.*)$")
-_OPENS_MAP = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]*$")
-# characters YAML reads as themselves inside a plain value (no tab, CR, line separator,
-# byte-order mark or character its reader refuses)
-_UNPLAIN = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
-_NOT_FIRST = frozenset(" -?:,[]{}#&*!|>'\"%@`+.0123456789<~=")  # indicators, numbers, dates, ~
-
-
-def flat_value(lines: tuple[str, ...]) -> Flat | None:
-    """What ``_span_value`` gives for one key's lines, read without YAML, for the lines
-    distill-kura writes: ``key: plain text`` (``# comment`` after it allowed), the same
-    with an unquoted ``": "`` in the text (which YAML refuses: the text as written), and
-    ``key:`` over indented ``sub: plain text`` lines. None for anything else, which goes to
-    YAML as before (tests/files/test_fast_paths.py holds the two readings equal)."""
-    match = _FLAT_LINE.match(lines[0])
-    if len(lines) == 1:
-        return _plain(match.group(3)) if match is not None and _fine_key(match.group(1)) else None
-    opened = _OPENS_MAP.match(lines[0])
-    if opened is None or not _fine_key(opened.group(1)):
-        return None
-    nested: dict[str, Any] = {}
-    indent = None
-    for line in lines[1:]:
-        inner = _NESTED_LINE.match(line)
-        if inner is None or (indent is not None and inner.group(1) != indent):
-            return None
-        indent, key = inner.group(1), inner.group(2)
-        value = _plain(inner.group(3))
-        if value is None or value.colon or key in nested or not _fine_key(key):
-            return None
-        nested[key] = value.value
-    return Flat(nested)
-
-
-def _fine_key(key: str) -> bool:
-    return key.lower() not in _YAML_WORDS and len(key) < 1000  # YAML: a key within 1024 characters
-
-
-def _plain(text: str) -> Flat | None:
-    """A value as YAML reads it after ``key: `` on one line, where that is certain."""
-    if not text or text[0] in _NOT_FIRST or _UNPLAIN.search(text) is not None:
-        return None
-    cut = text.find(" #")
-    head = text if cut < 0 else text[:cut]
-    if ": " in head or head.endswith(":"):  # YAML stops at the colon: the line is not YAML
-        return Flat(text.strip(), colon=True)
-    value = head.rstrip(" ")
-    if value.lower() in _YAML_WORDS or text.count("[") + text.count("{") > MAX_DEPTH // 2:
-        return None
-    return Flat(value)
 
 
 def _unquote(value: str) -> str:

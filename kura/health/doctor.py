@@ -45,7 +45,8 @@ from kura.errors import KuraError, StoreError
 from kura.files import memory_index as ix
 from kura.files.body import read as read_body
 from kura.files.checks import conflict_markers, hidden_in_index, hidden_in_parsed, nul_bytes
-from kura.files.frontmatter import FLAT_LAYOUT, quoted
+from kura.files.flat import FLAT_LAYOUT
+from kura.files.frontmatter import quoted
 from kura.files.memory_file import Finding, from_bytes, render
 from kura.files.slugs import INDEX_NAME
 from kura.health.graph import GraphReport, analyse
