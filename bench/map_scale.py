@@ -32,7 +32,8 @@ difflib's (``get_close_matches``, n=1, cutoff 0.75: what doctor used before rapi
 prints how many differ.
 
 Targets (issues 3 and 19, 2-core machine): cold ≤ 1.5 s, unchanged ≤ 0.3 s, one edit ≤ 0.5 s,
-prefill ≤ 0.1 s, doctor ≤ 1.5 s with hundreds of dead links, list ≤ 0.5 s at 20,000 memories.
+prefill ≤ 0.1 s, doctor ≤ 1.5 s with hundreds of dead links, list ≤ 0.5 s at 20,000 memories;
+on the distill-kura shape (issue 33) cold ≤ 2.5 s and doctor ≤ 2 s.
 A "figures" block prints each measurement beside its target and the load average; at
 20,000 it marks each ok or over (by CPU seconds where they are measured, else wall).
 """
@@ -221,7 +222,8 @@ def measure(n: int, *, code: bool = False, dead: int = 0, shape: str = "kura") -
     kura("--help")  # compile and cache the modules once
     with tempfile.TemporaryDirectory() as tmp:
         source, copy = Path(tmp) / "gen", Path(tmp) / "copy"
-        if shape == "distill-kura":
+        flat = shape == "distill-kura"  # issue 33's targets for that shape: cold 2.5 s, doctor 2 s
+        if flat:
             generate_distill(source, n)
             print(f"{n:>6} memories  shape distill-kura")
         else:
@@ -255,11 +257,11 @@ def measure(n: int, *, code: bool = False, dead: int = 0, shape: str = "kura") -
         figures(
             n,
             [
-                ("weave cold", cold, cold_cpu, 1.5),
+                ("weave cold", cold, cold_cpu, 2.5 if flat else 1.5),
                 ("weave unchanged", unchanged, unchanged_cpu, 0.3),
                 ("weave one edit", min(edits), None, 0.5),
                 ("prefill", prefill, None, 0.1),
-                ("doctor", doctor, doctor_cpu, 1.5),
+                ("doctor", doctor, doctor_cpu, 2.0 if flat else 1.5),
                 ("list", listed, listed_cpu, 0.5),
             ],
         )
