@@ -76,11 +76,11 @@ def _plain(text: str) -> Flat | None:
     """A value as YAML reads it after ``key: `` on one line, where that is certain."""
     if not text or text[0] in _NOT_FIRST or UNPLAIN.search(text) is not None:
         return None
+    if text.count("[") + text.count("{") > _BRACKETS:  # what YAML's depth guard says of it, as before
+        return None
     cut = text.find(" #")
     head = text if cut < 0 else text[:cut]
     if ": " in head or head.endswith(":"):  # YAML stops at the colon: the line is not YAML
         return Flat(text.strip(), colon=True)
     value = head.rstrip(" ")
-    if value.lower() in YAML_WORDS or text.count("[") + text.count("{") > _BRACKETS:
-        return None
-    return Flat(value)
+    return None if value.lower() in YAML_WORDS else Flat(value)
