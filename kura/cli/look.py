@@ -14,7 +14,7 @@ from kura.cli.base import Globals, JsonOpt, app, core, fail, print_json, say, st
 from kura.cli.checkup import show_reports
 from kura.cli.recall import ProgressLine, recall_command
 from kura.git.staged import staged_copy
-from kura.health.doctor import diagnose, fix_index
+from kura.health.doctor import diagnose, fix_flat, fix_index
 from kura.health.picture import FORMATS, of_store, render, save
 from kura.recall.search import SearchIndex, drop_index, remote_embedder
 from kura.request import RECALL
@@ -109,7 +109,12 @@ def doctor(
     all_stores: Annotated[bool, typer.Option("--all", help="Check every configured store.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too (for pre-commit).")] = False,
     fix: Annotated[
-        bool, typer.Option("--fix", help="Repair index drift only: add missing lines, comment out orphans.")
+        bool,
+        typer.Option(
+            "--fix",
+            help="Repair index drift (add missing lines, comment out orphans) and quote the values "
+            "YAML refuses in distill-kura's flat frontmatter (every other byte kept).",
+        ),
     ] = False,
     staged: Annotated[
         bool,
@@ -131,7 +136,7 @@ def doctor(
     config = core(lambda: cfg.load_config(g.config))
     names = list(config.stores) if all_stores else [g.store]
     for name in names if fix else []:
-        for change in core(partial(lambda n: fix_index(config.open(n)), name)):
+        for change in core(partial(lambda n: fix_flat(config.open(n)) + fix_index(config.open(n)), name)):
             warn(f"fixed: {change}")
     reports = [core(partial(store_report, config, name, staged=staged)) for name in names]
     if as_json:

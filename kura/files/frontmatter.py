@@ -20,6 +20,7 @@ import frontmatter
 import yaml
 
 from kura.files.finding import Finding
+from kura.files.flat import FLAT_LAYOUT, UNPLAIN, YAML_WORDS, flat_value
 
 KEY_LINE = re.compile(r"""^(["']?)([^\s"'#:\-][^:]*?)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)$""")
 _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
@@ -28,7 +29,6 @@ _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
 _SIMPLE = re.compile(
     r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]+((?:[^\W\d_]|_)(?:[^\t\r]*[^\t\r ])?|\d{4}-\d{2}-\d{2})[ \r]*$"
 )
-_YAML_WORDS = frozenset("yes no true false on off null".split())
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BRACKET = re.compile(r"[\[\]{}]")
 _COMPACT = re.compile(r"(?:[-?](?:[ \t]+|$))+")  # "- - x", "? - x": collections opened on one line
@@ -171,6 +171,9 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
     simple = _simple_meta(front_lines)
     if simple is not None:
         return simple, []
+    shortcut = _flat_meta(front_lines, path)
+    if shortcut is not None:
+        return shortcut
     block = "".join(line + "\n" for line in front_lines)
     try:
         meta = guarded(lambda text: frontmatter.parse(f"---\n{text}---\n")[0], block)
@@ -178,22 +181,24 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
         finding = Finding(
             path, err.line + 1, f"frontmatter {err.problem}; read it as flat key: value lines — {err.todo}"
         )
-        flat, more = _read_flat(front_lines, path)
+        flat, more, _ = _read_flat(front_lines, path)
         return flat, [finding, *more]
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:  # 2026-02-30 is a ValueError
         mark = getattr(err, "problem_mark", None)
         line = 1 + (mark.line if mark is not None else 1)
         problem = getattr(err, "problem", None) or str(err).split("\n")[0]
+        flat, more, layout = _read_flat(front_lines, path)
+        if layout:  # distill-kura's flat layout: read as written, nothing lost
+            return flat, [Finding(path, line, FLAT_LAYOUT, "note"), *more]
         finding = Finding(
             path,
             line,
             f"frontmatter is not valid YAML ({problem}); read it as "
-            "flat key: value lines — quote the value or run kura doctor",
+            "flat key: value lines — quote the value (with ' or \") so YAML reads it",
         )
-        flat, more = _read_flat(front_lines, path)
         return flat, [finding, *more]
     if not meta and any(ln.strip() and not ln.lstrip().startswith("#") for ln in front_lines):
-        flat, more = _read_flat(front_lines, path)
+        flat, more, _ = _read_flat(front_lines, path)
         return flat, [
             Finding(
                 path,
@@ -220,18 +225,40 @@ def _simple_meta(front_lines: list[str]) -> dict[str, Any] | None:
         if match is None:
             return None
         key, value = match.groups()
-        if key in meta or key.lower() in _YAML_WORDS:
+        if key in meta or key.lower() in YAML_WORDS:
             return None
         if value[0].isdigit():
             try:
                 meta[key] = dt.date.fromisoformat(value)
             except ValueError:
                 return None
-        elif value.lower() in _YAML_WORDS or ": " in value or " #" in value or value.endswith(":"):
+        elif value.lower() in YAML_WORDS or ": " in value or " #" in value or value.endswith(":"):
             return None
         else:
             meta[key] = value
     return meta
+
+
+def _flat_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding]] | None:
+    """distill-kura's blocks read without YAML, as YAML (or, where YAML refuses an unquoted
+    ``": "``, the key-by-key reading) reads them: every key once, each read by ``flat_value``,
+    and nothing else but blank and comment lines. None for anything else."""
+    meta: dict[str, Any] = {}
+    colon = None  # the first line YAML refuses
+    number = 2  # the block's first line is the file's second
+    for span in _linespans(front_lines):
+        if span.key is None:
+            text = span.lines[0]
+            if (text.strip() and not text.lstrip().startswith("#")) or UNPLAIN.search(text.strip()):
+                return None
+        else:
+            flat = flat_value(span.lines)
+            if flat is None or span.key in meta:
+                return None
+            meta[span.key] = flat.value
+            colon = number if colon is None and flat.colon else colon
+        number += len(span.lines)
+    return meta, [] if colon is None else [Finding(path, colon, FLAT_LAYOUT, "note")]
 
 
 def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]:
@@ -254,20 +281,51 @@ def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]
     return restored
 
 
-def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding]]:
+def _read_flat(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[Finding], bool]:
     """The fallback reader, one top-level key at a time: a key whose own lines are valid
-    YAML keeps its value; otherwise its first line is taken as text, as written."""
+    YAML keeps its value; otherwise its first line is taken as text, as written. The flag:
+    the block is distill-kura's flat layout — every key read as ``flat_value`` reads it,
+    and what YAML refused is only values with an unquoted ``": "`` (``quoted`` fixes it)."""
     meta: dict[str, Any] = {}
     findings: list[Finding] = []
     lineno = 2
+    keys = flats = colons = 0
     for span in _linespans(front_lines):
         first = span.lines[0]
         if span.key is not None:
-            meta[span.key] = _span_value(span)
+            flat = flat_value(span.lines)
+            meta[span.key] = flat.value if flat is not None else _span_value(span)
+            keys, flats, colons = (
+                keys + 1,
+                flats + (flat is not None),
+                colons + (flat is not None and flat.colon),
+            )
         elif first.strip() and not first.lstrip().startswith("#"):
             findings.append(Finding(path, lineno, f"frontmatter line not read: {first.strip()[:60]!r}"))
         lineno += len(span.lines)
-    return meta, findings
+    return meta, findings, colons > 0 and flats == keys == len(meta) and not findings
+
+
+def quoted(front_lines: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The block with each value YAML refused for an unquoted ``": "`` quoted (every other
+    line and character as it was), or None when there is none. Single quotes unless the
+    value holds one and no double quote or backslash."""
+    out: list[str] = []
+    for span in _linespans(list(front_lines)):
+        flat = flat_value(span.lines) if span.key is not None else None
+        if flat is None or not flat.colon:
+            out.extend(span.lines)
+            continue
+        line, value = span.lines[0], flat.value
+        start = line.index(value, line.index(":"))
+        end = start + len(value)
+        if "'" in value and '"' not in value and "\\" not in value:
+            text = f'"{value}"'
+        else:
+            text = "'" + value.replace("'", "''") + "'"
+        out.append(line[:start] + text + line[end:])
+    result = tuple(out)
+    return result if result != front_lines else None
 
 
 def _span_value(span: KeySpan) -> Any:

@@ -23,12 +23,15 @@ snapshot of the store to findings:
 Errors make ``kura doctor`` exit 1; warnings do too under ``--strict`` (pre-commit);
 notes (islands, dead ends, an index over the map budget) are observations and never fail —
 a store written without links is not broken, only harder to walk.
-The snapshot comes from the catalog, so only files with problems are read again: a
-healthy store of 20,000 memories is checked without parsing 20,000 files.
+The snapshot comes from the catalog, findings included, so no file is read again: a
+store of 20,000 memories is checked without parsing 20,000 files (nor the thousands with a
+finding). distill-kura's flat frontmatter (a value with an unquoted ``": "``) is a note,
+counted on one line; ``fix_flat`` quotes those values when asked (``kura doctor --fix``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -42,7 +45,9 @@ from kura.errors import KuraError, StoreError
 from kura.files import memory_index as ix
 from kura.files.body import read as read_body
 from kura.files.checks import conflict_markers, hidden_in_index, hidden_in_parsed, nul_bytes
-from kura.files.memory_file import Finding
+from kura.files.flat import FLAT_LAYOUT
+from kura.files.frontmatter import quoted
+from kura.files.memory_file import Finding, from_bytes, render
 from kura.files.slugs import INDEX_NAME
 from kura.health.graph import GraphReport, analyse
 from kura.life.corrections import conflicts
@@ -111,10 +116,12 @@ class Report:
 
 
 def check_files(snap: Snapshot) -> Iterator[Finding]:
+    """What reading each file found, as the catalog kept it when the scan read the file
+    (never read and parsed again here), then what the walk and the folder hold."""
     yield from snap.index_findings
     for entry in snap.entries.values():
-        if entry.findings:
-            yield from snap.store.show(entry.slug).findings
+        if entry.found:
+            yield from (Finding(*found) for found in json.loads(entry.found))
     yield from snap.store.walk_findings()
     root = os.fspath(snap.store.root)
     for entry in snap.entries.values():
@@ -221,6 +228,7 @@ DEAD_END = "a dead end: it links nowhere — add [[links]] to related memories"
 _COUNTED = {  # a graph note's message → how many of them read on one line
     ISLAND: "islands: nothing links to them and they link nowhere — add [[links]] so recall can walk to them",
     DEAD_END: "dead ends: they link nowhere — add [[links]] to related memories",
+    FLAT_LAYOUT: "files hold distill-kura's flat frontmatter (a value with an unquoted ': ', read as is)",
 }
 
 
@@ -243,12 +251,18 @@ def in_proportion(
     can fail a run is listed one by one; the JSON report always holds every finding.
     Returns (check, severity, text) per line."""
     found = list(findings)
-    counts = Counter(f.message for check, f in found if check == "graph" and f.message in _COUNTED)
+    counts = Counter(f.message for _, f in found if f.message in _COUNTED)
     out: list[tuple[str, str, str]] = []
     said: set[str] = set()
     for check, finding in found:
-        if each or check != "graph" or counts[finding.message] < 2:
+        if each or finding.message not in _COUNTED or counts[finding.message] < 2:
             out.append((check, finding.severity, str(finding)))
+        elif finding.message == FLAT_LAYOUT and finding.message not in said:
+            said.add(finding.message)
+            paths = [f.path for _, f in found if f.message == FLAT_LAYOUT]
+            shown = ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+            fix = "`kura doctor --fix` quotes them as YAML; `--islands` lists each"
+            out.append((check, finding.severity, f"{len(paths)} {_COUNTED[FLAT_LAYOUT]}: {shown} — {fix}"))
         elif finding.message not in said:
             said.add(finding.message)
             count = f"{counts[finding.message]} {_COUNTED[finding.message]}"
@@ -376,6 +390,33 @@ def fix_index(store: Store) -> list[str]:
 
     store.edit_index(repair)
     return list(changes)
+
+
+def fix_flat(store: Store) -> list[str]:
+    """Quote the values YAML refuses in distill-kura's flat frontmatter (``frontmatter.quoted``),
+    in the files that hold them: every other byte kept, written only when the quoted block
+    reads as YAML to the same values. Returns what changed, one line each."""
+    changes: list[str] = []
+    flat = [
+        slug
+        for slug, entry in catalog.entries(store).items()
+        if entry.found and any(found[2] == FLAT_LAYOUT for found in json.loads(entry.found))
+    ]
+    for slug in flat:
+
+        def requote(memory: Any) -> Any:
+            note = memory.note
+            lines = quoted(note.front_lines) if note.raw is not None else None
+            if lines is None:
+                return None
+            fixed = replace(note, raw=None, front_lines=lines)
+            reread = from_bytes(render(fixed).encode(), "check")
+            return fixed if reread.meta == note.meta and not reread.findings else None
+
+        result = store.update(slug, requote)
+        if result.changed:
+            changes.append(f"quoted the values YAML refused in {store.name}/{slug}.md")
+    return changes
 
 
 def heartbeat(root: Path, *, fresh_within: float = 15.0) -> dict[str, Any] | None:

@@ -44,12 +44,12 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
     rel TEXT PRIMARY KEY, slug TEXT NOT NULL, ino INTEGER, size INTEGER, mtime_ns INTEGER,
     ctime_ns INTEGER, type TEXT, name TEXT, description TEXT, written TEXT, links TEXT,
-    findings INTEGER, sha TEXT, standing TEXT, listed TEXT
+    findings INTEGER, sha TEXT, standing TEXT, listed TEXT, found TEXT
 );
 CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_READER = 4  # bump when reading a file can find something new: cached rows are read again
+_READER = 5  # bump when reading a file can find something new: cached rows are read again
 _DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
 _BODY_DATE = re.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"
@@ -79,6 +79,9 @@ class Entry(NamedTuple):
     # JSON [description as the file gives it, archived, archived_reason, superseded_by]; "" for
     # the most common case: the description above is as the file gives it, not retired
     listed: str = ""
+    # JSON [[path, line, message, severity], ...]: the findings themselves, so doctor shows
+    # them without reading and parsing the file again; "" when there are none
+    found: str = ""
 
     @property
     def retired(self) -> bool:
@@ -102,7 +105,7 @@ class Scan:
 
 _TABLES = {
     "notes": ("rel", "slug", "ino", "size", "mtime_ns", "ctime_ns", "type", "name", "description",
-              "written", "links", "findings", "sha", "standing", "listed"),
+              "written", "links", "findings", "sha", "standing", "listed", "found"),
     "ledger": ("key", "text"),
     "kv": ("key", "value"),
 }  # fmt: skip
@@ -126,7 +129,7 @@ def connect(store: Store) -> sqlite3.Connection:
 def _setup(db: sqlite3.Connection) -> None:
     columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
     older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
-    if columns and ("listed" not in columns or older):  # an older layout or reader: rebuilt
+    if columns and ("found" not in columns or older):  # an older layout or reader: rebuilt
         db.execute("DROP TABLE notes")
     db.executescript(_SCHEMA)
     db.execute(f"PRAGMA user_version = {_READER}")
@@ -322,6 +325,7 @@ def _parse(
         written.isoformat() if written else "", "\n".join(note.links), len(note.findings),
         hashlib.sha256(data).hexdigest(), summary(note.meta),
         "" if listed == [description] else json.dumps(listed),
+        json.dumps([[f.path, f.line, f.message, f.severity] for f in note.findings]) if note.findings else "",
     )  # fmt: skip
 
 
@@ -329,7 +333,7 @@ def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) 
     if not fresh and not gone:
         return
     with db:
-        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
         db.executemany("DELETE FROM notes WHERE rel = ?", [(rel,) for rel in gone])
 
 

@@ -172,7 +172,7 @@ def test_pre_commit_checks_the_store_kura_store_names_and_post_checkout_weaves(t
     git(repo, "add", ".")
     env = {"KURA_STORE": str(store.root)}
     assert hook("hook", "pre-commit", cwd=repo, **env).returncode == 0
-    (store.root / "broken.md").write_text("---\nname: b\ndescription: Chose X: fast\ntype: project\n---\n")
+    (store.root / "broken.md").write_text("---\nname: b\ndescription: 'Chose X' fast\ntype: project\n---\n")
     git(repo, "add", ".")
     refused = hook("hook", "pre-commit", cwd=repo, **env)
     assert refused.returncode == 1 and "broken.md:3: frontmatter is not valid YAML" in refused.stdout

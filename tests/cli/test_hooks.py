@@ -60,7 +60,7 @@ def test_pre_commit_blocks_a_broken_store_and_post_merge_weaves(
 
     git(store.root, "add", ".")
     assert git(store.root, "commit", "-qm", "clean").returncode == 0
-    (store.root / "broken.md").write_text("---\nname: b\ndescription: Chose X: fast\ntype: project\n---\n")
+    (store.root / "broken.md").write_text("---\nname: b\ndescription: 'Chose X' fast\ntype: project\n---\n")
     git(store.root, "add", ".")
     blocked = git(store.root, "commit", "-qm", "broken")
     assert blocked.returncode == 1 and "broken.md:3: frontmatter is not valid YAML" in blocked.stderr

@@ -6,9 +6,11 @@ once."""
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import re
 from dataclasses import astuple
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from kura.files import body, frontmatter
 from kura.files.belief import summary
 from kura.files.memory_file import _CLOSE, _OPEN, parse
 from kura.files.memory_index import normalize
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _split_by_lines(text: str) -> tuple[str, list[str], str, str] | None:
@@ -191,3 +195,91 @@ HIDING = ["", "plain", "a`b", "a~b", "<x", "a\\b", "&amp;", "\t", "\r", "\x00", 
 def test_what_hides_a_link_is_found_as_the_one_pattern_found_it(text: str) -> None:
     for end in range(len(text) + 2):
         assert body._hides(text, end) == (body._HIDING.search(text, 0, end) is not None), (text, end)
+
+
+def _flat_by_yaml(front: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], list[int]]:
+    """The flat reading as it was made before: every key's lines through YAML (the values
+    and the lines of the findings; what a finding says of distill-kura's layout is new)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(frontmatter, "flat_value", lambda lines: None)
+        return _seen(front)
+
+
+def _seen(front: list[str]) -> tuple[dict[str, Any], list[int]]:
+    meta, findings = frontmatter.read_meta(front, "m.md")
+    return meta, [finding.line for finding in findings]
+
+
+FLAT_PARTS = [
+    "Decided", ": ", " ", "use uv", "not pip", ",", "#", " #", " # c", ":", "日本語", "は", "「", "」", "'",
+    '"', "[", "]", "{", "}", "-", "yes", "No", "null", "on", "12", "2026-01-02", "~", "*a", "&a", "!x",
+    "\t", "\r", "\u2028", "\u3000", "\xa0", "\x85", "\ufeff", "\x01", "|", ">", "%", "@", "`", "<<", "=",
+    ".5", "+1", "?", "a:b", "http://x", "ok", "…", "[" * 40, "{[" * 20,
+]  # fmt: skip
+FLAT_KEYS = ["name", "description", "type", "on", "No", "a-b", "_x", "tags", "name"]
+
+
+def _random_flat(rng: random.Random) -> list[str]:
+    lines = []
+    for _ in range(rng.randint(1, 5)):
+        key = rng.choice(FLAT_KEYS)
+        value = "".join(rng.choice(FLAT_PARTS) for _ in range(rng.randint(0, 6)))
+        lines.append(f"{key}:{rng.choice([' ', '  ', ''])}{value}")
+        if rng.random() < 0.25:
+            lines.append(rng.choice(["metadata:", "metadata:  ", "on:", "meta: x"]))
+            for _ in range(rng.randint(0, 3)):
+                sub = "".join(rng.choice(FLAT_PARTS) for _ in range(rng.randint(1, 3)))
+                lines.append(
+                    f"{rng.choice(['  ', '  ', '    ', '- '])}{rng.choice(['type', 'source', 'yes'])}: {sub}"
+                )
+    if rng.random() < 0.7:  # most blocks are refused by YAML as a whole: the flat reading then
+        lines.append("description: Decided: the flat reading")
+    return lines
+
+
+def test_random_flat_frontmatter_reads_as_yaml_key_by_key_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(33)
+    fast = 0
+    for _ in range(4000):
+        front = _random_flat(rng)
+        assert _seen(front) == _flat_by_yaml(front, monkeypatch), front
+        with monkeypatch.context() as patch:  # the block read at once says what key by key says
+            patch.setattr(frontmatter, "_flat_meta", lambda lines, path: None)
+            key_by_key = frontmatter.read_meta(front, "m.md")
+        assert frontmatter.read_meta(front, "m.md") == key_by_key, front
+        fast += sum(frontmatter.flat_value((line,)) is not None for line in front)
+    assert fast > 4000  # the shortcut was taken, not only declined
+
+
+def test_the_distill_kura_shaped_store_reads_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file of bench/map_scale.py's distill-kura generator: the same values, findings
+    and lines as every key through YAML."""
+    spec = importlib.util.spec_from_file_location("map_scale", BENCH / "map_scale.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.generate_distill(tmp_path / "s", 400)
+    colons = 0
+    for path in sorted((tmp_path / "s").glob("m*.md")):
+        front = list(parse(path.read_text(), path.name).front_lines)
+        colons += ": " in front[1].partition(": ")[2]
+        assert _seen(front) == _flat_by_yaml(front, monkeypatch), path.name
+    assert 100 < colons < 220  # about 40 % of them are not YAML
+
+
+def test_distill_kuras_flat_frontmatter_is_read_without_a_yaml_parse_per_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    front = ["name: uv", "description: Decided: use uv, not pip  ", "metadata:", "  type: feedback  # user | project",
+             "note: 日本語: ステージングは kobo-8 # still the note"]  # fmt: skip
+    monkeypatch.setattr(frontmatter.yaml, "safe_load", _no_yaml)
+    meta, findings = frontmatter.read_meta(front, "m.md")
+    assert meta == {"name": "uv", "description": "Decided: use uv, not pip", "metadata": {"type": "feedback"},
+                    "note": "日本語: ステージングは kobo-8 # still the note"}  # fmt: skip
+    assert [f.line for f in findings] == [3]
+
+
+def _no_yaml(text: str) -> Any:
+    raise AssertionError(f"a YAML parse of {text!r}")

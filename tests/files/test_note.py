@@ -211,7 +211,7 @@ def test_an_impossible_date_is_a_finding_not_a_crash() -> None:
     assert note.meta["updated"] == "2026-02-30"
     assert [str(f) for f in note.findings] == [
         "bad.md:2: frontmatter is not valid YAML (day is out of range for month); read it as flat "
-        "key: value lines — quote the value or run kura doctor"
+        "key: value lines — quote the value (with ' or \") so YAML reads it"
     ]
 
 

@@ -97,7 +97,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-BROKEN = "---\nname: b\ndescription: Chose X: fast\ntype: project\n---\n"
+BROKEN = "---\nname: b\ndescription: 'Chose X' fast\ntype: project\n---\n"
 
 
 def test_the_pre_commit_hook_checks_what_is_staged_not_the_working_tree(repo: Path) -> None:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLE, Cli
 
-from kura.health.doctor import diagnose, fix_index
+from kura.health.doctor import diagnose, fix_flat, fix_index
+from kura.store import catalog
 from kura.store.store import Store
 
 
@@ -34,7 +39,7 @@ def test_every_kind_of_problem_is_named(store: Store, tmp_path: Path) -> None:
     assert got == [
         (
             "files",
-            "test/broken.md:3: frontmatter is not valid YAML (mapping values are not allowed in this context)",
+            "test/broken.md:3: distill-kura's flat frontmatter: a value holds an unquoted ': ', which YAML refuses",
         ),
         (
             "files",
@@ -49,7 +54,7 @@ def test_every_kind_of_problem_is_named(store: Store, tmp_path: Path) -> None:
         ("graph", "test/broken.md:1: an island: nothing links to it and it links nowhere"),
         ("graph", "test/unindexed.md:1: an island: nothing links to it and it links nowhere"),
     ]
-    assert report.errors == 8 and report.problems == 8  # the two islands are notes
+    assert report.errors == 7 and report.problems == 7  # the two islands and the flat layout are notes
 
 
 def test_doctor_cli_exit_codes_and_json(cli: Cli, tmp_path: Path) -> None:
@@ -129,3 +134,69 @@ def test_doctor_fix_from_the_command_line(cli: Cli, tmp_path: Path) -> None:
     fixed = cli("-s", str(tmp_path / "s"), "doctor", "--fix")
     assert fixed.code == 0 and fixed.err == "kura: fixed: added - [a](a.md) — alpha\n"
     assert (tmp_path / "s" / "MEMORY.md").read_text() == "- [a](a.md) — alpha\n"
+
+
+UV = "---\nname: uv\ndescription: Decided: use uv, not pip\nmetadata:\n  type: feedback\n---\n\nDecided [[ci-workflow]].\n"
+
+
+def _kura(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kura", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_distill_kuras_flat_frontmatter_is_no_problem_and_fix_quotes_it(tmp_path: Path) -> None:
+    """The repro of issue 33: a value with an unquoted ': ' is distill-kura's layout, read as
+    written — a note counted on one line, not a problem; ``kura doctor --fix`` quotes it."""
+    shutil.copytree(SAMPLE, tmp_path / "s", ignore=shutil.ignore_patterns(".kura"))
+    s = tmp_path / "s"
+    (s / "uv.md").write_text(UV)
+    (s / "ja.md").write_bytes(
+        UV.replace("uv", "ja").replace("Decided: use", "決定: ステージングは kobo-8: use").encode()
+    )
+    with (s / "MEMORY.md").open("a") as index:
+        index.write("- [uv](uv.md) — use uv, not pip\n- [ja](ja.md) — kobo-8\n")
+    others = {path.name: path.read_bytes() for path in s.glob("*.md") if path.name not in ("uv.md", "ja.md")}
+    before = _kura("-s", str(s), "doctor")
+    assert before.returncode == 0, before.stdout
+    assert "— healthy" in before.stdout and "not valid YAML" not in before.stdout
+    flat = [line for line in before.stdout.splitlines() if "flat frontmatter" in line]
+    assert flat == [
+        "  2 files hold distill-kura's flat frontmatter (a value with an unquoted ': ', read as is): "
+        "s/ja.md, s/uv.md — `kura doctor --fix` quotes them as YAML; `--islands` lists each  [files, note]"
+    ]
+    fixed = _kura("-s", str(s), "doctor", "--fix")
+    assert fixed.returncode == 0 and "quoted the values YAML refused in s/uv.md" in fixed.stderr
+    assert (s / "uv.md").read_text() == UV.replace("Decided: use uv, not pip", "'Decided: use uv, not pip'")
+    assert "description: '決定: ステージングは kobo-8: use ja, not pip'\n" in (s / "ja.md").read_text()
+    assert {
+        path.name: path.read_bytes() for path in s.glob("*.md") if path.name not in ("uv.md", "ja.md")
+    } == others
+    after = _kura("-s", str(s), "doctor")
+    assert after.returncode == 0 and "flat frontmatter" not in after.stdout
+    assert Store(s).show("uv").note.meta == {"name": "uv", "description": "Decided: use uv, not pip",
+                                             "metadata": {"type": "feedback"}}  # fmt: skip
+
+
+def test_doctor_shows_the_findings_the_scan_kept_without_reading_files_again(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (store.root / "broken.md").write_text("---\nname: b\ndescription: [open\ntype: project\n---\n")
+    catalog.entries(store)  # the scan reads each file once
+
+    def read_again(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a file read again")
+
+    monkeypatch.setattr(Store, "read", read_again)
+    files = [str(f) for check, f in diagnose(store).findings if check == "files"]
+    assert len(files) == 1 and files[0].startswith("test/broken.md:4: frontmatter is not valid YAML")
+
+
+def test_fix_quotes_flat_values_keeping_the_bom_crlf_and_spacing(store: Store) -> None:
+    path = store.root / "c.md"
+    path.write_bytes(
+        b"\xef\xbb\xbf---\r\nname: c\r\ndescription: A: it's b   # x\r\ntype: user\r\n---\r\nbody\r\n"
+    )
+    assert fix_flat(store) == ["quoted the values YAML refused in test/c.md"]
+    assert path.read_bytes() == (
+        b'\xef\xbb\xbf---\r\nname: c\r\ndescription: "A: it\'s b   # x"\r\ntype: user\r\n---\r\nbody\r\n'
+    )
+    assert store.show("c").description == "A: it's b   # x" and fix_flat(store) == []

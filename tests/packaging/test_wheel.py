@@ -23,7 +23,7 @@ from wheel_env import Tool, build_tool
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 GOOD = "---\nname: Deploy day\ndescription: deploys go out on Tuesday\ntype: project\n---\n\nTuesdays.\n"
-BROKEN = "---\nname: b\ndescription: Chose X: fast\ntype: project\n---\n"
+BROKEN = "---\nname: b\ndescription: 'Chose X' fast\ntype: project\n---\n"
 
 
 @pytest.fixture(scope="module")

@@ -143,8 +143,8 @@ def test_findings_name_file_and_line(store: Store) -> None:
         "---\nname: x\ndescription: Chose Postgres: ACID\ntype: project\n---\n"
     )
     assert [str(f) for f in store.findings()] == [
-        "test/broken.md:3: frontmatter is not valid YAML (mapping values are not allowed in this "
-        "context); read it as flat key: value lines — quote the value or run kura doctor"
+        "test/broken.md:3: distill-kura's flat frontmatter: a value holds an unquoted ': ', which YAML "
+        "refuses; kura reads it as written — `kura doctor --fix` quotes such values"
     ]
     assert store.show("broken").description == "Chose Postgres: ACID"
 
