@@ -62,7 +62,7 @@ from kura.errors import KuraError
 from kura.files.belief import retired
 from kura.files.finding import Finding
 from kura.files.witness import Kind, Witness, lead_quote, parse_when, said_in
-from kura.life.lifecycle import reinforce
+from kura.life.lifecycle import archive, reinforce
 from kura.life.purge import buried, tombstones
 from kura.recall import spans
 from kura.store.store import Memory, Store
@@ -423,14 +423,30 @@ def _witness(candidate: Candidate, evidence: Sequence[Segment], replaces: str, s
 def _asked_to_forget(
     store: Store, segments: Sequence[Segment], memories: Sequence[tuple[str, str, str]], tally: _Tally
 ) -> None:
-    """ "Forget that X" is a request to forget, never a memory saying X: the memory that says
-    X is named, with the command that archives it (a person's decision, not the pass's)."""
+    """ "Forget that X" is a request to forget, never a memory saying X. In a direct-allowed
+    store the memory that says X is archived at once, as a request to remember pours at once
+    (the person asked): off the index, still on disk, its reason quoting the request.
+    Elsewhere it is named, with the command that archives it (the person's to run)."""
     for asked in forgets(segments):
         found = novelty.covers(asked, memories)
-        if found.verdict == "covered":
-            said = redact(asked)[0][:120]
-            note = f"the user asked to forget this ({said!r}); `kura forget {found.slug}` archives it"
-            tally.findings.append(Finding(f"{store.name}/{found.slug}", 1, note, "warning"))
+        if found.verdict != "covered":
+            continue
+        said = redact(asked)[0][:120]
+        where = f"{store.name}/{found.slug}"
+        if store.write_policy == "direct-allowed":
+            try:
+                archive(store, found.slug, f"the user asked to forget it: {said!r}", actor="distiller")
+            except KuraError as err:
+                tally.findings.append(
+                    Finding(where, 1, f"the user asked to forget this; not archived: {err}", "warning")
+                )
+                continue
+            tally.findings.append(
+                Finding(where, 1, f"archived: the user asked to forget this ({said!r})", "warning")
+            )
+            continue
+        note = f"the user asked to forget this ({said!r}); `kura forget {found.slug}` archives it"
+        tally.findings.append(Finding(where, 1, note, "warning"))
 
 
 def _flags(seen: Witness, replaces: str) -> tuple[str, ...]:

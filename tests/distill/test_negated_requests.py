@@ -71,7 +71,9 @@ def test_requests_and_rules_are_still_requests(said: str) -> None:
     assert [c["rule"] for c in spot([Segment("USER", said)])] == ["remember"]
 
 
-def test_forget_that_names_the_memory_and_writes_nothing(tmp_path: Path) -> None:
+def forget_run(tmp_path: Path, policy: str) -> tuple[Path, bytes, subprocess.CompletedProcess[str]]:
+    """A store holding "the release branch is called stable-9", and a real ``kura distill
+    run`` over a session where the person asks to forget it."""
     store, _ = init_store(tmp_path / "store", name="test")
     write_memory(store.root, "release-branch", "project", "The release branch is called stable-9")
     before = (store.root / "release-branch.md").read_bytes()
@@ -80,15 +82,32 @@ def test_forget_that_names_the_memory_and_writes_nothing(tmp_path: Path) -> None
     jsonl(journals / "ferry" / f"{SID}.jsonl", [cc("user", said, "u1"), say("Understood.", "a1")])
     config = tmp_path / "kura.toml"
     config.write_text(
-        f'[stores.test]\npath = "{store.root}"\n\n[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
+        f'[stores.test]\npath = "{store.root}"\nwrite_policy = "{policy}"\n\n'
+        f'[stores.test.distill.journals]\nclaude = ["{journals}"]\n'
     )
     done = subprocess.run(
         [sys.executable, "-m", "kura", "-c", str(config), "-s", "test", "distill", "run"],
         capture_output=True, text=True, env=dict(os.environ),
     )  # fmt: skip
+    return store.root, before, done
+
+
+def test_forget_that_in_a_direct_store_archives_the_memory_and_writes_nothing_new(tmp_path: Path) -> None:
+    root, _, done = forget_run(tmp_path, "direct-allowed")
+    assert done.returncode in (0, 2), done.stderr
+    assert "test/release-branch:1: archived: the user asked to forget this" in done.stderr
+    text = (root / "release-branch.md").read_text()  # kept on disk, off the index
+    assert "archived:" in text and "the user asked to forget it" in text
+    assert "release-branch" not in (root / "MEMORY.md").read_text()
+    drafts = root / ".kura" / "drafts"
+    assert not drafts.exists() or not list(drafts.glob("*.md"))
+
+
+def test_forget_that_in_a_distiller_only_store_names_the_memory_and_writes_nothing(tmp_path: Path) -> None:
+    root, before, done = forget_run(tmp_path, "distiller-only")
     assert done.returncode in (0, 2), done.stderr
     assert "test/release-branch:1: the user asked to forget this" in done.stderr
     assert "`kura forget release-branch` archives it" in done.stderr
-    assert (store.root / "release-branch.md").read_bytes() == before
-    drafts = store.root / ".kura" / "drafts"
+    assert (root / "release-branch.md").read_bytes() == before
+    drafts = root / ".kura" / "drafts"
     assert not drafts.exists() or not list(drafts.glob("*.md"))  # no memory saying X, staged or not
