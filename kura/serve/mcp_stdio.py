@@ -54,6 +54,7 @@ MODERN = "2026-07-28"  # its MODERN_PROTOCOL_VERSIONS' one: a server/discover en
 _KEY = "io.modelcontextprotocol/"  # the envelope's keys in params._meta, and the result's stamp
 VERSION, CLIENT, CAPABILITIES = f"{_KEY}protocolVersion", f"{_KEY}clientInfo", f"{_KEY}clientCapabilities"
 _INFO_KEYS = ("name", "version", "title", "description", "websiteUrl")  # text fields of clientInfo
+_CAPABILITY_FIELDS = {"elicitation": ("form", "url"), "sampling": ("context", "tools")}  # objects, each
 EOF = ""  # the line queue's last item: a line read is never empty
 READY = "\0ready"  # put in the line queue when the SDK is loaded (compared by identity)
 _SDK = ("anyio", "mcp.server.lowlevel", "mcp.server.stdio")  # what the hand-off needs
@@ -231,12 +232,16 @@ def _plain_client(client: Any) -> bool:
 
 def _plain_capabilities(able: Any) -> bool:
     """Whether ``clientCapabilities`` is an object whose known capabilities are of their
-    shape: ``roots`` an object, ``elicitation`` and ``sampling`` empty ones, and
-    ``experimental`` and ``extensions`` objects of objects. Unknown ones the SDK ignores."""
+    model's shape: ``roots`` an object, ``elicitation`` and ``sampling`` objects whose known
+    fields are objects, ``experimental`` and ``extensions`` objects of objects. The SDK
+    ignores unknown capabilities and unknown fields."""
     if not isinstance(able, dict) or not isinstance(able.get("roots", {}), dict):
         return False
-    plain = all(able.get(key, {}) == {} for key in ("elicitation", "sampling"))
-    return plain and all(_objects(able.get(key, {})) for key in ("experimental", "extensions"))
+    for name, fields in _CAPABILITY_FIELDS.items():
+        value = able.get(name, {})
+        if not isinstance(value, dict) or not all(isinstance(value.get(field, {}), dict) for field in fields):
+            return False
+    return all(_objects(able.get(name, {})) for name in ("experimental", "extensions"))
 
 
 def _objects(value: Any) -> bool:

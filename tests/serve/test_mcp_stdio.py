@@ -24,11 +24,20 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 PING = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
-# Claude Code 2.1.332's opening: server/discover, then tools/list, each with the 2026-07-28 envelope
+# Claude Code 2.1.332's opening, as it sent it: server/discover, then tools/list, each with this envelope
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
-    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {
+        "name": "claude-code",
+        "title": "Claude Code",
+        "version": "2.1.332",
+        "description": "Anthropic's agentic coding tool",
+        "websiteUrl": "https://claude.com/claude-code",
+    },
+    "io.modelcontextprotocol/clientCapabilities": {
+        "roots": {"listChanged": True},
+        "elicitation": {"form": {}, "url": {}},
+    },
 }
 DISCOVER = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {"_meta": META}}
 MODERN_LIST = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": META}}
