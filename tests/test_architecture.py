@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from test_cycles import import_graph, is_type_checking, module_name
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kura"
@@ -270,15 +271,47 @@ def test_a_current_prefill_imports_nothing_heavy(tmp_path: Path) -> None:
     assert result.stderr.strip() == "[]"
 
 
-def test_answering_initialize_imports_nothing_heavy(tmp_path: Path) -> None:
-    """A host waits for ``kura mcp``'s answer to initialize: the fast path gives it before
-    typer, the MCP SDK, pydantic or kura's store and recall are imported."""
+_CLAUDE_CODE_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {
+        "name": "claude-code",
+        "title": "Claude Code",
+        "version": "2.1.332",
+        "description": "Anthropic's agentic coding tool",
+        "websiteUrl": "https://claude.com/claude-code",
+    },
+    "io.modelcontextprotocol/clientCapabilities": {
+        "roots": {"listChanged": True},
+        "elicitation": {"form": {}, "url": {}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        (
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        ),
+        ("server/discover", {"_meta": _CLAUDE_CODE_META}),  # Claude Code 2.1.332 opens so
+    ],
+)
+def test_answering_initialize_imports_nothing_heavy(
+    tmp_path: Path, method: str, params: dict[str, object]
+) -> None:
+    """A host waits for ``kura mcp``'s answer to its opening (``initialize``, or
+    ``server/discover`` at protocol 2026-07-28): the fast path gives it before typer, the
+    MCP SDK, pydantic or kura's store and recall are imported."""
     import json
     import shutil
 
     store = tmp_path / "store"
     shutil.copytree(PACKAGE.parent / "sample-store", store, ignore=shutil.ignore_patterns(".kura"))
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     code = (
         "import sys, runpy\n"
         f"sys.argv = ['kura', 'mcp', '--store', {str(store)!r}]\n"
@@ -289,11 +322,14 @@ def test_answering_initialize_imports_nothing_heavy(tmp_path: Path) -> None:
         " sorted(m for m in sys.modules if m.startswith(('kura.recall', 'kura.store.store', 'kura.serve.pool'))),"
         " file=sys.stderr)\n"
     )
-    asked = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}) + "\n"
+    asked = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}) + "\n"
     result = subprocess.run(
         [sys.executable, "-c", code], input=asked, capture_output=True, text=True, check=True, timeout=60
     )
     answer = json.loads(result.stdout)
-    assert (answer["id"], answer["result"]["serverInfo"]["name"]) == (1, "kura")
+    server = (
+        answer["result"].get("serverInfo") or answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+    )
+    assert (answer["id"], server["name"]) == (1, "kura")
     assert "kura_recall" in answer["result"]["instructions"]
     assert result.stderr.strip() == "[] []"

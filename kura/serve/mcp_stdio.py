@@ -1,12 +1,16 @@
 """``kura mcp`` on stdio: the handshake answered before the SDK is loaded.
 
-A host starts ``kura mcp`` and waits for its answer to ``initialize``; Claude Code, run
+A host starts ``kura mcp`` and waits for its answer to its opening — ``initialize``, or
+``server/discover`` at protocol 2026-07-28, as Claude Code 2.1.332 opens; Claude Code, run
 headless, tells the model that a server "is still connecting" when its first turn comes
 sooner. Importing the ``mcp`` SDK (pydantic models of every protocol revision, its client
 and its HTTP servers) costs about a second of CPU, and kura's core a quarter of one. So the
-first requests are answered here, from what is already known: ``initialize`` from the
-command line alone (read-only or not, bound to a store or not: ``kura.serve.mcp_specs``),
-then, once the tools are made, ``tools/list``. Then a thread imports the SDK (not sooner:
+first requests are answered here, from what is already known: ``initialize`` or
+``server/discover`` from the command line alone (read-only or not, bound to a store or not:
+``kura.serve.mcp_specs``), then, once the tools are made, ``tools/list`` in the same era
+(the SDK's words for the two protocols: the handshake, and 2026-07-28's per-request
+envelope, where each result also carries cache hints and the server's identity in
+``_meta``). Then a thread imports the SDK (not sooner:
 its imports would slow the tool list down); when it is ready, or a request only it can
 answer comes, the stream goes to the SDK's server (``kura.serve.mcp_server``), which
 answers everything from then on. It reads again every message that came before, so its
@@ -15,8 +19,10 @@ are not sent but compared with what was, and a difference is logged (a test keep
 equal).
 
 Only what can be answered exactly is answered here: ``initialize`` as the first message,
-for a handshake revision, with well-formed parameters; ``tools/list`` after it. Anything
-else — a ping, a tool call, a line that is not JSON, a newer revision — waits for the SDK.
+for a handshake revision, with well-formed parameters, or ``server/discover`` as the first
+message with a plain 2026-07-28 envelope (``_enveloped``); ``tools/list`` after it, in the
+same era. Anything else — a ping, a tool call, a line that is not JSON, a newer revision,
+a request of the other era — waits for the SDK.
 Setup mistakes (no such store, a broken kura.toml) are found before anything is answered,
 as the full server found them, so a host reports a server that failed to start.
 """
@@ -44,6 +50,11 @@ log = logging.getLogger("kura.mcp")
 
 # the SDK's HANDSHAKE_PROTOCOL_VERSIONS: an initialize asking for one is answered here
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN = "2026-07-28"  # its MODERN_PROTOCOL_VERSIONS' one: a server/discover envelope naming it
+_KEY = "io.modelcontextprotocol/"  # the envelope's keys in params._meta, and the result's stamp
+VERSION, CLIENT, CAPABILITIES = f"{_KEY}protocolVersion", f"{_KEY}clientInfo", f"{_KEY}clientCapabilities"
+_INFO_KEYS = ("name", "version", "title", "description", "websiteUrl")  # text fields of clientInfo
+_CAPABILITY_FIELDS = {"elicitation": ("form", "url"), "sampling": ("context", "tools")}  # objects, each
 EOF = ""  # the line queue's last item: a line read is never empty
 READY = "\0ready"  # put in the line queue when the SDK is loaded (compared by identity)
 _SDK = ("anyio", "mcp.server.lowlevel", "mcp.server.stdio")  # what the hand-off needs
@@ -95,6 +106,7 @@ class Front:
         self.sent: dict[str, str] = {}  # request id (as JSON) -> the answer sent
         self.waiting = False  # a request only the SDK can answer came
         self.warming: threading.Thread | None = None  # the thread importing the SDK, once started
+        self.modern = False  # the opening answered was server/discover (else initialize)
 
     def greet(self, lines: queue.Queue[str], make: Callable[[], ThreadTools]) -> bool:
         """Answer what can be answered until the SDK is ready or needed; False when the
@@ -122,11 +134,13 @@ class Front:
         if message is None:
             self.waiting = _needs_answer(line)
             return
-        result = None
-        if message["method"] == "initialize" and len(self.seen) == 1:
-            result = _hello(message.get("params"), self.instructions)
-        elif message["method"] == "tools/list" and self.sent and self.tools is not None:
-            result = _tool_list(self.tools)
+        result, method, params = None, message["method"], message.get("params")
+        if method == "initialize" and len(self.seen) == 1:
+            result = _hello(params, self.instructions)
+        elif method == "server/discover" and len(self.seen) == 1 and _enveloped(params):
+            result, self.modern = _discover(self.instructions), True
+        elif method == "tools/list" and self.sent and self.tools is not None and self._same_era(params):
+            result = _tool_list(self.tools, modern=self.modern)
         if result is None:
             self.waiting = True
             return
@@ -136,6 +150,11 @@ class Front:
         self.sent[key] = answer
         self.wire.write(answer.encode() + b"\n")
         self.wire.flush()
+
+    def _same_era(self, params: Any) -> bool:
+        """Whether a request is of the opening's era: enveloped after ``server/discover``,
+        not after ``initialize`` (the SDK refuses the other era's)."""
+        return _enveloped(params) if self.modern else VERSION not in _meta(params)
 
     def hand_off(self, lines: queue.Queue[str], make: Callable[[], ThreadTools]) -> None:
         """The SDK's server on the same stream, from its first line, till stdin closes."""
@@ -190,8 +209,72 @@ def _hello(params: Any, said: str) -> dict[str, Any] | None:
     }
 
 
-def _tool_list(tools: ThreadTools) -> dict[str, Any] | None:
-    """The ``tools/list`` result the SDK would give (``mcp_server._tool`` as JSON), or None."""
+def _meta(params: Any) -> dict[str, Any]:
+    """A request's ``params._meta`` where it is an object, else nothing."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _enveloped(params: Any) -> bool:
+    """Whether ``params`` are a 2026-07-28 envelope and nothing else, each part of a shape
+    the SDK's ``RequestMetaObject`` takes as it is (anything else is the SDK's to judge)."""
+    meta = _meta(params)
+    if not meta or set(params) != {"_meta"} or set(meta) - {VERSION, CLIENT, CAPABILITIES}:
+        return False
+    client = CLIENT not in meta or _plain_client(meta[CLIENT])
+    return meta.get(VERSION) == MODERN and client and _plain_capabilities(meta.get(CAPABILITIES))
+
+
+def _plain_client(client: Any) -> bool:
+    """Whether ``clientInfo`` is a name and a version, and other text fields at most."""
+    if (
+        not isinstance(client, dict)
+        or set(client) - set(_INFO_KEYS)
+        or not {"name", "version"} <= set(client)
+    ):
+        return False
+    return all(isinstance(value, str) for value in client.values())
+
+
+def _plain_capabilities(able: Any) -> bool:
+    """Whether ``clientCapabilities`` is an object whose known capabilities are of their
+    model's shape: ``roots`` an object, ``elicitation`` and ``sampling`` objects whose known
+    fields are objects, ``experimental`` and ``extensions`` objects of objects. The SDK
+    ignores unknown capabilities and unknown fields."""
+    if not isinstance(able, dict) or not isinstance(able.get("roots", {}), dict):
+        return False
+    for name, fields in _CAPABILITY_FIELDS.items():
+        value = able.get(name, {})
+        if not isinstance(value, dict) or not all(isinstance(value.get(field, {}), dict) for field in fields):
+            return False
+    return all(_objects(able.get(name, {})) for name in ("experimental", "extensions"))
+
+
+def _objects(value: Any) -> bool:
+    """Whether ``value`` maps names to objects (``dict[str, JSONObject]``)."""
+    return isinstance(value, dict) and all(isinstance(item, dict) for item in value.values())
+
+
+def _stamped(result: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 result as the SDK sends it: its fields with the cache hints it gives a
+    server that sets none, then the server's identity in ``_meta``."""
+    hints = {"cacheScope": "private", "resultType": "complete", "ttlMs": 0}
+    server = {"name": NAME, "title": TITLE, "version": __version__}
+    return {**dict(sorted({**hints, **result}.items())), "_meta": {f"{_KEY}serverInfo": server}}
+
+
+def _discover(said: str) -> dict[str, Any]:
+    """The ``server/discover`` result the SDK would give (``Server._handle_discover``): at
+    2026-07-28 a tools list change is announced only to ``subscriptions/listen``, which
+    kura does not serve, hence ``listChanged`` false."""
+    capabilities = {"tools": {"listChanged": False}}
+    return _stamped({"capabilities": capabilities, "instructions": said, "supportedVersions": [MODERN]})
+
+
+def _tool_list(tools: ThreadTools, *, modern: bool = False) -> dict[str, Any] | None:
+    """The ``tools/list`` result the SDK would give (``mcp_server._tool`` as JSON), or None.
+    Its schema model puts ``type`` first at 2026-07-28 (then the rest as given), and its
+    declared ``properties``, ``required``, ``type`` in that order before."""
     listed = []
     try:
         offered = tools.listed("stdio", None)
@@ -199,19 +282,24 @@ def _tool_list(tools: ThreadTools) -> dict[str, Any] | None:
         log.debug("tools/list left to the SDK", exc_info=True)
         return None
     for spec, schema in offered:
-        if set(schema) - set(_SCHEMA_KEYS):
+        if set(schema) - set(_SCHEMA_KEYS) or schema.get("type") != "object":
             return None
+        shape = (
+            {"type": "object", **schema}
+            if modern
+            else {key: schema[key] for key in _SCHEMA_KEYS if key in schema}
+        )
         hints = {"destructiveHint": spec.destructive, "idempotentHint": True, "openWorldHint": False}
         listed.append(
             {
                 "annotations": {**hints, "readOnlyHint": spec.read_only, "title": spec.title},
                 "description": spec.help,
-                "inputSchema": {key: schema[key] for key in _SCHEMA_KEYS if key in schema},
+                "inputSchema": shape,
                 "name": spec.name,
                 "title": spec.title,
             }
         )
-    return {"tools": listed}
+    return _stamped({"tools": listed}) if modern else {"tools": listed}
 
 
 def _warm(lines: queue.Queue[str]) -> None:

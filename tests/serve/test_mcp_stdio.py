@@ -24,6 +24,24 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 PING = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+# Claude Code 2.1.332's opening, as it sent it: server/discover, then tools/list, each with this envelope
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {
+        "name": "claude-code",
+        "title": "Claude Code",
+        "version": "2.1.332",
+        "description": "Anthropic's agentic coding tool",
+        "websiteUrl": "https://claude.com/claude-code",
+    },
+    "io.modelcontextprotocol/clientCapabilities": {
+        "roots": {"listChanged": True},
+        "elicitation": {"form": {}, "url": {}},
+    },
+}
+DISCOVER = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {"_meta": META}}
+MODERN_LIST = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": META}}
+MODERN_CALL = {"jsonrpc": "2.0", "id": 4, "method": "nope", "params": {"_meta": META}}
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +79,7 @@ def exchange(root: Path, messages: list[dict[str, Any]], *args: str) -> tuple[li
     return got.decode().splitlines(), err
 
 
-def by_id(lines: list[str]) -> dict[int, str]:
+def by_id(lines: list[str]) -> dict[int | str, str]:
     return {json.loads(line)["id"]: line for line in lines}
 
 
@@ -77,6 +95,33 @@ def test_the_answers_given_before_the_sdk_loads_are_the_sdks_to_the_byte(
     assert by_id(early)[2] == by_id(sdk)[2]
     assert by_id(early)[3] == '{"jsonrpc":"2.0","id":3,"result":{}}'
     assert quiet == ""  # the SDK's answers, read again, matched those sent: nothing logged
+
+
+@pytest.mark.parametrize("args", [(), ("--store", "build", "--writable"), ("--thread", "t-1")])
+def test_the_answers_to_claude_codes_discover_opening_are_the_sdks_to_the_byte(
+    root: Path, args: tuple[str, ...]
+) -> None:
+    early, quiet = exchange(root, [DISCOVER, MODERN_LIST, MODERN_CALL], *args)
+    # a request only the SDK answers first: it answers the discover and the list itself
+    sdk, _ = exchange(root, [{**MODERN_CALL, "id": 9}, DISCOVER, MODERN_LIST], *args)
+    assert [json.loads(line)["id"] for line in early] == ["probe", 0, 4]  # once each, in order
+    assert by_id(early)["probe"] == by_id(sdk)["probe"]
+    assert by_id(early)[0] == by_id(sdk)[0]
+    assert json.loads(by_id(early)[4])["error"]["code"] == -32601
+    assert quiet == ""  # the SDK's answers, read again, matched those sent: nothing logged
+
+
+def test_a_request_of_the_other_era_after_the_opening_is_the_sdks_to_refuse(root: Path) -> None:
+    plain_list = {**LIST, "id": 5}
+    lines, err = exchange(root, [DISCOVER, plain_list, {**INITIALIZE, "id": 6}])
+    answers = {json.loads(line)["id"]: json.loads(line) for line in lines}
+    assert answers["probe"]["result"]["supportedVersions"] == ["2026-07-28"]
+    assert answers[5]["error"]["code"] == -32602  # no envelope on a 2026-07-28 connection
+    assert "error" in answers[6]
+    lines, err = exchange(root, [INITIALIZE, INITIALIZED, {**MODERN_LIST, "id": 7}])
+    answers = {json.loads(line)["id"]: json.loads(line) for line in lines}
+    assert answers[7]["error"]["code"] == -32600  # an envelope on a handshake connection
+    assert err == ""
 
 
 def test_a_host_that_closes_after_initialize_gets_its_answer_and_an_exit(root: Path) -> None:
