@@ -35,9 +35,12 @@ def hook(text: str, *, selector: str | None = None, max_chars: int = MAX_CHARS) 
         cwd = data.get("cwd") if isinstance(data, dict) else None
         if not isinstance(said, str) or len(" ".join(said.split())) < MIN_PROMPT:
             return "", ""
-        preload(quick=True)  # the embedder loads while the store is found and read
         folder = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else Path.cwd()
-        return bearing(store_for(folder, selector).open(), said, max_chars=max(200, max_chars)), ""
+        store = store_for(folder, selector).open()
+        # the embedder loads while the store is read; not before a store is found: a process
+        # that exits while that thread is still inside onnxruntime's start can abort (SIGABRT)
+        preload(quick=True)
+        return bearing(store, said, max_chars=max(200, max_chars)), ""
     except Exception as err:  # an edge: the host must never see a failure
         if os.environ.get("KURA_DEBUG") == "1":
             raise
