@@ -8,6 +8,7 @@ import a shell hook would pay for.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -43,16 +44,44 @@ class _Ranged:
 @dataclass(frozen=True, slots=True)
 class RecallRequest(_Ranged):
     """One recall: the question, how many memories to pick, how many [[link]] steps to walk
-    from each, and the character budget for their text."""
+    from each, the character budget for their text, and the day to answer as of ("" for
+    today: what the store asserts now)."""
 
     question: str
     top: int = 3
     hops: int = 1
     chars: int = 6000
+    at: str = ""
 
     RANGES: ClassVar[Mapping[str, tuple[int, int]]] = MappingProxyType(
         {"top": (1, 50), "hops": (0, 5), "chars": (200, 200_000)}
     )
+
+    def out_of_range(self) -> str:
+        problem = _Ranged.out_of_range(self)
+        return problem or _bad_day(self.at)
+
+    def day(self) -> dt.date | None:
+        """The day ``at`` names (None for today), or InvalidRequest saying what a day looks like."""
+        if not self.at:
+            return None
+        self.checked()
+        return dt.date.fromisoformat(self.at)
+
+
+def _bad_day(at: str) -> str:
+    """What is wrong with ``at`` as a day to recall as of ("" when nothing is)."""
+    if not at:
+        return ""
+    try:
+        day = dt.date.fromisoformat(at) if len(at) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        return f"at {at[:40]!r} is not a date: give one as YYYY-MM-DD (e.g. 2025-03-01)"
+    if day > dt.date.today():
+        return f"at {at} is after today: the store can say what it asserted on a past day, not a future one"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

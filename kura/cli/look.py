@@ -40,6 +40,15 @@ def recall(
             "--spans", help="Also transcript spans (kura ingest): what was said, as evidence, not fact."
         ),
     ] = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="DATE",
+            help="What the store asserted on DATE (YYYY-MM-DD): memories current then, "
+            "replaced or archived since included; nothing created after it.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that bear on a question, by meaning, and walk their links.
@@ -58,6 +67,7 @@ def recall(
         "no_model": no_model,
         "everything": everything,
         "spans": spans,
+        "at": at or "",
     }
     raise typer.Exit(recall_command(chosen, question, as_json=as_json, **options))  # type: ignore[arg-type]
 

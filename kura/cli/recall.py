@@ -9,6 +9,7 @@ everything else — one implementation, the same output either way.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import sys
 from dataclasses import dataclass
@@ -92,17 +93,18 @@ def recall_command(
     as_json: bool = False,
     everything: bool = False,
     spans: bool = False,
+    at: str = "",
 ) -> int:
     """Print what the store recalls about ``question`` (and, inside a project, what the
     person's store beside it recalls, each memory naming its store); the exit code (2:
     nothing bears on it)."""
     bar = ProgressLine()
     try:
-        RecallRequest(question, top=top, hops=hops, chars=chars).checked()
+        day = RecallRequest(question, top=top, hops=hops, chars=chars, at=at).checked().day()
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))
         person = config.beside(store)
-        asked = _Asked(question, top, hops, chars, explain, everything, no_model, bar)
+        asked = _Asked(question, top, hops, chars, explain, everything, no_model, bar, day)
         found = _recalled(config, store, asked)
         joint = None
         if person is not None:
@@ -146,6 +148,7 @@ class _Asked:
     everything: bool
     no_model: bool
     bar: ProgressLine
+    at: dt.date | None = None
 
 
 def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
@@ -161,7 +164,7 @@ def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
     return recall(
         store.open(), asked.question, top=asked.top, hops=asked.hops, chars=asked.chars,
         explain=asked.explain, thinker=thinker, progress=asked.bar, quick=True, embedder=embedder,
-        everything=asked.everything, budget=env_budget(ONE_SHOT),
+        everything=asked.everything, budget=env_budget(ONE_SHOT), at=asked.at,
     )  # fmt: skip
 
 
@@ -179,7 +182,8 @@ def _show(found: Recall, joint: Joint | None, picks: tuple[tuple[str, Pick], ...
     shown = ", ".join(_pick_text(store, p, found, joint) for store, p in picks)
     walked = [slug if store == found.store else f"{slug} [{store}]" for store, slug in _walked(found, joint)]
     also = f"; walked: {', '.join(walked)}" if walked else ""
-    out(f"recall ({how}): {shown or 'nothing bears on this'}{also}\n")
+    when = "" if found.at is None else f" as of {found.at.isoformat()}"
+    out(f"recall{when} ({how}): {shown or 'nothing bears on this'}{also}\n")
     if reason and not degraded:
         sys.stderr.write(f"kura: {redact(reason)[0]}\n")
     for recalled in (found, joint.second) if joint is not None else (found,):

@@ -186,3 +186,29 @@ def _git(root: Path, *args: str) -> str | None:
 
 def _day(mtime_ns: int) -> dt.date:
     return dt.datetime.fromtimestamp(mtime_ns / 1e9).date()
+
+
+def added_days(root: Path) -> dict[str, dt.date]:
+    """The day git first committed each store-relative path (its oldest adding commit's author
+    date); empty outside git or when git does not answer."""
+    if not git_head(root):
+        return {}
+    log = _git(
+        root,
+        "log",
+        "--diff-filter=A",
+        "--format=%x00%at",
+        "--name-only",
+        "--no-renames",
+        "--relative",
+        "--",
+        ".",
+    )
+    added: dict[str, dt.date] = {}
+    day: dt.date | None = None
+    for line in (log or "").splitlines():
+        if line.startswith("\0"):
+            day = dt.datetime.fromtimestamp(int(line[1:])).date() if line[1:].isdigit() else None
+        elif line and day is not None:
+            added[line] = day  # newest first: the last seen is the oldest
+    return added

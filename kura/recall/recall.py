@@ -40,6 +40,7 @@ from kura.errors import KuraError
 from kura.files.belief import Standing, standing
 from kura.files.body import verbatim
 from kura.files.checks import conflicts
+from kura.recall.as_of import AsOf
 from kura.recall.index_build import ONE_SHOT, Budget, Coverage
 from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
@@ -83,6 +84,7 @@ class Recall:
     standing: dict[str, Standing] = field(default_factory=dict)
     unread: tuple[str, ...] = ()  # memories the search could not read, so cannot find: one finding each
     partial: Coverage | None = None  # the search index is still being built: what it covers
+    at: dt.date | None = None  # answered as the store stood on this day (``kura.recall.as_of``)
 
     @property
     def label(self) -> str:
@@ -106,6 +108,7 @@ class Recall:
             "elapsed": round(self.elapsed, 4), **({"explain": self.explain} if self.explain else {}),
             "unread": list(self.unread),
             "partial": None if self.partial is None else self.partial.to_dict(),
+            "at": None if self.at is None else self.at.isoformat(),
         }  # fmt: skip
 
     def _standing(self, slug: str) -> dict[str, Any]:
@@ -136,6 +139,7 @@ def recall(
     everything: bool = False,
     today: dt.date | None = None,
     budget: Budget = ONE_SHOT,
+    at: dt.date | None = None,
 ) -> Recall:
     """What the store remembers about ``question``.
 
@@ -147,10 +151,11 @@ def recall(
     ``guard``: held around every use of the index (a server's per-store lock) but not
     around a thinker's call, so a slow model holds up nobody else; ``everything``: archived
     memories too; ``budget``: how long an own index may spend embedding before it answers
-    (a small store is embedded whole; a big one answers partial and says so)."""
+    (a small store is embedded whole; a big one answers partial and says so); ``at``: what
+    the store asserted on that day (``kura.recall.as_of``), said in the answer."""
     started = time.perf_counter()
-    today = today or dt.date.today()
-    standings = _Standings(store, today)
+    today = at or today or dt.date.today()
+    standings = _Standings(store, today, AsOf(store, at) if at is not None else None)
     own = index is None
     searching = _Search(store, index, progress, quick, embedder, guard, budget)
     try:
@@ -162,7 +167,7 @@ def recall(
         if thinker is not None:
             heard = _think(store, question, top, thinker, searching)
             if isinstance(heard, Picked):
-                kept = [s for s in heard.slugs if everything or not standings.archived(s)]
+                kept = [s for s in heard.slugs if standings.shown(s, everything)]
                 how, picked = "meaning", tuple(Pick(slug, None) for slug in kept)
                 details = [{"slug": slug, "picked": slug in heard.slugs, "by": "thinker"}
                            for slug in heard.slugs]  # fmt: skip
@@ -171,8 +176,8 @@ def recall(
             else:
                 reason = heard.reason
         if how is None:
-            results = searching.search(question, max(top * 4, 10))
-            hits = tuple(h for h in results.hits if everything or not standings.archived(h.slug))
+            results = searching.search(question, max(top * 4, 10) * (1 if at is None else 5))
+            hits = tuple(h for h in results.hits if standings.shown(h.slug, everything))
             how, picked, partial = results.how, _pick(hits, results.how, top), results.partial
             told = results.partial.reason() if results.partial is not None else ""
             reason = "; ".join(r for r in (reason, results.reason, told) if r)
@@ -187,9 +192,7 @@ def recall(
         if own:
             searching.close()
     picked = _with_successors(picked, standings)
-    walked = [
-        s for s in _walk(store, [p.slug for p in picked], hops) if everything or not standings.archived(s)
-    ]
+    walked = [s for s in _walk(store, [p.slug for p in picked], hops) if standings.shown(s, everything)]
     shown = [p.slug for p in picked] + walked
     marks = {s: standings.get(s) for s in shown}
     context = framed(
@@ -210,6 +213,7 @@ def recall(
         standing={s: v for s, v in marks.items() if v is not None},
         unread=unread,
         partial=partial,
+        at=at,
     )
 
 
@@ -219,9 +223,16 @@ class _Standings:
 
     _KEYS = (b"\nwitnesses:", b"\nsuperseded_by:", b"\narchived:", b"\ncontradicted_by:", b"\nsupersedes:")
 
-    def __init__(self, store: Store, today: dt.date) -> None:
-        self.store, self.today = store, today
+    def __init__(self, store: Store, today: dt.date, then: AsOf | None = None) -> None:
+        self.store, self.today, self.then = store, today, then
         self.known: dict[str, Standing | None] = {}
+
+    def shown(self, slug: str, everything: bool) -> bool:
+        """Whether recall may answer with ``slug``: it existed (on the day asked about) and
+        was not archived (unless ``everything`` is asked)."""
+        if self.then is not None and not self.then.existed(slug):
+            return False
+        return everything or not self.archived(slug)
 
     def get(self, slug: str) -> Standing | None:
         if slug not in self.known:
@@ -239,7 +250,7 @@ class _Standings:
         found = self.get(slug)
         while found is not None and found.superseded_by:
             after = found.superseded_by
-            if after in seen or not _exists(self.store, after):
+            if after in seen or not _exists(self.store, after) or not self.shown(after, True):
                 return ""
             seen.add(after)
             found = self.get(after)
@@ -254,7 +265,7 @@ class _Standings:
             return None
         if not any(key in data for key in self._KEYS):
             return None
-        meta = memory.note.meta
+        meta = memory.note.meta if self.then is None else self.then.meta(memory.note.meta)
         return standing(slug, meta, self.today, live=lambda other: _exists(self.store, other))
 
 

@@ -243,7 +243,9 @@ def _routes(service: StorePool) -> "APIRouter":
         """The memories that bear on a question, their linked neighbours, and their text. A
         model that cannot answer degrades the search (``degraded``, ``reason``), never a 503."""
         name = _choose(service, [*given, ("the body's store", body.store), ("the body's mode", body.mode)])
-        return service.recall(body.question, top=body.top, hops=body.hops, chars=body.chars, selector=name)
+        return service.recall(
+            body.question, top=body.top, hops=body.hops, chars=body.chars, selector=name, at=body.at or ""
+        )
 
     @router.post(
         "/context", response_model=ContextOut, tags=["recall"], responses=errors(400, 401, 404, 413, 422)

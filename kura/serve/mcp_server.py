@@ -61,8 +61,10 @@ class Local:
     def writable(self, selector: str | None) -> bool:
         return self.service.writable(selector)
 
-    def recall(self, selector: str | None, question: str, top: int, hops: int, chars: int) -> dict[str, Any]:
-        return self.service.recall(question, top=top, hops=hops, chars=chars, selector=selector)
+    def recall(
+        self, selector: str | None, question: str, top: int, hops: int, chars: int, at: str = ""
+    ) -> dict[str, Any]:
+        return self.service.recall(question, top=top, hops=hops, chars=chars, selector=selector, at=at)
 
     def read(self, selector: str | None, slug: str) -> dict[str, Any]:
         return self.service.memory(slug, selector)

@@ -59,6 +59,8 @@ RECALL = Spec(
               ("depth", "links"), range=_RANGES["hops"], default=_ASKED.hops),
         Param("chars", f"Character budget for the memories' text (default {_ASKED.chars}).",
               ("max_chars", "budget", "length"), range=_RANGES["chars"], default=_ASKED.chars),
+        Param("at", "What memory held on this past day (YYYY-MM-DD): facts current then, even if "
+              "replaced since; nothing written after it. Leave out for today.", ("as_of", "date", "on")),
         STORE,
     ),
 )  # fmt: skip

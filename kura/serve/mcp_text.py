@@ -19,8 +19,9 @@ def recall_text(found: dict[str, Any]) -> str:
     if not found.get("picked"):
         note = f" ({found['reason']})" if found.get("reason") else ""
         question = "that" if find_secret(question) else repr(question[:MAX_ECHO])
+        then = f" as of {found['at']}" if found.get("at") else ""
         return (
-            f"nothing in store '{store}' bears on {question}{note}; try other words, or kura_map "
+            f"nothing in store '{store}' bears on {question}{then}{note}; try other words, or kura_map "
             "to see what is remembered"
         )
     how = f"{found['how']} — degraded: {found['reason']}" if found.get("degraded") else found.get("how")
@@ -32,7 +33,8 @@ def recall_text(found: dict[str, Any]) -> str:
     where = f"store '{store}'"
     if found.get("stores"):  # the project's store and the person's store beside it
         where = "stores " + " and ".join(f"'{name}'" for name in found["stores"])
-    return f"recalled from {where} ({how}): {picks}{walked}{unread}\n\n{found.get('context', '')}"
+    when = f" as of {found['at']} (what it held then, not necessarily now)" if found.get("at") else ""
+    return f"recalled from {where}{when} ({how}): {picks}{walked}{unread}\n\n{found.get('context', '')}"
 
 
 def _named(slug: str, store: str, first: str) -> str:

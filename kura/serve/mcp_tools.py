@@ -75,7 +75,7 @@ class Backend(Protocol):
     def name(self, selector: str | None) -> str: ...
     def writable(self, selector: str | None) -> bool: ...
     def recall(
-        self, selector: str | None, question: str, top: int, hops: int, chars: int
+        self, selector: str | None, question: str, top: int, hops: int, chars: int, at: str = ""
     ) -> dict[str, Any]: ...
     def read(self, selector: str | None, slug: str) -> dict[str, Any]: ...
     def context(self, selector: str | None, task: str, budget: int) -> dict[str, Any]: ...
@@ -176,7 +176,9 @@ class Tools:
         backend = self.backend
         if spec is RECALL:
             return recall_text(
-                backend.recall(store, args["question"], args["top"], args["hops"], args["chars"])
+                backend.recall(
+                    store, args["question"], args["top"], args["hops"], args["chars"], args.get("at", "")
+                )
             )
         if spec is CONTEXT:
             return context_text(backend.context(store, args["task"], args["budget"]))

@@ -247,17 +247,19 @@ class StorePool:
         hops: int = RECALL.hops,
         chars: int = RECALL.chars,
         selector: str | None = None,
+        at: str = "",
     ) -> dict[str, Any]:
+        """What the store remembers about ``question`` (``at``: as it stood on that day)."""
         if not question.strip():
             raise InvalidRequest("the question is empty; ask about something")
-        RecallRequest(question, top=top, hops=hops, chars=chars).checked()
+        day = RecallRequest(question, top=top, hops=hops, chars=chars, at=at).checked().day()
         served = self.served(selector)
-        found = self._recall(served, question, top=top, hops=hops, chars=chars)
+        found = self._recall(served, question, top=top, hops=hops, chars=chars, at=day)
         person = self.config.beside(served.config)
         if person is None:
             return found.to_dict()
         other = self.served(person.name, beside=True)
-        also = self._recall(other, question, top=top, hops=hops, chars=chars)
+        also = self._recall(other, question, top=top, hops=hops, chars=chars, at=day)
         return joined((served.store, other.store), (found, also), question, top=top, chars=chars).to_dict()
 
     def _beside(self, served: _Served) -> Beside | None:
@@ -270,12 +272,14 @@ class StorePool:
             index = self._fresh_index(other)
         return Beside(other.store, self.config.map_settings(person), index=index, guard=other.lock)
 
-    def _recall(self, served: _Served, question: str, *, top: int, hops: int, chars: int) -> Recall:
+    def _recall(
+        self, served: _Served, question: str, *, top: int, hops: int, chars: int, at: _dt.date | None = None
+    ) -> Recall:
         with served.lock:
             index = self._fresh_index(served)
         thinker = self.config.thinker_for(served.config)
         return recall(served.store, question, top=top, hops=hops, chars=chars, index=index,
-                      thinker=thinker, guard=served.lock)  # fmt: skip
+                      thinker=thinker, guard=served.lock, at=at)  # fmt: skip
 
     @_private_paths
     def context(

@@ -51,8 +51,12 @@ class Remote:
     def writable(self, selector: str | None) -> bool:
         return bool(_row(self.stores(), selector).get("writable"))
 
-    def recall(self, selector: str | None, question: str, top: int, hops: int, chars: int) -> dict[str, Any]:
-        body = {"question": question, "top": top, "hops": hops, "chars": chars}
+    def recall(
+        self, selector: str | None, question: str, top: int, hops: int, chars: int, at: str = ""
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"question": question, "top": top, "hops": hops, "chars": chars}
+        if at:  # only when asked: a server from before ``at`` refuses a field it does not know
+            body["at"] = at
         found: dict[str, Any] = self._call("POST", "/recall", selector, json=body)
         return found
 

@@ -43,6 +43,12 @@ class RecallIn(_In):
     chars: int = Field(
         RECALL.chars, ge=_CHARS[0], le=_CHARS[1], description="Character budget for the context."
     )
+    at: str | None = Field(
+        None,
+        description="What the store asserted on this day (YYYY-MM-DD): memories current then, "
+        "nothing created after it. Omitted: today.",
+        examples=["2025-03-01"],
+    )
 
 
 class ContextIn(_In):
@@ -186,6 +192,7 @@ class RecallOut(_Out):
     unread: list[str] = Field(
         default_factory=list, description="Memories that could not be read, so not searched."
     )
+    at: str | None = Field(None, description="The day the answer is as of (YYYY-MM-DD); null for today.")
 
 
 class ContextItem(_Out):
