@@ -31,8 +31,8 @@ _LEADS = {
     r"|de\s+ahora\s+en\s+adelante[,]?\s*)",
     "fr": r"(?:(?:bon|alors|et)[,]?\s+)?(?:s['\u2019]il\s+te\s+pla[iî]t[,]?\s+)?(?:(?:souviens"
     r"|rappelle)[-\s]toi\s+(?:que\s+|qu['\u2019]|de\s+)?"
-    r"|(?:souvenez|rappelez)[-\s]vous\s+(?:que\s+|qu['\u2019])?|reten(?:ir|ez"
-    r"|s)\s+(?:bien\s+)?(?:que\s+|qu['\u2019])"
+    r"|(?:souvenez|rappelez)[-\s]vous\s+(?:que\s+|qu['\u2019])?"
+    r"|(?:retiens|retenez)\s+(?:bien\s+)?(?:que\s+|qu['\u2019])"
     r"|n['\u2019]oubliez?\s+pas\s+(?:que\s+|qu['\u2019]|de\s+)?|note[sz]?\s+(?:bien\s+)?que\s+"
     r"|garde\s+(?:bien\s+)?en\s+t[eê]te\s+(?:que\s+|qu['\u2019])?|[àa]\s+partir\s+de\s+maintenant[,]?\s*"
     r"|d[ée]sormais[,]?\s*)",

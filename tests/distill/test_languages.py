@@ -148,3 +148,57 @@ def test_a_statement_with_no_latin_word_still_gets_a_valid_slug(tmp_path: Path) 
     assert run(config)["poured"] == 1
     [slug] = memories(store)
     assert new_slug(slug) == slug and "本番のデプロイは毎週火曜日の午後に行う" in memory_text(store, slug)
+
+
+# The phrasings docs/distill.md shows, each as a whole sentence a person would say.
+MORE_ASKED = [
+    "これからは、プルリクエストは必ずスカッシュでマージする。",
+    "忘れないで、リリースブランチは stable-9 だよ。",
+    "记一下，测试数据库在 kobo-8 上。",
+    "发布分支叫 stable-9，记住。",
+    "앞으로는 배포 전에 항상 테스트를 돌려.",
+    "Ten en cuenta que la rama de release es stable-9.",
+    "Désormais, on déploie uniquement le mardi.",
+    "Retiens que la base de test est sur kobo-8.",
+    "Vergiss nicht, dass die Release-Branch stable-9 heißt.",
+    "A partir de agora, o deploy é só às terças.",
+    "Имей в виду, что тестовая база на kobo-8.",
+]
+MORE_NEGATED = [
+    "テストの手順は覚えないでください。",
+    "这个别记，以后会改。",
+    "백업 시간은 기억 안 해도 돼.",
+    "No hace falta recordar la contraseña del wifi.",
+    "Pas besoin de noter que la sauvegarde tourne à trois heures.",
+    "Du musst dir das nicht merken, das Backup läuft um drei.",
+    "Não precisa guardar que o backup roda às três.",
+    "Не нужно это запоминать, бэкап в три часа.",
+]
+MORE_CORRECTED = [
+    "いや、ステージングは kobo-9 だよ。",
+    "其实预发布环境在 kobo-9 上。",
+    "그게 아니라 스테이징은 kobo-9야.",
+    "Te dije que el despliegue es los martes.",
+    "C'est faux, le déploiement se fait le mardi.",
+    "Das stimmt nicht, das Deployment läuft dienstags.",
+    "Nicht kobo-8, sondern kobo-9.",
+    "Isso está errado, o deploy é às terças.",
+    "Это не так, деплой по вторникам.",
+]
+
+
+@pytest.mark.parametrize("said", MORE_ASKED)
+def test_more_requests_are_requests(said: str) -> None:
+    assert not not_kept(said)
+    assert [c["rule"] for c in spot([Segment("USER", said)])] == ["remember"]
+
+
+@pytest.mark.parametrize("said", MORE_NEGATED)
+def test_more_negated_requests_are_no_requests(said: str) -> None:
+    assert not_kept(said) and spot([Segment("USER", said)]) == []
+
+
+@pytest.mark.parametrize("said", MORE_CORRECTED)
+def test_more_corrections_are_corrections(said: str) -> None:
+    segments = [Segment("SELF", "I set the staging host to kobo-8 as you asked."), Segment("USER", said)]
+    assert [c["rule"] for c in spot(segments)] == ["correction"]
