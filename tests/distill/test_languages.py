@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_memory
 from test_requests_and_not_facts import configured, memories, transcript
 
 from kura.distill.rules import forgets, not_kept, request_of, sentences, spot
@@ -202,3 +203,30 @@ def test_more_negated_requests_are_no_requests(said: str) -> None:
 def test_more_corrections_are_corrections(said: str) -> None:
     segments = [Segment("SELF", "I set the staging host to kobo-8 as you asked."), Segment("USER", said)]
     assert [c["rule"] for c in spot(segments)] == ["correction"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        (
+            "El servidor viejo de despliegue es rhino-2",
+            "Olvida que el servidor viejo de despliegue es rhino-2.",
+        ),
+        ("Der alte Deploy-Server heißt rhino-2", "Vergiss, dass der alte Deploy-Server rhino-2 heißt."),
+    ],
+    ids=["es", "de"],
+)
+def test_forget_that_in_the_persons_language_archives_the_memory_in_a_direct_store(
+    tmp_path: Path, memory: str, said: str
+) -> None:
+    store, journals, config = configured(tmp_path, "direct-allowed")
+    write_memory(store.root, "old-deploy-host", "project", memory)
+    transcript(journals / "session.jsonl", said)
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-c", str(config), "-s", "test", "distill", "run"],
+        capture_output=True, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode in (0, 2), done.stderr
+    assert "test/old-deploy-host:1: archived: the user asked to forget this" in done.stderr
+    assert "old-deploy-host" not in (store.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert memories(store) == ["old-deploy-host"]  # kept on disk, and nothing new written
