@@ -100,6 +100,10 @@ def compose(
     evidence = verdict.evidence
     facts, why, how = _sentences(candidate, evidence)
     kept_facts, dropped = _floor(facts, evidence, store_slugs)
+    if not kept_facts and native(candidate):  # a number only they gave: their sentence, attributed
+        kept_facts, dropped = _floor(
+            [_said(_SPOKEN["remember"], candidate.get("said"))], evidence, store_slugs
+        )
     if not kept_facts:
         return None
     rest, more = _floor([s for s in (why, how, *_links(candidate, store_slugs)) if s], evidence, store_slugs)
@@ -269,7 +273,7 @@ def _description(candidate: Candidate) -> str:
 def _spoken(candidate: Candidate) -> str:
     """The request in the user's own words, quoted and attributed (the floor licenses the
     numbers in it): "" for a candidate that is not a request or a correction."""
-    lead = "" if native(candidate) else _SPOKEN.get(str(candidate.get("rule")), "")
+    lead = _SPOKEN.get(str(candidate.get("rule")), "")
     asked = request_of(str(candidate.get("said") or "")) if lead else ""
     if not lead or not asked:
         return ""

@@ -230,3 +230,18 @@ def test_forget_that_in_the_persons_language_archives_the_memory_in_a_direct_sto
     assert "test/old-deploy-host:1: archived: the user asked to forget this" in done.stderr
     assert "old-deploy-host" not in (store.root / "MEMORY.md").read_text(encoding="utf-8")
     assert memories(store) == ["old-deploy-host"]  # kept on disk, and nothing new written
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Recuerda que la ventana de despliegue es de 30 minutos.", "デプロイの時間枠は 30 分だと覚えておいて。"],
+    ids=["es", "ja"],
+)
+def test_a_number_only_the_person_gave_keeps_their_sentence_attributed(tmp_path: Path, said: str) -> None:
+    """The floor licenses a bare number from tools alone; the person's sentence, quoted as
+    theirs, still carries it (kura's one English attribution, their words untouched)."""
+    store, journals, config = configured(tmp_path, "direct-allowed")
+    transcript(journals / "session.jsonl", said)
+    assert run(config)["poured"] == 1
+    [slug] = memories(store)
+    assert said in memory_text(store, slug)
