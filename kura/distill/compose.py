@@ -24,6 +24,7 @@ store, and only when the slug shares two or more words with the topic.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Any
 from kura.distill.candidate import Candidate
 from kura.distill.final_check import quote, stripped, violations
 from kura.distill.gate import Verdict
+from kura.distill.languages import language_of
 from kura.distill.rules import command_of, cut, request_of
 from kura.errors import StoreError
 from kura.files.memory_index import TITLE_MAX
@@ -98,6 +100,10 @@ def compose(
     evidence = verdict.evidence
     facts, why, how = _sentences(candidate, evidence)
     kept_facts, dropped = _floor(facts, evidence, store_slugs)
+    if not kept_facts and native(candidate):  # a number only they gave: their sentence, attributed
+        kept_facts, dropped = _floor(
+            [_said(_SPOKEN["remember"], candidate.get("said"))], evidence, store_slugs
+        )
     if not kept_facts:
         return None
     rest, more = _floor([s for s in (why, how, *_links(candidate, store_slugs)) if s], evidence, store_slugs)
@@ -128,19 +134,47 @@ def unique_slug(topic: str, taken: Collection[str]) -> str:
     the topic never becomes part of a name (it is cut out, marker and all)."""
     named = _REDACTED.sub(" ", redact(topic)[0])
     words = [w for w in _WORD.findall(named.lower()) if w not in _STOP][:SLUG_WORDS]
-    base = "-".join(words)[:60].strip("-") or "memory"
+    base = "-".join(words)[:60].strip("-") or _hashed(topic)
     try:
         base = new_slug(base)
     except StoreError:
-        base = "memory"
+        base = _hashed(topic)
     slug, n = base, 2
     while slug in taken:
         slug, n = f"{base}-{n}", n + 1
     return slug
 
 
+def _hashed(topic: str) -> str:
+    """A name for a topic with no Latin word to make one of (「本番は火曜日」): short and stable."""
+    return "note-" + hashlib.sha256(topic.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def native(candidate: Candidate) -> bool:
+    """Whether ``candidate`` is a request or correction said in a language other than
+    English: its draft then holds the person's words alone, with no English wrapped round."""
+    said = str(candidate.get("said") or "")
+    return candidate.get("rule") in ("remember", "correction") and language_of(said) != "en"
+
+
+def _in_their_words(candidate: Candidate) -> list[str]:
+    said = str(candidate.get("said") or "")
+    told = said if candidate.get("rule") == "correction" else request_of(said)
+    if told[-1:] in ".!?\u3002\uff01\uff1f":
+        return [told]
+    return [told + ("\u3002" if _cjk(told[-1:]) else ".")]
+
+
+def _cjk(char: str) -> bool:
+    return bool(char) and (
+        "\u3040" <= char <= "\u30ff" or "\u4e00" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af"
+    )
+
+
 def _sentences(candidate: Candidate, evidence: Sequence[Segment]) -> tuple[list[str], str, str]:
     rule, kind = candidate.get("rule"), str(candidate.get("kind"))
+    if native(candidate):
+        return _in_their_words(candidate), "", ""
     topic = str(candidate.get("topic") or "").rstrip(".")
     if rule == "brain":  # a model's candidate: its topic, then its evidence word for word
         quoted = [_said(_VOICE.get(s.cls, "The transcript reads") + ":", s.text) for s in evidence]
@@ -227,6 +261,8 @@ def _description(candidate: Candidate) -> str:
         failed = _command(candidate.get("failed_call"))
         fixed = _command(candidate.get("fixed"))
         return cut(f"When {failed} fails: {fixed} is what worked", DESC_CHARS)
+    if native(candidate):
+        return cut(_in_their_words(candidate)[0], DESC_CHARS)
     if candidate.get("rule") == "correction":
         return cut(f"Corrected by the user: {topic}", DESC_CHARS)
     if candidate.get("rule") == "ladder" and not candidate.get("said"):

@@ -30,6 +30,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from kura.distill import languages
 from kura.distill.candidate import Candidate, Rule
 from kura.transcripts.segments import Segment, normalise
 
@@ -37,7 +38,7 @@ QUOTE_CHARS = 400
 LOOKAHEAD = 12  # segments after a failure in which a fix still counts as its fix
 MIN_CHARS = 12  # the gate ignores shorter quotes
 
-_SENTENCE = re.compile(r"\S[^\n]*?(?:[.!?]+(?=\s|$)|(?=\n)|$)")
+_SENTENCE = re.compile(r"\S[^\n]*?(?:[.!?]+(?=\s|$)|[\u3002\uff01\uff1f]+|(?=\n)|$)")  # and 。！？
 _REMEMBER = re.compile(
     r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+)?(?:please\s+)?(?:"
     r"remember\s+(?:that\s+)?|from\s+now\s+on\b[,]?\s*|going\s+forward\b[,]?\s*"
@@ -120,7 +121,7 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
     text = segments[i].text
     after_agent = i > 0 and segments[i - 1].cls in ("SELF", "ACT", "TOOL")
     parts = sentences(text)
-    if after_agent and parts and _CORRECTION.match(parts[0]) and not _assent(parts[0]):
+    if after_agent and parts and _corrects(parts[0]) and not _assent(parts[0]):
         said = cut(" ".join(parts[:2]) if _verbatim(" ".join(parts[:2]), text) else parts[0])
         context = _last_self(segments, i)
         quotes = [f"[USER] {said}"] + ([f"[SELF] {context}"] if context else [])
@@ -128,8 +129,7 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
         candidate["topic"] = topic_of(parts[0])
         return candidate
     for sentence in parts:
-        match = None if not_kept(sentence) else _REMEMBER.match(sentence)
-        if match is None or len(sentence) < MIN_CHARS or sentence.endswith("?"):
+        if not_kept(sentence) or _asked(sentence) is None or len(sentence) < MIN_CHARS or _question(sentence):
             continue
         said = cut(sentence)
         kind = _user_kind(sentence)
@@ -142,7 +142,8 @@ def _from_user(segments: Sequence[Segment], i: int) -> Candidate | None:
 def not_kept(sentence: str) -> bool:
     """Whether ``sentence`` asks kura not to keep something ("never remember that …", "don't
     remember …") or to drop it ("forget that …"): never a memory saying what follows."""
-    return _NOT_KEPT.match(sentence.strip()) is not None
+    sentence = sentence.strip()
+    return _NOT_KEPT.match(sentence) is not None or languages.refused(sentence)
 
 
 def forgets(segments: Sequence[Segment]) -> list[str]:
@@ -153,15 +154,35 @@ def forgets(segments: Sequence[Segment]) -> list[str]:
         if segment.cls != "USER":
             continue
         for sentence in sentences(segment.text):
+            if _question(sentence) or len(sentence) < MIN_CHARS:
+                continue
             asked = _FORGET.match(sentence)
-            if asked is not None and len(sentence) >= MIN_CHARS and not sentence.endswith("?"):
-                found.append(sentence[asked.end() :].strip(" ,.;:!"))
+            what = sentence[asked.end() :] if asked is not None else languages.forgotten(sentence)
+            if what is not None:
+                found.append(what.strip(" ,.;:!\u3001\u3002\uff0c\uff01"))
     return [x for x in found if x]
 
 
 def _assent(sentence: str) -> bool:
     """A "no" that agrees ("no, that's fine") or a question is not a correction."""
-    return sentence.endswith("?") or _ASSENT.search(sentence) is not None
+    return _question(sentence) or _ASSENT.search(sentence) is not None
+
+
+def _question(sentence: str) -> bool:
+    return sentence.endswith(("?", "\uff1f"))
+
+
+def _corrects(sentence: str) -> re.Match[str] | None:
+    return _CORRECTION.match(sentence) or languages.corrected(sentence)
+
+
+def _asked(sentence: str) -> tuple[int, int] | None:
+    """Where in ``sentence`` the request to keep sits, as (start, end); None for none."""
+    match = _REMEMBER.match(sentence)
+    if match is not None:
+        return match.end(), len(sentence)
+    found = languages.asked(sentence)
+    return found[1:] if found is not None else None
 
 
 def _user_kind(sentence: str) -> str:
@@ -197,12 +218,12 @@ def topic_of(said: str) -> str:
 def request_of(said: str) -> str:
     """What the person asked to be kept, in their words: ``said`` without its trigger
     phrase or its closing punctuation — still a verbatim slice of it."""
-    match = _REMEMBER.match(said)
-    rest = said[match.end() :] if match else said
-    if not match:
-        opener = _CORRECTION.match(said)
+    span = _asked(said)
+    rest = said[span[0] : span[1]] if span else said
+    if not span:
+        opener = _corrects(said)
         rest = said[opener.end() :] if opener else said
-    return rest.strip(" ,.;:!?")
+    return rest.strip(" ,.;:!?\u3001\u3002\uff0c\uff1a\uff01\uff1f")
 
 
 # -- scars: failed, then fixed ------------------------------------------------------------
