@@ -160,14 +160,14 @@ class SearchIndex:
             if budget is not None:
                 self.fill(progress=progress, budget=budget)
             return 0
-        changed, gone = current
+        changed, gone, said = current
         dense = not isinstance(self.embedder, Unavailable)
         before = None
         if dense and 0 < len(changed) + len(gone) <= PATCH:  # the matrix in hand, else the saved one
             before = self._matrix or vectors.saved(self.db, self._model_id(), DIM)
         with self.db:
             self._drop(gone)
-            self._reindex(changed, progress)
+            self._reindex(changed, progress, said)
             self._set_kv("stamp", self._stamp)
             self._set_kv("model", self._model_id())
         if changed or gone:
@@ -180,22 +180,27 @@ class SearchIndex:
             vectors.save(self.db, self._matrix, self._model_id())
         return len(changed) + len(gone)
 
-    def _sync(self, progress: Progress | None) -> tuple[list[catalog.Entry], list[str]] | None:
-        """The memories changed and gone since the last update (None: no file changed)."""
+    def _sync(
+        self, progress: Progress | None
+    ) -> tuple[list[catalog.Entry], list[str], dict[str, catalog.Said]] | None:
+        """The memories changed and gone since the last update (None: no file changed), and
+        what the files the catalog read again say: the index takes their text from there
+        rather than parse them a second time."""
         if stamp_files(self.store.root) == self._kv("stamp") and self._kv("model") == self._model_id():
             return None  # the common case: one walk, a stat per file, no list built
         stats = file_stats(self.store.root)  # something changed: the catalog's walk gives the stamp too
         self._stamp = identity(stats)
         state = catalog.connect(self.store)
+        said: dict[str, catalog.Said] = {}
         try:
-            scanned = catalog.scan(self.store, state, stats=stats)
+            scanned = catalog.scan(self.store, state, stats=stats, said=said)
         finally:
             state.close()
         assert scanned is not None  # no max_parse: a scan always completes
         current = scanned.entries
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
         changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
-        return changed, [slug for slug in known if slug not in current]
+        return changed, [slug for slug in known if slug not in current], said
 
     def fill(
         self, *, progress: Progress | None = None, budget: Budget = WHOLE, only: set[str] | None = None
@@ -376,13 +381,23 @@ class SearchIndex:
         if self._failed is not None:
             raise EmbedFailed(self._failed)
 
-    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None) -> None:
+    def _reindex(
+        self,
+        changed: list[catalog.Entry],
+        progress: Progress | None,
+        said: dict[str, catalog.Said] | None = None,
+    ) -> None:
+        """Index these memories' words; their text from ``said`` (what the catalog's scan just
+        parsed) where it has them, else each file is read (once)."""
         for done, entry in enumerate(changed, start=1):
-            memory = self.store.show(entry.slug)
+            text = said.get(entry.slug) if said else None
+            if text is None:
+                memory = self.store.show(entry.slug)
+                text = catalog.Said(memory.name, memory.description, memory.note.body)
             self._drop([entry.slug])
             cursor = self.db.execute(
                 "INSERT INTO docs_fts (slug, name, description, body) VALUES (?, ?, ?, ?)",
-                (entry.slug, memory.name, memory.description, memory.note.body),
+                (entry.slug, *text),
             )
             self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
             if progress is not None and (done % 100 == 0 or done == len(changed)):
