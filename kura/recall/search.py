@@ -98,6 +98,8 @@ class Hit:
 
 
 Searched = Literal["embedded", "lexical"]  # how a search answered: dense + lexical, or lexical only
+Texts = dict[str, catalog.Said]  # what memories say, by slug (``catalog.scan``'s ``said``)
+Changes = tuple[list[catalog.Entry], list[str], Texts]  # changed, gone, what the files read again say
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,27 +182,22 @@ class SearchIndex:
             vectors.save(self.db, self._matrix, self._model_id())
         return len(changed) + len(gone)
 
-    def _sync(
-        self, progress: Progress | None
-    ) -> tuple[list[catalog.Entry], list[str], dict[str, catalog.Said]] | None:
-        """The memories changed and gone since the last update (None: no file changed), and
-        what the files the catalog read again say: the index takes their text from there
-        rather than parse them a second time."""
+    def _sync(self, progress: Progress | None) -> Changes | None:
+        """The memories changed and gone since the last update (None: no file changed); ``Changes``."""
         if stamp_files(self.store.root) == self._kv("stamp") and self._kv("model") == self._model_id():
             return None  # the common case: one walk, a stat per file, no list built
         stats = file_stats(self.store.root)  # something changed: the catalog's walk gives the stamp too
         self._stamp = identity(stats)
         state = catalog.connect(self.store)
-        said: dict[str, catalog.Said] = {}
+        said: Texts = {}
         try:
             scanned = catalog.scan(self.store, state, stats=stats, said=said)
         finally:
             state.close()
         assert scanned is not None  # no max_parse: a scan always completes
-        current = scanned.entries
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
-        changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
-        return changed, [slug for slug in known if slug not in current], said
+        changed = [e for slug, e in scanned.entries.items() if known.get(slug) != e.sha]
+        return changed, [slug for slug in known if slug not in scanned.entries], said
 
     def fill(
         self, *, progress: Progress | None = None, budget: Budget = WHOLE, only: set[str] | None = None
@@ -269,7 +266,7 @@ class SearchIndex:
                 )  # fmt: skip
         with self.db:
             self._drop(gone)
-            self._reindex(present, None)
+            self._reindex(present, None, {})
         if present:
             self.fill(only={entry.sha for entry in present})
         if present or gone:
@@ -381,19 +378,10 @@ class SearchIndex:
         if self._failed is not None:
             raise EmbedFailed(self._failed)
 
-    def _reindex(
-        self,
-        changed: list[catalog.Entry],
-        progress: Progress | None,
-        said: dict[str, catalog.Said] | None = None,
-    ) -> None:
-        """Index these memories' words; their text from ``said`` (what the catalog's scan just
-        parsed) where it has them, else each file is read (once)."""
+    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None, said: Texts) -> None:
+        """Index these memories' words, from what ``said`` holds (the scan's parse), else their files."""
         for done, entry in enumerate(changed, start=1):
-            text = said.get(entry.slug) if said else None
-            if text is None:
-                memory = self.store.show(entry.slug)
-                text = catalog.Said(memory.name, memory.description, memory.note.body)
+            text = said.get(entry.slug) or catalog.said_of(self.store, entry.slug)
             self._drop([entry.slug])
             cursor = self.db.execute(
                 "INSERT INTO docs_fts (slug, name, description, body) VALUES (?, ?, ?, ?)",

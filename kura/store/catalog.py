@@ -269,6 +269,12 @@ def _listed(store: Store, entry: Entry | _Shown) -> Listed:
     return Listed(entry.slug, note.name, note.description, note.type, retirement(note.meta))
 
 
+def said_of(store: Store, slug: str) -> Said:
+    """What one memory says, read from its file (``Store.show``): for a memory the scan did not read."""
+    memory = store.show(slug)
+    return Said(memory.name, memory.description, memory.note.body)
+
+
 def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
     wanted = list(keys)
     found: dict[str, str] = {}
