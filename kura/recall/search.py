@@ -98,6 +98,8 @@ class Hit:
 
 
 Searched = Literal["embedded", "lexical"]  # how a search answered: dense + lexical, or lexical only
+Texts = dict[str, catalog.Said]  # what memories say, by slug (``catalog.scan``'s ``said``)
+Changes = tuple[list[catalog.Entry], list[str], Texts]  # changed, gone, what the files read again say
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +162,14 @@ class SearchIndex:
             if budget is not None:
                 self.fill(progress=progress, budget=budget)
             return 0
-        changed, gone = current
+        changed, gone, said = current
         dense = not isinstance(self.embedder, Unavailable)
         before = None
         if dense and 0 < len(changed) + len(gone) <= PATCH:  # the matrix in hand, else the saved one
             before = self._matrix or vectors.saved(self.db, self._model_id(), DIM)
         with self.db:
             self._drop(gone)
-            self._reindex(changed, progress)
+            self._reindex(changed, progress, said)
             self._set_kv("stamp", self._stamp)
             self._set_kv("model", self._model_id())
         if changed or gone:
@@ -180,22 +182,22 @@ class SearchIndex:
             vectors.save(self.db, self._matrix, self._model_id())
         return len(changed) + len(gone)
 
-    def _sync(self, progress: Progress | None) -> tuple[list[catalog.Entry], list[str]] | None:
-        """The memories changed and gone since the last update (None: no file changed)."""
+    def _sync(self, progress: Progress | None) -> Changes | None:
+        """The memories changed and gone since the last update (None: no file changed); ``Changes``."""
         if stamp_files(self.store.root) == self._kv("stamp") and self._kv("model") == self._model_id():
             return None  # the common case: one walk, a stat per file, no list built
         stats = file_stats(self.store.root)  # something changed: the catalog's walk gives the stamp too
         self._stamp = identity(stats)
         state = catalog.connect(self.store)
+        said: Texts = {}
         try:
-            scanned = catalog.scan(self.store, state, stats=stats)
+            scanned = catalog.scan(self.store, state, stats=stats, said=said)
         finally:
             state.close()
         assert scanned is not None  # no max_parse: a scan always completes
-        current = scanned.entries
         known = dict(self.db.execute("SELECT slug, sha FROM docs"))
-        changed = [e for slug, e in current.items() if known.get(slug) != e.sha]
-        return changed, [slug for slug in known if slug not in current]
+        changed = [e for slug, e in scanned.entries.items() if known.get(slug) != e.sha]
+        return changed, [slug for slug in known if slug not in scanned.entries], said
 
     def fill(
         self, *, progress: Progress | None = None, budget: Budget = WHOLE, only: set[str] | None = None
@@ -264,7 +266,7 @@ class SearchIndex:
                 )  # fmt: skip
         with self.db:
             self._drop(gone)
-            self._reindex(present, None)
+            self._reindex(present, None, {})
         if present:
             self.fill(only={entry.sha for entry in present})
         if present or gone:
@@ -376,13 +378,14 @@ class SearchIndex:
         if self._failed is not None:
             raise EmbedFailed(self._failed)
 
-    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None) -> None:
+    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None, said: Texts) -> None:
+        """Index these memories' words, from what ``said`` holds (the scan's parse), else their files."""
         for done, entry in enumerate(changed, start=1):
-            memory = self.store.show(entry.slug)
+            text = said.get(entry.slug) or catalog.said_of(self.store, entry.slug)
             self._drop([entry.slug])
             cursor = self.db.execute(
                 "INSERT INTO docs_fts (slug, name, description, body) VALUES (?, ?, ?, ?)",
-                (entry.slug, memory.name, memory.description, memory.note.body),
+                (entry.slug, *text),
             )
             self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
             if progress is not None and (done % 100 == 0 or done == len(changed)):

@@ -97,6 +97,15 @@ class Entry(NamedTuple):
         return tuple(self.links_text.split("\n")) if self.links_text else ()
 
 
+class Said(NamedTuple):
+    """What a memory says, as the scan parsed it: what the search index holds (``Memory``'s
+    name, description and body), so the first recall of a big store parses each file once."""
+
+    name: str
+    description: str
+    body: str
+
+
 @dataclass(frozen=True, slots=True)
 class Scan:
     entries: dict[str, Entry]
@@ -141,10 +150,12 @@ def scan(
     *,
     max_parse: int | None = None,
     stats: Stats | None = None,
+    said: dict[str, Said] | None = None,
 ) -> Scan | None:
     """Every memory's entry, re-reading only files whose identity changed. None when more
     than ``max_parse`` files would need reading (the caller wanted a quick answer).
-    ``stats`` (from ``slugs.file_stats``, taken by the caller) saves a second walk."""
+    ``stats`` (from ``slugs.file_stats``, taken by the caller) saves a second walk.
+    ``said``: filled, by slug, with what each file read again says (``Said``)."""
     known = {row[0]: row for row in db.execute("SELECT * FROM notes")}
     entries: dict[str, Entry] = {}
     stale: list[tuple[str, str, tuple[int, int, int, int]]] = []
@@ -159,7 +170,10 @@ def scan(
             stale.append((slug, rel, ident))
     if max_parse is not None and len(stale) > max_parse:
         return None
-    fresh = parallel_map(partial(_parse_all, store.root, store.name), stale)
+    parsed = parallel_map(partial(_parse_all, store.root, store.name, keep=said is not None), stale)
+    fresh = [row for row, _ in parsed]
+    if said is not None:
+        said.update((row[1], text) for row, text in parsed if text is not None)
     gone = set(known) - {entry.rel for entry in entries.values()} - {row[0] for row in fresh}
     _save(db, fresh, gone)
     for row in fresh:
@@ -255,6 +269,12 @@ def _listed(store: Store, entry: Entry | _Shown) -> Listed:
     return Listed(entry.slug, note.name, note.description, note.type, retirement(note.meta))
 
 
+def said_of(store: Store, slug: str) -> Said:
+    """What one memory says, read from its file (``Store.show``): for a memory the scan did not read."""
+    memory = store.show(slug)
+    return Said(memory.name, memory.description, memory.note.body)
+
+
 def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
     wanted = list(keys)
     found: dict[str, str] = {}
@@ -296,19 +316,20 @@ def written_date(note: MemoryFile) -> dt.date | None:
 
 
 def _parse_all(
-    root: Path, name: str, items: list[tuple[str, str, tuple[int, int, int, int]]]
-) -> list[tuple[Any, ...]]:
+    root: Path, name: str, items: list[tuple[str, str, tuple[int, int, int, int]]], *, keep: bool = False
+) -> list[tuple[tuple[Any, ...], Said | None]]:
     store = Store(root, name=name)
     plain = read_plain(root, [rel for _, rel, _ in items], cap=MEMORY_CAP)
-    return [_parse(store, *item, data) for item, data in zip(items, plain, strict=True)]
+    return [_parse(store, *item, data, keep=keep) for item, data in zip(items, plain, strict=True)]
 
 
 def _parse(
-    store: Store, slug: str, rel: str, ident: tuple[int, int, int, int], data: bytes | None = None
-) -> tuple[Any, ...]:
-    """A file's row. ``data``: its bytes when ``read_plain`` read it (a regular file reached
-    without a link: what ``Store.read`` reads too); else the store reads it, and a file that
-    must not be read is b"" and a finding."""
+    store: Store, slug: str, rel: str, ident: tuple[int, int, int, int], data: bytes | None = None,
+    *, keep: bool = False,
+) -> tuple[tuple[Any, ...], Said | None]:  # fmt: skip
+    """A file's row, and what it says when ``keep``. ``data``: its bytes when ``read_plain``
+    read it (a regular file reached without a link: what ``Store.read`` reads too); else the
+    store reads it, and a file that must not be read is b"" and a finding."""
     if data is None:
         data, memory = store.read(slug, store.root / rel)
         note = memory.note
@@ -320,13 +341,14 @@ def _parse(
         [note.description, gone.archived, gone.reason, gone.superseded_by] if gone else [note.description]
     )
     description = " ".join(note.description.split())
-    return (
+    row = (
         rel, slug, *ident, note.type, note.name, description,
         written.isoformat() if written else "", "\n".join(note.links), len(note.findings),
         hashlib.sha256(data).hexdigest(), summary(note.meta),
         "" if listed == [description] else json.dumps(listed),
         json.dumps([[f.path, f.line, f.message, f.severity] for f in note.findings]) if note.findings else "",
     )  # fmt: skip
+    return row, Said(note.name, note.description, note.body) if keep else None
 
 
 def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) -> None:

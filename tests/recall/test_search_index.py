@@ -3,6 +3,8 @@ when its format changes, shared between processes through one saved matrix."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import shutil
 import sqlite3
@@ -10,12 +12,15 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from conftest import SAMPLE, Cli, write_memory
 
-from kura.recall.embed import Embedder, load_embedder
+from kura.files import memory_file
+from kura.recall import index_build
+from kura.recall.embed import Embedder, Unavailable, load_embedder
 from kura.recall.search import SCHEMA_VERSION, SearchIndex
 from kura.store import catalog
 from kura.store.store import Store
@@ -196,3 +201,75 @@ def test_the_matrix_is_made_from_the_vectors_table_without_holding_it_twice(tmp_
     empty = vectors.load(db, "m", 384)
     assert empty.half.shape == (0, 384) and empty.slugs == []
     assert vectors.saved(db, "m", 384) is not None
+
+
+def _distill_bench() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "map_scale", Path(__file__).resolve().parents[2] / "bench" / "map_scale.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def _mixed_store(root: Path) -> Store:
+    """distill-kura's shape (flat frontmatter, CJK), a few hand-broken files and one a link."""
+    _distill_bench().generate_distill(root, 150)
+    (root / "broken-yaml.md").write_text("---\nname: [unclosed\ndescription: x: y: z\n---\n\n本文 body\n")
+    (root / "no-front.md").write_text("just a body, 日本語 and no frontmatter\n")
+    (root / "unclosed.md").write_text("---\nname: a\ndescription: never closed\n\nbody\n")
+    (root / "binary.md").write_bytes(b"---\nname: b\xff\xfe\ndescription: bad bytes\n---\n\n\x00body\n")
+    (root / "linked.md").symlink_to(root / "m00003.md")
+    return Store(root)
+
+
+def _fts_rows(index: SearchIndex) -> list[tuple[Any, ...]]:
+    return index.db.execute(
+        "SELECT docs.slug, docs.sha, docs_fts.name, docs_fts.description, docs_fts.body FROM docs "
+        "JOIN docs_fts ON docs_fts.rowid = docs.fts ORDER BY docs.slug"
+    ).fetchall()
+
+
+@pytest.mark.parametrize("catalog_first", [False, True])
+def test_the_first_update_parses_each_memory_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catalog_first: bool
+) -> None:
+    """Issue 33: the first recall on a big store parsed every file twice (the catalog's scan,
+    then ``show`` per memory). One parse per file, whether or not the catalog was current."""
+    store = _mixed_store(tmp_path / "store")
+    if catalog_first:
+        catalog.entries(store)  # a weave ran before: the catalog is current, the index empty
+    parsed: list[str] = []
+    real = memory_file.from_bytes
+
+    def counted(data: bytes, label: str) -> Any:
+        parsed.append(label)
+        return real(data, label)
+
+    monkeypatch.setattr(memory_file, "from_bytes", counted)
+    monkeypatch.setattr(catalog, "from_bytes", counted)
+    index = SearchIndex(store, embedder=Unavailable("no model in this test"))  # type: ignore[arg-type]
+    assert index.update(budget=None) == 155
+    assert len(parsed) == len(set(parsed)) == 155  # each file once; before: 310 on a cold catalog
+
+
+def test_the_index_holds_what_show_reads_for_every_kind_of_file(tmp_path: Path) -> None:
+    """What the fast path indexes (the FTS rows, hence what is embedded) is what ``show``
+    reads, file by file: flat frontmatter, CJK text, broken files and a link."""
+    store = _mixed_store(tmp_path / "store")
+    index = SearchIndex(store, embedder=Unavailable("no model in this test"))  # type: ignore[arg-type]
+    index.update(budget=None)
+    rows = _fts_rows(index)
+    expected = []
+    for slug, sha, *_ in rows:
+        data, memory = store.read(slug)
+        assert hashlib.sha256(data).hexdigest() == sha
+        expected.append((slug, sha, memory.name, memory.description, memory.note.body))
+    assert rows == expected
+    assert len(rows) == 155
+    shas = [row[1] for row in rows]
+    assert index_build.texts(index.db, shas) == [
+        (sha, index_build.text_of(name, description, body)[: index_build.TEXT_CAP])
+        for _, sha, name, description, body in expected
+    ]
