@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kura.errors import GitError, InvalidRequest
+from kura.files.witness import parse_when
 from kura.git.run import run
 from kura.store.store import Store
 
@@ -153,29 +154,15 @@ def _written(slug: str, meta: dict[str, Any]) -> list[Event]:
     """The events a memory's frontmatter dates."""
     found = []
     for key, what in (("created", "created"), ("updated", "changed"), ("archived", "forgotten")):
-        day = _day(meta.get(key))
+        day = parse_when(meta.get(key))
         if day is not None:
             detail = " ".join(str(meta.get("archived_reason") or "").split()) if what == "forgotten" else ""
             found.append(Event(slug, what, day, "frontmatter", detail))  # type: ignore[arg-type]
     newer = " ".join(str(meta.get("superseded_by") or "").split())
-    day = _day(meta.get("valid_until"))
+    day = parse_when(meta.get("valid_until"))
     if newer and day is not None:
         found.append(Event(slug, "superseded", day, "frontmatter", f"by {newer}"))
     return found
-
-
-def _day(value: Any) -> dt.date | None:
-    """A frontmatter date, read tolerantly (YAML's date, a datetime, or text); else None."""
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
 
 
 def _git_events(root: Path, rel_slug: dict[str, str], start: dt.date) -> list[Event] | None:
