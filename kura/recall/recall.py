@@ -146,13 +146,12 @@ def recall(
     Without ``index`` recall opens the store's search index and brings it up to date first
     (``progress`` hears about a long first build); a given index is the caller's to keep
     fresh — a long-running process updates it when files change, not on every question.
-    ``quick``: this process asks one question and exits (a faster-loading embedder);
-    ``embedder``: another embedder than the built-in one (an ``/embeddings`` endpoint);
-    ``guard``: held around every use of the index (a server's per-store lock) but not
-    around a thinker's call, so a slow model holds up nobody else; ``everything``: archived
-    memories too; ``budget``: how long an own index may spend embedding before it answers
-    (a small store is embedded whole; a big one answers partial and says so); ``at``: what
-    the store asserted on that day (``kura.recall.as_of``), said in the answer."""
+    ``quick``: this process asks one question and exits (a faster-loading embedder); ``embedder``:
+    another embedder than the built-in one (an ``/embeddings`` endpoint); ``guard``: held around
+    every use of the index (a server's per-store lock) but not around a thinker's call, so a slow
+    model holds up nobody else; ``everything``: archived memories too; ``budget``: how long an own
+    index may embed before it answers (a small store whole; a big one answers partial and says so);
+    ``at``: what the store asserted on that day (``kura.recall.as_of``), said in the answer."""
     started = time.perf_counter()
     today = at or today or dt.date.today()
     standings = _Standings(store, today, AsOf(store, at) if at is not None else None)
