@@ -75,6 +75,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/entry.py", "kura.cli.session_start"): "fast path: the map and the drafts folder, only for "
     "`kura hook session-start`",
     ("cli/entry.py", "kura.cli.mcp_run"): "fast path: only `kura mcp` loads the MCP server's front",
+    ("cli/entry.py", "kura.cli.host_input"): "fast path: only a host's hook reads the host's JSON",
     ("cli/exit.py", "kura.text.secrets"): FAST + "the secret patterns (compiled only to warn)",
     ("cli/exit.py", "typer"): "its echo, only where a click context or an odd stdout needs it: "
     "`kura list` and `kura doctor` print without loading typer",

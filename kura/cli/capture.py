@@ -17,6 +17,7 @@ import typer
 from kura.cli.base import Globals
 from kura.cli.exit import warn
 from kura.cli.hook import hook_app
+from kura.cli.host_input import host_input
 
 
 @hook_app.command("capture")
@@ -27,7 +28,8 @@ def capture(ctx: typer.Context) -> None:
     from kura.hosts.capture import hook
 
     g: Globals = ctx.obj
-    problem = hook(sys.stdin.read(1 << 20 | 1), selector=g.store or os.environ.get("KURA_STORE") or None)
+    text = host_input(hook="capture").decode("utf-8", "replace")
+    problem = hook(text, selector=g.store or os.environ.get("KURA_STORE") or None)
     if problem:
         warn(problem)
 
@@ -45,8 +47,10 @@ def prompt(
     from kura.hosts.prompt import hook
 
     g: Globals = ctx.obj
-    printed, problem = hook(sys.stdin.read(1 << 20), selector=g.store or os.environ.get("KURA_STORE") or None,
-                            max_chars=max_chars)  # fmt: skip
+    text = host_input(hook="prompt").decode("utf-8", "replace")
+    printed, problem = hook(
+        text, selector=g.store or os.environ.get("KURA_STORE") or None, max_chars=max_chars
+    )
     sys.stdout.write(printed)
     if problem:
         warn(problem)

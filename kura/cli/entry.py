@@ -75,9 +75,11 @@ def main() -> None:
 
 def _capture() -> int:
     """``kura hook capture`` (``kura.hosts.capture``): always 0, a problem on one line."""
+    from kura.cli.host_input import host_input
     from kura.hosts.capture import hook
 
-    problem = hook(sys.stdin.read(1 << 20 | 1), selector=os.environ.get("KURA_STORE") or None)
+    text = host_input(hook="capture").decode("utf-8", "replace")
+    problem = hook(text, selector=os.environ.get("KURA_STORE") or None)
     if problem:
         warn(problem)
     return 0
@@ -85,9 +87,11 @@ def _capture() -> int:
 
 def _prompt() -> int:
     """``kura hook prompt`` (``kura.hosts.prompt``): always 0, a problem on one line."""
+    from kura.cli.host_input import host_input
     from kura.hosts.prompt import hook
 
-    printed, problem = hook(sys.stdin.read(1 << 20), selector=os.environ.get("KURA_STORE") or None)
+    text = host_input(hook="prompt").decode("utf-8", "replace")
+    printed, problem = hook(text, selector=os.environ.get("KURA_STORE") or None)
     sys.stdout.write(printed)
     if problem:
         warn(problem)

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from kura.cli.exit import warn
+from kura.cli.host_input import PAYLOAD_CAP, host_input
 from kura.cli.map import prefill_block
 from kura.config import load_config
 from kura.distill.waiting import waiting
@@ -34,8 +33,6 @@ from kura.map.ceiling import length, shown_name
 from kura.map_settings import MIN_CHARS
 
 CEILING = 9500  # under Claude Code's 10,000-character cap on what a hook adds to the context
-PAYLOAD_CAP = 1 << 20  # a host's JSON is a few hundred bytes; more is not one
-PAYLOAD_WAIT = 2.0  # seconds a host may take to write its JSON before the hook goes without
 FALLBACK = (
     "<<<KURA-MAP store={name}>>>\nThe memory map is MISSING, not empty: {why} Do not assume nothing is "
     "remembered; say that memory is unavailable right now.\n<<<END KURA-MAP>>>\n"
@@ -107,40 +104,11 @@ def drafts_line(config: str | None, selector: str | None, folder: Path | None = 
 def host_payload(stdin: BinaryIO | None = None) -> dict[str, Any]:
     """The host's JSON object from stdin, or {} — when stdin is a terminal (never waited on),
     empty, not JSON, not an object, too big, or not written within ``PAYLOAD_WAIT`` seconds."""
-    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+    data = host_input(stdin, hook="session-start")
+    if len(data) > PAYLOAD_CAP:
+        return {}
     try:
-        if stream is None or stream.isatty():
-            return {}
-        data = _read(stream.fileno()) if _has_fd(stream) else stream.read(PAYLOAD_CAP + 1)
-        if len(data) > PAYLOAD_CAP:
-            return {}
         value = json.loads(data.decode("utf-8", "replace")) if data.strip() else {}
-    except (OSError, ValueError):
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _has_fd(stream: BinaryIO) -> bool:
-    """Whether ``stream`` is a real file (a pipe, a file): else an in-memory one (a test's)."""
-    try:
-        stream.fileno()
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def _read(fd: int) -> bytes:
-    """What comes on ``fd`` until it is closed, within the wait and the cap."""
-    chunks: list[bytes] = []
-    size, deadline = 0, time.monotonic() + PAYLOAD_WAIT
-    while size <= PAYLOAD_CAP:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            warn(f"hook session-start: no JSON from the host within {PAYLOAD_WAIT:g} s; went without it")
-            return b""
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)  # over the cap: the caller refuses it

@@ -259,3 +259,19 @@ def test_the_full_command_line_takes_a_store_flag(project: tuple[Path, Store, Pa
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     poll(lambda: remembered(store), "the memory in the named store")
     poll(lambda: idle(store), "the worker to finish")
+
+
+@pytest.mark.parametrize("command", ["capture", "prompt"])
+def test_a_host_that_never_closes_stdin_does_not_hold_the_hook(tmp_path: Path, command: str) -> None:
+    """The hooks read the host's JSON as session-start does: a pipe left open past the wait
+    is gone without, one line on stderr, exit 0 — never a hook that waits for ever."""
+    proc = subprocess.Popen([*KURA, "hook", command], cwd=tmp_path, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.wait(timeout=30) == 0
+        assert "no JSON from the host within 2 s" in (proc.stderr.read() if proc.stderr else "")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if proc.stdin:
+            proc.stdin.close()
