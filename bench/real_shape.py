@@ -137,7 +137,9 @@ def first_recall(home: Path, template: Path, scratch: Path) -> Row:
     return Row("first recall", middle(runs), 5.0, "no vectors yet, default embedding budget")
 
 
-def built(home: Path, template: Path, keep: Path | None, name: str, scratch: Path, n: int) -> tuple[Path, Row]:
+def built(
+    home: Path, template: Path, keep: Path | None, name: str, scratch: Path, n: int
+) -> tuple[Path, Row]:
     """A store with a whole index (kept in ``keep`` when given), and the build's row."""
     store = (keep / name) if keep else scratch / "built"
     if keep and (store / ".kura").is_dir():  # a kept index: finished if a build stopped, else current
@@ -228,7 +230,7 @@ def measure(shape: str, n: int, keep: Path | None, skip_build: bool) -> None:
         template = scratch / "template"
         (generate_distill if shape == "distill-kura" else generate)(template, n)
         kura(home, "--help")  # compile and cache the modules once
-        rows = map_rows(home, template, scratch, n) + [first_recall(home, template, scratch)]
+        rows = [*map_rows(home, template, scratch, n), first_recall(home, template, scratch)]
         if not skip_build:
             store, build = built(home, template, keep, f"{shape}-{n}", scratch, n)
             rows += [build, recall_cold(home, store, n), recall_warm(home, store, scratch)]
@@ -240,7 +242,9 @@ def main() -> None:
     parser.add_argument("sizes", nargs="*", type=int, default=[500, 20000])
     parser.add_argument("--shape", choices=("kura", "distill-kura", "both"), default="both")
     parser.add_argument("--keep", type=Path, help="keep (and reuse) each built store and index here")
-    parser.add_argument("--skip-build", action="store_true", help="leave out the index build and the rows needing it")
+    parser.add_argument(
+        "--skip-build", action="store_true", help="leave out the index build and the rows needing it"
+    )
     args = parser.parse_args()
     shapes = ("kura", "distill-kura") if args.shape == "both" else (args.shape,)
     if args.keep:
