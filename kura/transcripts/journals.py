@@ -337,6 +337,21 @@ def commit(state_dir: Path, claim: Claim) -> bool:
     return True
 
 
+def adopt(state_dir: Path, source: Source, cursor: Cursor) -> bool:
+    """Set ``source``'s watermark to ``cursor`` (another distiller's progress, carried over
+    by an import) when that is further than it is: a watermark only moves forward. True
+    when it moved."""
+    with locked(state_dir / LOCK_NAME):
+        state = _load(state_dir)
+        entry = state.get(source.key, {})
+        if int(entry.get("offset", 0)) >= cursor.offset:
+            return False
+        entry.update(asdict(cursor))
+        state[source.key] = entry
+        _save(state_dir, state)
+    return True
+
+
 def release(state_dir: Path, claim: Claim) -> None:
     """Give a claim back unread: the watermark stays, the stretch is read again later."""
     with locked(state_dir / LOCK_NAME):
