@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kura.errors import ConfigError
+from kura.files.toml_shape import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,12 @@ _PAYFORWARD = (
     "send (`kura prefill`, GET /prefill) — remove the [payforward] table"
 )
 _TABLES = {"distill": _DISTILL, "prefill": _PREFILL, "fastpath": _FASTPATH, "server": _SERVER}
+# ``[distill.journals]``: kura's keys and its adapters (``kura.transcripts.journals``)
+JOURNAL_KEYS = ("roots", "include", "exclude", "claude", "codex", "chat", "evidence", "text")
+_DSH = (
+    "kura does not read DeepSeek Harness archives (session.jsonl.zstd); remove the key, or name a "
+    "folder of transcripts kura reads (claude, codex, chat, evidence, text)"
+)
 
 
 def check(raw: dict[str, Any]) -> None:
@@ -84,9 +91,11 @@ def check(raw: dict[str, Any]) -> None:
         raise ConfigError(f"[payforward]: {_PAYFORWARD}", table="payforward")
     for name, rules in _TABLES.items():
         _table(name, raw.get(name, {}), rules)
+    _journals("distill.journals", raw.get("distill", {}).get("journals", {}))
     for store, table in raw.get("stores", {}).items():
         for name in ("distill", "prefill", "fastpath"):
             _table(f"stores.{store}.{name}", table.get(name, {}), _TABLES[name])
+        _journals(f"stores.{store}.distill.journals", table.get("distill", {}).get("journals", {}))
 
 
 def _table(where: str, table: dict[str, Any], rules: dict[str, Unsupported]) -> None:
@@ -98,3 +107,26 @@ def _table(where: str, table: dict[str, Any], rules: dict[str, Unsupported]) -> 
             continue
         shown = str(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
         raise ConfigError(f"[{where}] {key} = {shown}: {rule.instead}", table=where, key=key)
+
+
+def _journals(where: str, table: dict[str, Any]) -> None:
+    """A journals table's keys, at load: not only when a pass first reads it."""
+    for key, value in table.items():
+        if key.startswith("x_"):
+            continue
+        if key == "dsh":
+            raise ConfigError(f"[{where}] dsh: {_DSH}", table=where, key=key)
+        if key not in JOURNAL_KEYS:
+            raise ConfigError(
+                f"[{where}] has unknown key {key!r}{did_you_mean(key, JOURNAL_KEYS)} (known: roots, include, "
+                "exclude and the adapter names claude, codex, chat, evidence, text)",
+                table=where,
+                key=key,
+            )
+        if isinstance(value, dict):
+            raise ConfigError(
+                f"[{where}] {key} is a table (distill-kura's root/exclude_glob form); kura takes a folder "
+                f'or a list of folders: set {key} = "…", with exclude = ["**/scratch/**"] beside it',
+                table=where,
+                key=key,
+            )

@@ -80,6 +80,16 @@ REFUSED = [
         "[stores.main.prefill] trail_tokens = 80: kura wears no",
     ),
     ("[stores.main.fastpath]\nenabled = true\n", 5, "[stores.main.fastpath] enabled = true: kura's recall"),
+    (
+        '[distill.journals]\ndsh = "~/dsh/sessions"\n',
+        5,
+        "[distill.journals] dsh: kura does not read DeepSeek",
+    ),
+    (
+        '[stores.main.distill.journals]\nclaude = { root = "~/x", exclude_glob = ["**/scratch/**"] }\n',
+        5,
+        "[stores.main.distill.journals] claude is a table (distill-kura's root/exclude_glob form)",
+    ),
 ]
 
 
@@ -136,6 +146,11 @@ def test_a_value_that_says_what_kura_does_is_accepted(tmp_path: Path, text: str)
         ),
         ('[model.thinker]\nurl = "u"\n', 4, "the top level has unknown key 'model' — did you mean 'models'?"),
         ("[fastpath]\nenable = false\n", 5, "[fastpath] has unknown key 'enable' — did you mean 'enabled'?"),
+        (
+            '[stores.main.distill.journals]\nclaud = "~/x"\n',
+            5,
+            "[stores.main.distill.journals] has unknown key 'claud' — did you mean 'claude'?",
+        ),
         ("[modes]\nx = 3\n[server]\nzzz = 1\n", 7, "[server] has unknown key 'zzz' (known:"),
     ],
 )
