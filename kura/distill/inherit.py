@@ -183,7 +183,9 @@ def _staged(store: Store, stem: str, draft: _Draft) -> str:
         )
     except KuraError as err:
         return f"could not be staged ({err})"
-    return f"staged as {staged.stem}"
+    lost = [key for key in ("TAGS", "BELONGS_BECAUSE", "KEEP", "MAY_FADE") if draft.head.get(key)]
+    dropped = f" (its {', '.join(lost)} not carried: kura's drafts have no such field)" if lost else ""
+    return f"staged as {staged.stem}{dropped}"
 
 
 def _watermarks(store: Store, path: Path, journals: jr.Journals, carried: Carried) -> None:

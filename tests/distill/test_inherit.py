@@ -104,8 +104,11 @@ def test_import_carries_drafts_watermarks_and_seeds_and_says_what_it_could_not(t
     report: dict[str, Any] = json.loads(result.stdout)
     assert report["imported"] == ["archive"]
     # drafts: the sound ones staged again as kura's own, signed with kura's key
-    assert sorted(report["drafts"]) == ["draft archive.md: staged as archive",
-                                        "draft release-notes.md: staged as release-notes"]  # fmt: skip
+    tags = " (its TAGS not carried: kura's drafts have no such field)"  # and said so
+    assert sorted(report["drafts"]) == [
+        "draft archive.md: staged as archive",
+        f"draft release-notes.md: staged as release-notes{tags}",
+    ]
     staged = {d.slug: d for d in dr.staged(store)}
     assert sorted(staged) == ["archive", "release-notes"]
     assert not any(d.tampered for d in staged.values())
@@ -158,5 +161,5 @@ def test_the_answer_says_what_it_brought_and_what_not(tmp_path: Path) -> None:
         "imported 1, unchanged 0, conflicts 0 into 'main'; brought 2 draft(s), 1 watermark(s), 1 seed(s); "
         "5 thing(s) not brought"
     )
-    assert "  brought draft release-notes.md: staged as release-notes" in result.stdout
+    assert "  brought draft release-notes.md: staged as release-notes (its TAGS not carried" in result.stdout
     assert "not brought: draft deploy-days.md: refused by kura's final-surface floor" in result.stderr
