@@ -53,7 +53,6 @@ from kura.files import toml_shape as shape
 from kura.files.model_table import ModelConfig as ModelConfig  # re-exported: callers import it from here
 from kura.files.model_table import roles
 from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
-from kura.files.toml_lines import located
 from kura.map_settings import MapSettings, checked
 from kura.store.policy import POLICIES
 from kura.store.project import ProjectStore, find_project_store
@@ -372,6 +371,8 @@ def parse_config(raw: dict[str, Any], source: Path | None = None, text: str = ""
     try:
         return _parse(raw, source)
     except ConfigError as err:  # named by its file, and its line when ``text`` shows which
+        from kura.files.toml_lines import located
+
         at = located(str(source or "kura.toml"), text, err.table, err.key)
         raise ConfigError(f"{at}: {err}", table=err.table, key=err.key) from None
 

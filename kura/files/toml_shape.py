@@ -9,7 +9,6 @@ the line (``kura.files.toml_lines``).
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from kura.errors import ConfigError
@@ -44,6 +43,8 @@ def keys(where: str, table: dict[str, Any], types: dict[str, Any]) -> None:
 
 def did_you_mean(key: str, known: Any) -> str:
     """`` — did you mean 'x'?`` for the nearest known key, or "" when none is near."""
+    import difflib
+
     near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     return f" — did you mean {near[0]!r}?" if near else ""
 
