@@ -116,6 +116,8 @@ def _content(store: Store, request: EditRequest, origin: str, today: dt.date) ->
             if not description.strip():
                 raise StoreError(f"{where}: the description would be empty; nothing was changed")
             note = note.with_meta(description=description)
+            if str(old.meta.get("name") or "") == ix.title_for("", old.description, memory.slug):
+                note = note.with_meta(name=ix.title_for("", description, memory.slug))  # kura's title follows
         if origin:
             note = lifecycle.witnessed(note, _witness(request, origin, today), memory.slug)
         made.append((old, note.with_meta(updated=today), detail))
