@@ -147,15 +147,13 @@ class EditRequest:
             return f"op {self.op[:40]!r} is not one of {', '.join(EDIT_OPS)}"
         if not self.slug.strip():
             return "slug is empty: name the memory to edit"
-        missing = [name for name in _EDIT_NEEDS[self.op] if not getattr(self, name).strip()]
-        if missing:
-            return f"{self.op} needs {' and '.join(missing)}"
         if self.op == "purge" and self.confirm.strip() != self.slug.strip():
             return (
                 f"purge deletes {self.slug[:80]!r} for good: send confirm equal to the slug to say so "
                 "(nothing was removed)"
             )
-        return ""
+        missing = [name for name in _EDIT_NEEDS[self.op] if not getattr(self, name).strip()]
+        return f"{self.op} needs {' and '.join(missing)}" if missing else ""
 
     def checked(self) -> Self:
         """This request, or InvalidRequest saying what it lacks."""
