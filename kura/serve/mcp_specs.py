@@ -164,7 +164,7 @@ EDIT = Spec(
     "Read the memory first. Never store secrets.",
     (
         Param("op", "append, prepend, replace, section, rename, forget or purge.",
-              ("operation", "action", "do", "mode_of_edit"), required=True, choices=rq.EDIT_OPS),
+              ("operation", "action", "do"), required=True, choices=rq.EDIT_OPS),
         Param("slug", "The memory to edit, e.g. deploy-commands.",
               ("name", "id", "memory", "key", "file", "note", "identifier"), required=True),
         Param("text", "append/prepend: the paragraph; replace: the new words; section: its new text.",
@@ -172,7 +172,7 @@ EDIT = Spec(
         Param("find", "replace: the phrase to replace, as written (it must occur once).",
               ("find_text", "old", "old_text", "search", "phrase")),
         Param("heading", "section: the heading of the section to replace, e.g. Steps.",
-              ("section", "header", "title")),
+              ("section", "header")),
         Param("to", "rename: the new slug.", ("new_slug", "destination", "destination_path", "rename_to")),
         Param("reason", "forget: why it is forgotten (kept with it).", ("why",)),
         Param("confirm", "purge: the slug again, to say the deletion is meant.", ("confirmation",)),
@@ -186,7 +186,7 @@ HISTORY = Spec(
     "the store is in git, else what its file records), who or what wrote each (person, agent, "
     "distiller, setup, sync) and the chain of memories it replaced or that replaced it.",
     (Param("slug", "The memory's slug.", ("name", "id", "memory", "key", "file", "note"), required=True),
-     Param("full", "Also each version's whole text (default false).", ("text", "verbose"), flag=True),
+     Param("full", "Also each version's whole text (default false).", ("verbose", "texts"), flag=True),
      STORE),
 )  # fmt: skip
 SPECS = (RECALL, CONTEXT, READ, MAP, LIST, RECENT, HISTORY, DOCTOR, USE, REMEMBER, EDIT)
