@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from kura.errors import KuraError, NotFound, StoreError
+from kura.errors import KuraError, NotFound, PolicyRefused, StoreError
 from kura.files import memory_file as nt
 from kura.files import memory_index as ix
 from kura.files.memory import derived, own_line
@@ -45,7 +45,7 @@ from kura.request import EditRequest
 from kura.store import write_checks
 from kura.store.atomic import fsync_dir, locked
 from kura.store.store import Memory, Store
-from kura.text.secrets import refuse_secrets
+from kura.text.secrets import find_secret, refuse_secrets
 
 CONTENT = ("append", "prepend", "replace", "section")  # the ops that change a memory's words
 
@@ -100,7 +100,7 @@ def edit(store: Store, request: EditRequest, *, origin: str = "", today: dt.date
 def _content(store: Store, request: EditRequest, origin: str, today: dt.date) -> Edited:
     where = f"{store.name}/{request.slug}"
     store.check_write()
-    refuse_secrets(where, request.text, request.find, request.heading)  # before anything is read
+    refuse_secrets(where, request.text, request.heading)  # before anything is read (``find`` is not written)
     write_checks.check_text(where, title="", description="", body=request.text)
     made: list[tuple[nt.MemoryFile, nt.MemoryFile, str]] = []
 
@@ -111,6 +111,7 @@ def _content(store: Store, request: EditRequest, origin: str, today: dt.date) ->
         if (description, body) == (old.description, old.body):
             return None
         write_checks.check_text(where, title="", description=description, body=body)
+        _no_secret_left(where, description, body)
         note = old.with_body(body)
         if description != old.description:
             if not description.strip():
@@ -165,6 +166,17 @@ def editable(note: nt.MemoryFile, where: str) -> None:
         raise StoreError(
             f"{where}: forgotten (archived {note.meta['archived']}); bring it back with kura remember "
             "first if it holds again — nothing was changed"
+        )
+
+
+def _no_secret_left(where: str, description: str, body: str) -> None:
+    """Refuse an edit that would write a memory still holding a secret (one pasted by hand
+    earlier), as ``remember`` refuses to write one; replacing the secret itself is how out."""
+    kind = find_secret(description) or find_secret(body)
+    if kind:
+        raise PolicyRefused(
+            f"{where}: the memory holds what looks like a secret ({kind}), so kura will not write it "
+            "again; replace the secret first (op replace, find it, text: where it lives) — nothing was changed"
         )
 
 

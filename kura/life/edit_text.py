@@ -19,6 +19,7 @@ from typing import Any
 
 from kura.errors import StoreError
 from kura.files.body import read as read_body
+from kura.text.secrets import find_secret
 
 _LINK_TAIL = r"(\.md)?(\s*(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?)\]\]"  # after a wiki link's target
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")  # a list item: appended under one, it joins the list
@@ -68,16 +69,16 @@ def replaced(description: str, body: str, find: str, new: str, *, where: str) ->
         if places[0].field == "description":
             return description.replace(find, new, 1), body, places[0]
         return description, body.replace(find, new, 1), places[0]
-    shown = find if len(find) <= 60 else find[:59] + "…"
+    shown = repr(find if len(find) <= 60 else find[:59] + "…") if not find_secret(find) else "the phrase"
     if not places:
         hint = _near(description, body, find)
         raise StoreError(
-            f"{where}: {shown!r} is not in its description or body{hint}; nothing was changed — read the "
+            f"{where}: {shown} is not in its description or body{hint}; nothing was changed — read the "
             "memory and send the phrase exactly as written"
         )
     listed = ", ".join(dict.fromkeys(map(str, places)))
     raise StoreError(
-        f"{where}: {shown!r} occurs {len(places)} times ({listed}); nothing was changed — send a longer "
+        f"{where}: {shown} occurs {len(places)} times ({listed}); nothing was changed — send a longer "
         "phrase that occurs once"
     )
 

@@ -14,9 +14,10 @@ import pytest
 from conftest import Cli
 
 from kura.errors import InvalidRequest, PolicyRefused, StoreError
+from kura.life import edit as ed
 from kura.life.edit import edit
 from kura.request import EditRequest
-from kura.store.store import Store, init_store
+from kura.store.store import Memory, Store, init_store
 
 DEPLOY = """---
 name: Deploy day
@@ -349,3 +350,44 @@ def test_an_agents_edit_is_witnessed_as_an_agents(root: Path) -> None:
     assert meta["witnesses"][0]["kind"] == "MANUAL"
     assert meta["witnesses"][0]["source"] == "HTTP edit append"
     assert meta["witnesses"][0]["quote"] == "Also Thursdays."
+
+
+def test_a_pasted_secret_can_be_replaced_out_but_not_written_again(cli: Cli, root: Path) -> None:
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    (root / "keys.md").write_text(
+        f"---\nname: Keys\ndescription: where the keys are\ntype: reference\n---\nkey {key}\n"
+    )
+    before = (root / "keys.md").read_bytes()
+    kept = cli("-s", str(root), "edit", "keys", "--append", "More.")
+    assert kept.code == 1 and "holds what looks like a secret" in kept.err and key not in kept.err, kept
+    assert (root / "keys.md").read_bytes() == before
+    missing = cli("-s", str(root), "edit", "keys", "--replace", key + "X", "--with", "in the vault")
+    assert missing.code == 1 and "the phrase is not in" in missing.err and key not in missing.err, missing
+    done = cli("-s", str(root), "edit", "keys", "--replace", key, "--with", "in the vault")
+    assert done.code == 0, done
+    assert key not in (root / "keys.md").read_text() and "key in the vault" in (root / "keys.md").read_text()
+
+
+def test_a_rename_cut_short_after_the_copy_is_finished_by_running_it_again(cli: Cli, root: Path) -> None:
+    (root / "deploy-day.md").write_bytes((root / "deploy.md").read_bytes())  # the copy made, then a crash
+    done = cli("-s", str(root), "rename", "deploy", "deploy-day")
+    assert done.code == 0, done
+    assert not (root / "deploy.md").exists()
+    assert (root / "MEMORY.md").read_text() == INDEX.replace("(deploy.md)", "(deploy-day.md)")
+
+
+def test_a_rename_leaves_an_old_file_someone_changed_meanwhile(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last step removes the old file only if it still holds the bytes that were copied:
+    an editor's save lands just before it."""
+    real = ed._remove
+
+    def saved_first(store: Store, memory: Memory, data: bytes) -> None:
+        (root / "deploy.md").write_text(DEPLOY + "\nA late save.\n")
+        real(store, memory, data)
+
+    monkeypatch.setattr(ed, "_remove", saved_first)
+    with pytest.raises(StoreError, match="changed while it was renamed, so it was kept beside the new copy"):
+        edit(Store(root), EditRequest("deploy", "rename", to="deploy-day"))
+    assert "A late save." in (root / "deploy.md").read_text() and (root / "deploy-day.md").exists()
