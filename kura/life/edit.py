@@ -176,7 +176,8 @@ def _no_secret_left(where: str, description: str, body: str) -> None:
     if kind:
         raise PolicyRefused(
             f"{where}: the memory holds what looks like a secret ({kind}), so kura will not write it "
-            "again; replace the secret first (op replace, find it, text: where it lives) — nothing was changed"
+            "again; replace the secret first (op replace, find it, text: where it is kept) — nothing was "
+            "changed"
         )
 
 
