@@ -39,9 +39,11 @@ def edit(
     heading. The same checks as kura remember: the store's policy, secrets, sizes, the index
     line kept in step, a superseded or forgotten memory refused. Exit 0 changed, 2 already so.
 
-    Examples: kura edit deploy-day --append "Not on public holidays either."
-              kura edit deploy-day --replace "Tuesday" --with "Wednesday"
-              kura edit runbook --section "Rollback" --body -   (the section's text on stdin)"""
+    \b
+    Examples:
+      kura edit deploy-day --append "Not on public holidays either."
+      kura edit deploy-day --replace "Tuesday" --with "Wednesday"
+      kura edit runbook --section "Rollback" --body -    (the section's text on stdin)"""
     request = _request(slug, append=append, prepend=prepend, find=find, new=new, heading=heading, body=body)
     done = core(lambda: ed.edit(store_from(ctx), request))
     _show(done, as_json)

@@ -42,7 +42,7 @@ from kura.life import purge as pg
 from kura.life.corrections import revision
 from kura.life.edit_say import notes
 from kura.request import EditRequest
-from kura.store import write_checks
+from kura.store import catalog, write_checks
 from kura.store.atomic import fsync_dir, locked
 from kura.store.store import Memory, Store
 from kura.text.secrets import find_secret, refuse_secrets
@@ -104,7 +104,8 @@ def _content(store: Store, request: EditRequest, origin: str, today: dt.date) ->
     write_checks.check_text(where, title="", description="", body=request.text)
     made: list[tuple[nt.MemoryFile, nt.MemoryFile, str]] = []
 
-    def change(memory: Memory) -> nt.MemoryFile | None:
+    def change(memory: Memory) -> nt.MemoryFile | None:  # may run again, on an editor's newer save
+        made.clear()
         old = memory.note
         editable(old, f"{store.name}/{memory.slug}")
         description, body, detail = _words(old, request, f"{store.name}/{memory.slug}")
@@ -219,11 +220,9 @@ def rename(store: Store, old: str, new: str) -> Edited:
     written = store.write_file(new, data)
     moved = store.edit_index(partial(_moved, old=memory.slug, new=new))
     relinked = [
-        other.slug
-        for other in store.list()
-        if other.slug != memory.slug
-        and (memory.slug in other.note.links or et.repointed(other.note.meta, memory.slug, new))
-        and store.update(other.slug, partial(_relinked, old=memory.slug, new=new)).changed
+        slug
+        for slug in _naming(store, memory.slug)
+        if store.update(slug, partial(_relinked, old=memory.slug, new=new)).changed
     ]
     _remove(store, memory, data)
     return Edited(store.name, "rename", new, True, path=_rel(store, written.path), was=memory.slug,
@@ -241,6 +240,13 @@ def _free(store: Store, new: str, data: bytes, where: str) -> None:
             f"{where}: cannot be renamed to {new}: a memory {new} exists; nothing was renamed — choose "
             "another name, or merge the two by hand"
         )
+
+
+def _naming(store: Store, old: str) -> list[str]:
+    """The memories that may link or point to ``old``, from the catalog (no file is parsed
+    twice on a big store); each is read again under the lock before it is changed."""
+    entries = catalog.entries(store)
+    return [s for s, e in sorted(entries.items()) if s != old and (old in e.links or old in e.standing)]
 
 
 def _moved(index: ix.Index, *, old: str, new: str) -> ix.Index:
