@@ -190,7 +190,6 @@ HISTORY = Spec(
      STORE),
 )  # fmt: skip
 SPECS = (RECALL, CONTEXT, READ, MAP, LIST, RECENT, HISTORY, DOCTOR, USE, REMEMBER, EDIT)
-WRITES = (REMEMBER, EDIT)  # offered only where this server may write
 
 
 def instructions(*, readonly: bool, bound: bool) -> str:

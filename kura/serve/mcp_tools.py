@@ -43,9 +43,9 @@ from kura.serve.mcp_specs import (
     READ,
     RECALL,
     RECENT,
+    REMEMBER,
     SPECS,
     USE,
-    WRITES,
     Param,
     Spec,
     instructions,
@@ -92,6 +92,7 @@ class Backend(Protocol):
     def history(self, selector: str | None, slug: str) -> dict[str, Any]: ...
 
 
+WRITES = (REMEMBER, EDIT)  # offered only where this server may write
 _SYNONYMS = {"store": "stores", "mode": "stores", "modes": "stores", "memory": "memories", "all": "memories"}
 
 
