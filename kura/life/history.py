@@ -10,6 +10,12 @@ writes), so a memory's history is read from what already records it:
 - **outside git**, what the file itself records: ``created``, ``updated``, each witness with
   its day and source, ``valid_until`` with ``superseded_by``, ``archived`` with its reason.
 
+What a version said goes to agents over HTTP and MCP, so a secret an old version held (one
+pasted, then replaced out) is redacted, and a memory whose file is gone is shown only as
+far as it was not purged: a version whose claim a purge's tombstone matches keeps its date
+and author and loses its words (``kura.life.purge``; git itself still holds them, as the
+purge said).
+
 Who wrote a version is read from the most specific record there is: the witnesses that
 version added (MANUAL — an agent over a tool; a witness carrying a transcript session — the
 distiller; ``kura remember``'s SAID — a person), then the commit's message (``kura sync``,
@@ -26,11 +32,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kura.errors import GitError, NotFound
+from kura.errors import GitError, NotFound, StoreError
 from kura.files import memory_file as nt
 from kura.files import witness as wt
+from kura.files.slugs import new_slug
 from kura.git.run import run
 from kura.store.store import Memory, Store
+from kura.text.secrets import redact
 
 MAX_VERSIONS = 200  # commits read for one memory; older ones are counted, not read
 _RS, _US = "\x1e", "\x1f"
@@ -83,8 +91,15 @@ class History:
 
 
 def history(store: Store, slug: str) -> History:
-    """The memory's versions, newest first, and its supersede chain."""
-    data, memory = store.read(slug)
+    """The memory's versions, newest first, and its supersede chain. A memory whose file is
+    gone (deleted, purged, renamed away by hand) still has the versions git kept."""
+    try:
+        data, memory = store.read(slug)
+    except NotFound:
+        gone = _gone(store, slug)
+        if gone is None:
+            raise
+        return gone
     if not data and memory.findings:
         raise NotFound(f"{store.name}/{memory.slug}: {memory.findings[0].message}")
     rel = memory.path.relative_to(store.root).as_posix()
@@ -96,11 +111,40 @@ def history(store: Store, slug: str) -> History:
     return History(store.name, memory.slug, True, tuple(versions), chain, older)
 
 
+def _gone(store: Store, slug: str) -> History | None:
+    """The history git kept of a memory whose file is no longer there (None: none)."""
+    try:
+        rel = new_slug(slug.strip()) + ".md"
+    except StoreError:
+        return None
+    found = _from_git(store.root, rel, None)
+    if not found or not found[0]:
+        return None
+    from kura.life.purge import buried, tombstones  # only a gone memory's versions can be a purged one's
+
+    hashes = tombstones(store)
+    kept = [_withheld(v) if buried(_said(v), hashes) else v for v in found[0]]
+    return History(store.name, rel[:-3], True, tuple(kept), (), found[1])
+
+
+def _said(version: Version) -> list[str]:
+    note = nt.from_bytes(version.text.encode("utf-8"))
+    return [t for t in (note.description, note.name) if t.strip()]
+
+
+def _withheld(version: Version) -> Version:
+    """A version of a purged memory: when and by whom, never what it said."""
+    return replace(
+        version, description="", text="", message=f"{version.message} (purged: its text is not shown)"
+    )
+
+
 # -- git ------------------------------------------------------------------------------------
 
 
-def _from_git(root: Path, rel: str, now: bytes) -> tuple[list[Version], int] | None:
-    """The file's versions from git, newest first (None outside a work tree, or without git)."""
+def _from_git(root: Path, rel: str, now: bytes | None) -> tuple[list[Version], int] | None:
+    """The file's versions from git, newest first (None outside a work tree, or without git);
+    ``now``: the file's bytes in the work tree, None when it is gone."""
     try:
         inside = run(root, "rev-parse", "--is-inside-work-tree", check=False)
         if not inside.ok or inside.text != "true":
@@ -154,11 +198,14 @@ def _version(commit: dict[str, str], data: bytes | None, before: bytes | None, *
     when = dt.datetime.fromtimestamp(int(commit["time"])).strftime("%Y-%m-%d %H:%M")
     message = commit["subject"] + (f" (renamed from {commit['from']})" if status == "R" else "")
     return Version(when, what, _who(note, was, commit["subject"]), "git", by=commit["author"],
-                   commit=commit["sha"][:12], message=message, path=commit["path"],
-                   description=note.description, text=(data or b"").decode("utf-8", "replace"))  # fmt: skip
+                   commit=commit["sha"][:12], message=redact(message)[0], path=commit["path"],
+                   description=redact(note.description)[0], text=_shown(data))  # fmt: skip
 
 
-def _uncommitted(path: Path, rel: str, now: bytes, head: bytes | None, *, tracked: bool) -> Version:
+def _uncommitted(path: Path, rel: str, now: bytes | None, head: bytes | None, *, tracked: bool) -> Version:
+    if now is None:
+        return Version(dt.date.today().isoformat(), "deleted", "person", "uncommitted",
+                       message="deleted, not committed yet", path=rel)  # fmt: skip
     note = nt.from_bytes(now, rel)
     was = nt.from_bytes(head, rel) if head is not None else None
     try:
@@ -167,8 +214,13 @@ def _uncommitted(path: Path, rel: str, now: bytes, head: bytes | None, *, tracke
         when = dt.date.today().isoformat()
     what = _change(note, was) if tracked else "created"
     return Version(when, what, _who(note, was, ""), "uncommitted" if tracked else "untracked",
-                   message="not committed yet", path=rel, description=note.description,
-                   text=now.decode("utf-8", "replace"))  # fmt: skip
+                   message="not committed yet", path=rel, description=redact(note.description)[0],
+                   text=_shown(now))  # fmt: skip
+
+
+def _shown(data: bytes | None) -> str:
+    """A version's text as history shows it: a secret an old version held is redacted."""
+    return redact((data or b"").decode("utf-8", "replace"))[0]
 
 
 def _change(note: nt.MemoryFile, was: nt.MemoryFile | None) -> str:
@@ -222,7 +274,7 @@ def _recorded(memory: Memory) -> list[Version]:
     for w in witnesses:
         if w.when is not None:
             by = w.source or w.session or ""
-            said = f"{w.kind}: {w.quote}" if w.quote else w.kind
+            said = f"{w.kind}: {redact(w.quote)[0]}" if w.quote else w.kind
             found.append(
                 Version(w.when.isoformat(), "witnessed", _of(w), "witness", by=by, message=said, path=rel)
             )
@@ -242,7 +294,7 @@ def _recorded(memory: Memory) -> list[Version]:
 
 
 def _described(version: Version, memory: Memory) -> Version:
-    return replace(version, description=memory.description, text="")
+    return replace(version, description=redact(memory.description)[0], text="")
 
 
 # -- the chain ------------------------------------------------------------------------------

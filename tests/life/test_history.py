@@ -120,3 +120,29 @@ def test_no_such_memory_is_said(tmp_path: Path) -> None:
     (tmp_path / "st" / "MEMORY.md").write_text("# Memory\n")
     done = kura("-s", str(tmp_path / "st"), "history", "nothing-here")
     assert done.returncode == 2 and "no memory 'nothing-here'" in done.stderr
+
+
+def test_a_deleted_memory_keeps_its_history_and_a_purged_one_its_dates_only(repo: Path) -> None:
+    top = repo.parent
+    write(repo / "old-note.md", "the printer is on floor 3")
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    write(repo / "pasted.md", "the deploy key lives in the vault", f"x_note: key {key}\n")
+    commit(top, "2026-05-02T09:00:00", "two notes")
+    (repo / "old-note.md").unlink()
+    commit(top, "2026-05-03T09:00:00", "printer moved")
+    gone = history(Store(repo), "old-note")
+    assert [(v.what, v.when[:10]) for v in gone.versions] == [
+        ("deleted", "2026-05-03"),
+        ("created", "2026-05-02"),
+    ]
+    assert gone.versions[1].description == "the printer is on floor 3"
+    shown = history(Store(repo), "pasted").versions[0].text  # an old version's secret is never shown
+    assert key not in shown and "[redacted" in shown
+    done = kura("-s", str(repo), "forget", "pasted", "--purge", "--yes")
+    assert done.returncode == 0, done.stderr
+    commit(top, "2026-05-04T09:00:00", "purge")
+    purged = history(Store(repo), "pasted")
+    assert [v.what for v in purged.versions] == ["deleted", "created"]
+    assert all(v.text == "" and v.description == "" for v in purged.versions)
+    assert purged.versions[1].message == "two notes (purged: its text is not shown)"
+    assert kura("-s", str(repo), "history", "../outside").returncode == 2

@@ -143,3 +143,22 @@ def test_history_over_http(http: httpx.Client) -> None:
     assert [v["what"] for v in body["versions"]][:2] == ["changed", "witnessed"]
     assert body["versions"][1]["who"] == "agent"
     assert http.get("/history/missing").status_code == 404
+
+
+def test_edits_arriving_together_all_land(http: httpx.Client, base: Path) -> None:
+    """Eight clients append at once, on the server's worker threads: the store lock takes
+    them in turn and each one edits the file as the one before left it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def append(n: int) -> int:
+        with httpx.Client(base_url=str(http.base_url), timeout=120) as own:
+            return own.post(
+                "/edit", json={"slug": "oncall", "op": "append", "text": f"- line {n}"}
+            ).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(append, range(8))) == [200] * 8
+    body = Store(base / "team").show("oncall").note.body
+    assert sorted(line for line in body.splitlines() if line.startswith("- line")) == [
+        f"- line {n}" for n in range(8)
+    ]
