@@ -4,6 +4,11 @@ read-only server that neither offers nor runs an edit, and a frozen store."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -115,3 +120,44 @@ def test_a_proxy_edits_through_the_running_server(root: Path) -> None:
     finally:
         service.close()
     assert Store(root / "team").show("deploy").note.body.endswith("Via the server.\n")
+
+
+def test_an_edit_waits_for_a_writer_holding_the_lock_and_keeps_its_save(root: Path) -> None:
+    """A real second process holds the store lock and saves the file meanwhile; the MCP
+    server's edit queues for the lock, then appends to that save."""
+    team, go, held = root / "team", root / "go", root / "held"
+    holder = subprocess.Popen([sys.executable, "-c", f"""
+import pathlib, time
+from kura.store.atomic import locked
+team = pathlib.Path({str(team)!r})
+with locked(team / ".kura" / "lock"):
+    pathlib.Path({str(held)!r}).touch()
+    while not pathlib.Path({str(go)!r}).exists():
+        time.sleep(0.01)
+    path = team / "deploy.md"
+    path.write_text(path.read_text() + "\\nSaved by the editor.\\n")
+"""])  # fmt: skip
+    try:
+        with client(root, "mcp", "--store", "team", "--writable") as mcp, ThreadPoolExecutor(1) as pool:
+            _wait(held.exists)
+            pending = pool.submit(mcp.ok, "kura_edit", op="append", slug="deploy", text="Added over MCP.")
+            queue = team / ".kura" / "lock.queue"
+            _wait(
+                lambda: (
+                    queue.is_dir() and len([p for p in queue.iterdir() if not p.name.startswith(".")]) >= 2
+                )
+            )
+            assert not pending.done()
+            go.touch()
+            assert pending.result(timeout=120).startswith("appended to deploy")
+    finally:
+        go.touch()
+        holder.wait(timeout=60)
+    assert Store(team).show("deploy").note.body.endswith("Saved by the editor.\n\nAdded over MCP.\n")
+
+
+def _wait(ready: Callable[[], bool], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert time.monotonic() < deadline, "not seen in time"
+        time.sleep(0.01)
