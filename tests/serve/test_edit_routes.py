@@ -162,3 +162,15 @@ def test_edits_arriving_together_all_land(http: httpx.Client, base: Path) -> Non
     assert sorted(line for line in body.splitlines() if line.startswith("- line")) == [
         f"- line {n}" for n in range(8)
     ]
+
+
+def test_an_edit_from_a_web_page_or_not_as_json_is_refused(http: httpx.Client, base: Path) -> None:
+    """``POST /edit`` is a write to the guard: JSON only, and no other page's origin."""
+    before = {p: p.read_bytes() for p in base.rglob("*.md")}
+    body = b'{"slug": "deploy", "op": "purge", "confirm": "deploy"}'
+    plain = http.post("/edit", content=body, headers={"content-type": "text/plain"})
+    assert plain.status_code == 415, plain.text
+    foreign = http.post("/edit", content=body, headers={"content-type": "application/json",
+                                                        "origin": "http://localhost:3000"})  # fmt: skip
+    assert foreign.status_code == 403 and "writes from web pages" in foreign.text
+    assert {p: p.read_bytes() for p in base.rglob("*.md")} == before
