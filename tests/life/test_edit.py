@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -268,9 +269,9 @@ with locked(root / ".kura" / "lock"):
     assert body(root).endswith("Quiet day.\n\nSaved by the editor.\n\nAdded by kura.\n")
 
 
-def _wait(ready: object, what: str, seconds: float = 60) -> None:
+def _wait(ready: Callable[[], bool], what: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
-    while not ready():  # type: ignore[operator]
+    while not ready():
         assert time.monotonic() < deadline, f"not seen in time: {what}"
         time.sleep(0.01)
 
