@@ -37,7 +37,7 @@ from kura.files.memory import derived, own_line
 from kura.files.slugs import new_slug
 from kura.files.witness import Witness
 from kura.life import edit_text as et
-from kura.life import lifecycle
+from kura.life import lifecycle, usage
 from kura.life import purge as pg
 from kura.life.corrections import revision
 from kura.life.edit_say import notes
@@ -225,6 +225,7 @@ def rename(store: Store, old: str, new: str) -> Edited:
         if store.update(slug, partial(_relinked, old=memory.slug, new=new)).changed
     ]
     _remove(store, memory, data)
+    usage.moved(store.state_dir, memory.slug, new)
     return Edited(store.name, "rename", new, True, path=_rel(store, written.path), was=memory.slug,
                   index_changed=moved or written.index_changed, relinked=tuple(relinked))  # fmt: skip
 

@@ -392,3 +392,13 @@ def test_a_rename_leaves_an_old_file_someone_changed_meanwhile(
     with pytest.raises(StoreError, match="changed while it was renamed, so it was kept beside the new copy"):
         edit(Store(root), EditRequest("deploy", "rename", to="deploy-day"))
     assert "A late save." in (root / "deploy.md").read_text() and (root / "deploy-day.md").exists()
+
+
+def test_a_renamed_memory_keeps_the_days_it_was_used(root: Path) -> None:
+    from kura.life import usage
+
+    store = Store(root)
+    usage.mark(store.state_dir, ["deploy"])
+    edit(store, EditRequest("deploy", "rename", to="deploy-day"))
+    marks = usage.load(store.state_dir)
+    assert "deploy" not in marks and marks["deploy-day"].count == 1
