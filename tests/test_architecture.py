@@ -66,6 +66,8 @@ TYPER = "typer start: every other command (`kura list`) would load "
 HELLO = "fast path: `kura mcp` answers initialize before it loads "
 WITH_SERVER = "comes with fastapi/uvicorn/mcp (HEAVY), loaded only when a server or MCP runs"
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
+    ("life/history.py", "kura.life.purge"): "the tombstones (and the search stack purge loads), read only "
+    "for a memory whose file is gone; kura_history is listed by kura mcp before any store opens",
     ("__init__.py", "kura.store.store"): "the public API is lazy: `import kura` loads no store",
     ("cli/entry.py", "kura.cli.commands"): FAST + "typer, pydantic and every command",
     ("cli/entry.py", "kura.cli.recall"): FAST + "the recall stack (yaml, sqlite3, numpy)",

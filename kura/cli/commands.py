@@ -412,6 +412,7 @@ from kura.cli import (  # noqa: E402,F401 - register their commands after the re
     capture,
     context,
     distill,
+    edit,
     eval,  # noqa: A004 - the module kura.cli.eval, not the builtin
     git,
     hook,
