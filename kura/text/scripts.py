@@ -1,0 +1,116 @@
+"""Writing systems: which one a character belongs to, and how text in each is cut into words.
+
+Chinese and Japanese put no space between words, and Korean glues its particles to them,
+so what a word index (FTS5's ``unicode61``) or the claim matcher takes for a word — a run
+of letters — is a whole clause there: 「ステージングはkobo-8で動いている」 is one token, and
+a question about it shares no token with it. A segmenter needs a dictionary per language
+(MeCab, jieba) and a model of its own; overlapping character bigrams need nothing, and are
+what search engines have long done for these scripts (Lucene's CJK bigram filter): 本番環境
+is 本番 番環 環境, so a question about 本番の環境 finds it by 本番 and 環境. A trigram index
+(FTS5 ``trigram``) would miss the many words of two characters.
+
+A run is first cut where the script changes (kanji, katakana, hiragana, hangul, the rest),
+so a kanji compound and the katakana word beside it are two words, and a Latin name glued
+to them (``kobo-8で``) is a word of its own. Hiragana is left out: it is mostly particles
+and endings (は, を, ている), and would make every Japanese text share pieces with every
+other. A lone character between two cuts (the 動 of 動いている) is kept whole. Text is
+NFKC-folded first, so full-width ``ｋｏｂｏ`` and half-width katakana read as usual.
+
+The same pieces serve the search index's ``grams`` column (``kura.recall.search``), the
+question's words, and the claim matcher (``kura.text.claim_match``), which decides what
+"忘れて: X" forgets and when a claim restates another.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Han (with 々 and the compatibility block), kana (with ー and half-width forms), hangul
+_CJK = re.compile(
+    "[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
+    "\uff66-\uff9f]"
+)
+_RUN = re.compile(r"\w+")
+_HAN, _KANA, _HIRA, _HANGUL, _OTHER = "han", "kana", "hira", "hangul", ""
+# Function words of the languages whose words are spaced (es, fr, de, pt, ru): in a claim
+# they are what every sentence shares, never what tells two claims apart.
+STOP = frozenset(
+    "el la los las un una unos unas de del al que en y o es son está están ser por para con se lo "
+    "le les des du et ou est sont à au aux dans pour par sur avec ce qui il elle ne pas "
+    "der die das den dem des ein eine einer einem einen und oder ist sind im in am zu mit auf für von "
+    "dass nicht es sich "
+    "o os as um uma do da dos das no na nos nas e ou é são em com por para que "
+    "и в во на с со к по за из от у о об что это как а но не ни же ли бы то"
+    .split()
+)  # fmt: skip
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese, Japanese or Korean character."""
+    return _CJK.search(text) is not None
+
+
+def script(char: str) -> str:
+    """The writing system of one character: han, kana, hira, hangul, or "" for any other."""
+    code = ord(char)
+    if 0x3040 <= code <= 0x309F:
+        return _HIRA
+    if 0x30A0 <= code <= 0x30FF or 0xFF66 <= code <= 0xFF9F:
+        return _KANA
+    if 0xAC00 <= code <= 0xD7AF or 0x1100 <= code <= 0x11FF or 0x3130 <= code <= 0x318F:
+        return _HANGUL
+    if 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0xF900 <= code <= 0xFAFF or code == 0x3005:
+        return _HAN
+    return _OTHER
+
+
+def pieces(run: str) -> list[str]:
+    """One run of letters (no spaces, no punctuation) as words: each CJK stretch as its
+    overlapping bigrams (a lone character as itself), hiragana left out, and what is
+    glued to them in another script (``kobo``, ``8``) as one word each."""
+    out: list[str] = []
+    start = 0
+    for end in range(1, len(run) + 1):
+        if end < len(run) and script(run[end]) == script(run[start]):
+            continue
+        chunk, kind = run[start:end], script(run[start])
+        if kind in (_HAN, _KANA, _HANGUL):
+            out += [chunk] if len(chunk) == 1 else [chunk[i : i + 2] for i in range(len(chunk) - 1)]
+        elif kind == _OTHER:
+            out.append(chunk)
+        start = end
+    return out
+
+
+def cjk_words(text: str) -> list[str]:
+    """The words of ``text``'s runs that hold CJK (``pieces``), lower-cased, NFKC-folded,
+    in order, repeats kept; runs with no CJK are left to the caller's own word rule."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    for run in _RUN.findall(folded):
+        if has_cjk(run):
+            out += pieces(run)
+    return out
+
+
+def grams(text: str) -> str:
+    """What the search index keeps in its ``grams`` column for ``text``: its CJK words
+    (``cjk_words``), space-separated; "" for text with none (nothing stored)."""
+    return " ".join(cjk_words(text)) if has_cjk(text) else ""
+
+
+def spaced_words(text: str) -> list[str]:
+    """The words of ``text`` outside CJK and outside ASCII (``déploiement``, ``сервер``),
+    lower-cased, function words (``STOP``) left out: what an ASCII word rule cannot read."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return [run for run in _RUN.findall(folded) if not (run.isascii() or has_cjk(run) or run in STOP)]
+
+
+def split_cjk(runs: list[str]) -> list[str]:
+    """Runs of letters with each one holding CJK cut into its words (``cjk_words``); the
+    others as they are."""
+    out: list[str] = []
+    for run in runs:
+        out += cjk_words(run) if has_cjk(run) else [run]
+    return out
