@@ -22,6 +22,7 @@ from collections.abc import Set as AbstractSet
 from itertools import combinations
 from typing import Any
 
+from kura.text import scripts
 from kura.text.triggers import STOP_WORDS
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
@@ -42,8 +43,14 @@ _FEW = 64  # claims one look-up may find that could revise a claim, past which i
 
 
 def words(text: str) -> set[str]:
-    """Content words, lower-cased, a plural ``s`` folded away."""
-    out = set(map(_FOLDED.__getitem__, _WORD.findall(text.lower().replace("\u2019", "'"))))
+    """Content words, lower-cased, a plural ``s`` folded away; in Chinese, Japanese and
+    Korean their character bigrams, in other scripts their runs of letters
+    (``kura.text.scripts``)."""
+    low, beyond = text.lower().replace("\u2019", "'"), list[str]()
+    if not low.isascii():  # 「…は忘れて」, "забудь, что …": CJK as bigrams, other scripts whole
+        low, beyond = scripts.apart(low)
+    out = set(map(_FOLDED.__getitem__, _WORD.findall(low)))
+    out.update(beyond)
     out.discard("")
     return out
 

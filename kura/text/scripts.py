@@ -68,18 +68,21 @@ def script(char: str) -> str:
 def pieces(run: str) -> list[str]:
     """One run of letters (no spaces, no punctuation) as words: each CJK stretch as its
     overlapping bigrams (a lone character as itself), hiragana left out, and what is
-    glued to them in another script (``kobo``, ``8``) as one word each."""
+    glued to them in another script (``kobo``, ``8``) as one word each, less the Korean
+    particle glued after it."""
     out: list[str] = []
-    start = 0
+    start, before = 0, _HIRA
     for end in range(1, len(run) + 1):
         if end < len(run) and script(run[end]) == script(run[start]):
             continue
         chunk, kind = run[start:end], script(run[start])
-        if kind in (_HAN, _KANA, _HANGUL):
+        if kind == _HANGUL and before == _OTHER and len(chunk) <= 2:
+            pass  # a particle glued to a name: the 는 of rhino-2는, the 에서 of kobo-8에서
+        elif kind in (_HAN, _KANA, _HANGUL):
             out += [chunk] if len(chunk) == 1 else [chunk[i : i + 2] for i in range(len(chunk) - 1)]
         elif kind == _OTHER:
             out.append(chunk)
-        start = end
+        start, before = end, kind
     return out
 
 
@@ -114,3 +117,16 @@ def split_cjk(runs: list[str]) -> list[str]:
     for run in runs:
         out += cjk_words(run) if has_cjk(run) else [run]
     return out
+
+
+def apart(text: str) -> tuple[str, list[str]]:
+    """``text`` for an ASCII word rule, with its runs in other scripts blanked out (so
+    ``déploiement`` leaves no ``d`` and ``ploiement`` behind), and the words of those runs:
+    CJK ones as ``cjk_words``, the others whole (``spaced_words``)."""
+    blanked = _RUN.sub(_kept_for_ascii, text)
+    return blanked, cjk_words(text) + spaced_words(text)
+
+
+def _kept_for_ascii(run: re.Match[str]) -> str:
+    word = run.group(0)
+    return word if word.isascii() or has_cjk(word) else " "
