@@ -26,6 +26,7 @@ from kura.distill.candidate import Candidate
 from kura.distill.compose import DESC_CHARS, TITLE_CHARS, Composed, unique_slug
 from kura.distill.final_check import violations
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
+from kura.distill.scribe_language import writing_in
 from kura.llm import NoAnswer, Usage, chat, clip, last_json_object, with_charter
 from kura.transcripts.segments import Segment
 
@@ -65,6 +66,9 @@ nouns and the conclusion, at most 150 characters.
 - body: the fact in one or two sentences; then a paragraph "**Why:** ..."; then a \
 paragraph "**How to apply:** ...". Link a related memory as [[slug]] only from the list given.
 
+Write the title, description and body in the language named under "language"; names, \
+commands, paths and the words you quote stay exactly as the evidence has them.
+
 State only what the evidence says: no number it does not print, no words put in anyone's \
 mouth, no decision nobody made. Answer with one JSON object and nothing after it:
 {"title": "...", "description": "...", "body": "..."}"""
@@ -77,6 +81,7 @@ class Minds:
     brain: ModelConfig | None = None
     scribe: ModelConfig | None = None
     charter: str = ""
+    language: str = ""  # what the scribe writes in (``scribe_language.configured``; "": the evidence's)
     usage: Usage = field(default_factory=Usage)
     down: str = ""  # why the pass stopped asking, once a call got no answer
 
@@ -223,6 +228,7 @@ def write(
         "why": candidate.get("why") or "",
         "evidence": [f"[{s.cls}] {s.text}" for s in verdict.evidence],
         "memories you may link": list(near),
+        "language": writing_in(minds.language, verdict.evidence),
     }
     if verdict.judgement:
         shown["note"] = "the evidence is the agent's own view: write it in the first person, as a judgement"
