@@ -102,7 +102,7 @@ _QUOTED = re.compile(
     r"\"([^\"\n]+)\"|\u201c([^\u201c\u201d\n]+)\u201d|\u00ab([^\u00ab\u00bb\n]+)\u00bb"
     r"|\u300c([^\u300c\u300d\n]+)\u300d|\u300e([^\u300e\u300f\n]+)\u300f|\u201e([^\u201e\u201c\u201d\n]+)[\u201c\u201d]"
 )  # "…", “…”, «…», 「…」, 『…』, „…“
-_MARKS = (('"', '"'), ("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u300c", "\u300d"))  # pairs _QUOTED reads
+_MARKS = (('"', '"'), ("\u201c", "\u201d"), ("\u00ab", "\u00bb"))  # the pairs ``quote`` writes
 _SPEECH = re.compile(
     r"(?:\b(?:said|says|say|asked|asks|wrote|writes|told\s+\w+|replied|answered|put\s+it|insisted"
     r"|noted|stated|quoted|added|exclaimed|declared|explained)\b[^\"\u201c\n]{0,12}|[:\uff1a]\s*)$",

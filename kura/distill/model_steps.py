@@ -28,6 +28,7 @@ from kura.distill.final_check import violations
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
 from kura.distill.scribe_language import writing_in
 from kura.llm import NoAnswer, Usage, chat, clip, last_json_object, with_charter
+from kura.text.tokens import quarters
 from kura.transcripts.segments import Segment
 
 if TYPE_CHECKING:
@@ -106,17 +107,17 @@ def render(segments: Sequence[Segment], start: int = 1) -> list[str]:
 
 def chunks(segments: Sequence[Segment], budget_tokens: int) -> list[str]:
     """The rendered stretch cut into pieces of about ``budget_tokens`` each, on segment
-    boundaries."""
+    boundaries; counted as tokens (``quarters``), so a Japanese stretch is not four times over."""
     limit = max(budget_tokens, 1_000) * 4
     out: list[str] = []
     piece: list[str] = []
     size = 0
     for line in render(segments):
-        if piece and size + len(line) > limit:
+        if piece and size + quarters(line) > limit:
             out.append("\n".join(piece))
             piece, size = [], 0
         piece.append(line)
-        size += len(line) + 1
+        size += quarters(line) + 1
     if piece:
         out.append("\n".join(piece))
     return out

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from kura.text.tokens import estimate_tokens
+from kura.text import scripts
+from kura.text.tokens import estimate_tokens, quarters
 
-VERSION = 2  # part of every trigger's cache key: bump when the same line trims differently
+VERSION = 3  # part of every trigger's cache key: bump when the same line trims differently
 
 STOP_WORDS = frozenset(
     "a an the of to is are was were be been being that which who whom this these those for with "
@@ -59,22 +60,21 @@ def mechanical(line: str, budget: int) -> str:
         for i, (word, before) in enumerate(zip(words, [None, *words[:-1]], strict=True))
     ]
     keep: set[int] = set()
-    narrow = wide = 0  # what the kept words cost; joining can only make the text shorter
+    used = 0  # what the kept words cost, in quarter tokens; joining can only make the text shorter
     floor = 0
     low = 2  # the least score still worth a word: max(floor, 2)
     space = 0  # a kept word costs a space more once one is kept
-    plain = text.isascii()  # then a word costs its length, all of it narrow
+    plain = text.isascii()  # then a word costs its length
     # by score, highest first; among equal scores in line order (the sort is stable)
     for i in sorted(range(len(words)), key=scores.__getitem__, reverse=True):
         score = scores[i]
         if score < low:
             break
         word = words[i]
-        cost_narrow = (len(word) if plain else len(word.encode("ascii", "ignore"))) + space
-        cost_wide = 0 if plain else len(word) + space - cost_narrow
-        if score >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
+        cost = (len(word) if plain else quarters(word)) + space
+        if score >= 100 or (used + cost + 3) // 4 <= budget:
             keep.add(i)
-            narrow, wide, space = narrow + cost_narrow, wide + cost_wide, 1
+            used, space = used + cost, 1
         elif not floor:
             floor = score  # finish this tier with shorter words, then stop
             low = max(floor, 2)
@@ -147,7 +147,7 @@ def _score(word: str, before: str | None, in_conclusion: bool) -> int:
         return 7
     if word[:1].isupper() and before is not None and not before.endswith((".", "!", "?")):
         return 6
-    if bare in STOP_WORDS or not bare:
+    if bare in STOP_WORDS or not bare or (not bare.isascii() and bare in scripts.STOP):  # в, für, está
         return 0 + (1 if in_conclusion else 0)
     return 3 + (2 if in_conclusion else 0) + (1 if word[:1].isupper() else 0)
 

@@ -16,7 +16,7 @@ from test_brain import Script, run, staged
 from test_requests_and_not_facts import transcript
 
 from kura.distill.final_check import violations
-from kura.distill.scribe_language import configured, of_text
+from kura.distill.scribe_language import NAMES, configured, of_text
 from kura.store.store import Store, init_store
 from kura.transcripts.segments import Segment
 
@@ -89,6 +89,36 @@ def test_a_japanese_draft_quoting_the_users_number_passes_the_floor(
     run(config)
     [draft] = staged(store).values()
     assert (draft.title, draft.description) == (DRAFT["title"], DRAFT["description"])
+
+
+# (language, the request, the scribe's title, its sentence quoting the person, attributed)
+NUMBERED = [
+    ("ja", JAPANESE, "デプロイの時間枠", "ユーザーは「デプロイの時間枠は 30 分」と言った。"),
+    ("zh", "记住：部署窗口是 30 分钟", "部署窗口", "用户说：“部署窗口是 30 分钟”。"),
+    ("ko", "기억해 둬: 배포 시간은 30분이다.", "배포 시간", '사용자는 "배포 시간은 30분이다"라고 말했다.'),
+    ("es", "Recuerda que la ventana de despliegue es de 30 minutos.", "Ventana de despliegue",
+     'El usuario dijo: "la ventana de despliegue es de 30 minutos".'),
+    ("fr", "Souviens-toi que la fenêtre de déploiement dure 30 minutes.", "Fenêtre de déploiement",
+     "L'utilisateur a dit : « la fenêtre de déploiement dure 30 minutes »."),
+    ("de", "Merk dir, dass das Deployment-Fenster 30 Minuten dauert.", "Deployment-Fenster",
+     "Der Nutzer sagte: „das Deployment-Fenster 30 Minuten dauert“."),
+    ("pt", "Lembre-se de que a janela de deploy é de 30 minutos.", "Janela de deploy",
+     'O usuário disse: "a janela de deploy é de 30 minutos".'),
+    ("ru", "Запомни, что окно деплоя — 30 минут.", "Окно деплоя", "Пользователь сказал: «окно деплоя — 30 минут»."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lang", "said", "title", "sentence"), NUMBERED, ids=[n[0] for n in NUMBERED])
+def test_a_draft_in_the_persons_language_quoting_their_number_passes_the_floor(
+    tmp_path: Path, model_server: ModelServer, lang: str, said: str, title: str, sentence: str
+) -> None:
+    script = Script({"candidates": []}, scribe={"title": title, "description": sentence, "body": sentence})
+    model_server.respond = script
+    store, config = setup(tmp_path, model_server, said)
+    run(config)
+    assert asked_in(script) == [NAMES[lang]]
+    [draft] = staged(store).values()
+    assert (draft.title, draft.body.strip()) == (title, sentence)
 
 
 def test_a_japanese_draft_putting_words_in_the_users_mouth_is_refused(

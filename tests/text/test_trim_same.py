@@ -10,7 +10,7 @@ import random
 import pytest
 
 from kura.text import triggers
-from kura.text.tokens import estimate_tokens
+from kura.text.tokens import estimate_tokens, quarters
 
 
 def reference(line: str, budget: int) -> str:
@@ -23,16 +23,15 @@ def reference(line: str, budget: int) -> str:
         triggers._score(word, words[i - 1] if i else None, i >= conclusion) for i, word in enumerate(words)
     ]
     keep: set[int] = set()
-    narrow = wide = 0
+    used = 0
     floor = 0
     for i in sorted(range(len(words)), key=lambda i: (-scores[i], i)):
         if scores[i] < max(floor, 2):
             break
-        cost_narrow = len(words[i].encode("ascii", "ignore")) + (1 if keep else 0)
-        cost_wide = len(words[i]) + (1 if keep else 0) - cost_narrow
-        if scores[i] >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
+        cost = quarters(words[i]) + (1 if keep else 0)
+        if scores[i] >= 100 or (used + cost + 3) // 4 <= budget:
             keep.add(i)
-            narrow, wide = narrow + cost_narrow, wide + cost_wide
+            used += cost
         elif not floor:
             floor = scores[i]
     return triggers._join(words, keep or {0}) or text
