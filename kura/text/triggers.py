@@ -53,7 +53,7 @@ def mechanical(line: str, budget: int) -> str:
     text = " ".join(line.split())
     if estimate_tokens(text) <= budget or not text:
         return text
-    words = _units(text)
+    words, glued = _units(text)
     conclusion = _conclusion_start(words)
     scores = [
         _score(word, before, i >= conclusion)
@@ -77,23 +77,49 @@ def mechanical(line: str, budget: int) -> str:
             used, space = used + cost, 1
         elif not floor:
             floor = score  # finish this tier with shorter words, then stop
-            low = max(floor, 2)
-    return _join(words, keep or {0}) or text
+            low = max(floor, 2) + (i in glued or i + 1 in glued)  # a Japanese phrase: keep a run, no pick
+    return _join(words, keep or {0}, glued) or text
 
 
-def _units(text: str) -> list[str]:
+def _units(text: str) -> tuple[list[str], frozenset[int]]:
     """Words, with a `code span` kept whole and long CJK runs split at their own
-    punctuation (the only place such text can be cut without halving a word)."""
+    punctuation, then a long clause into its phrases (``_phrases``); and which units were
+    glued to the one before them (no space between: pieces of one CJK run)."""
     if "`" not in text and "](" not in text and text.isascii():
-        return text.split(" ")  # ``text`` is single-spaced: these are the ``\S+`` runs
+        return text.split(" "), frozenset()  # ``text`` is single-spaced: these are the ``\S+`` runs
     units: list[str] = []
+    glued: set[int] = set()
     for match in (_UNIT if "](" in text or "`" in text else _PLAIN_UNIT).finditer(text):
         unit = match.group(0)
         if "`" in unit or "](" in unit or len(unit) <= 12 or unit.isascii():
             units.append(unit)
-        else:
-            units.extend(part for part in _CJK_CLAUSE.findall(unit) if part)
-    return units
+            continue
+        pieces = [piece for part in _CJK_CLAUSE.findall(unit) if part for piece in _phrases(part)]
+        glued.update(range(len(units) + 1, len(units) + len(pieces)))
+        units += pieces
+    return units, frozenset(glued)
+
+
+def _phrases(clause: str) -> list[str]:
+    """A long Japanese clause cut where a new phrase starts: a word in kanji, katakana or
+    Latin letters after hiragana or after another script, its particles and punctuation
+    kept with it (本番 / データベースの / バックアップは / 毎晩二時に / 取り、). Chinese, with no
+    particles to cut after, stays whole."""
+    if len(clause) <= 12:
+        return [clause]
+    out, start = [], 0
+    for i in range(1, len(clause)):
+        before, kind = _kind(clause[i - 1]), _kind(clause[i])
+        if kind not in ("hira", "punct") and before != kind:
+            out.append(clause[start:i])
+            start = i
+    return [*out, clause[start:]]
+
+
+def _kind(char: str) -> str:
+    if char.isascii():
+        return "ascii"
+    return scripts.script(char) or ("punct" if not char.isalnum() else "other")
 
 
 def grounded(trigger: str, source: str) -> str | None:
@@ -152,11 +178,13 @@ def _score(word: str, before: str | None, in_conclusion: bool) -> int:
     return 3 + (2 if in_conclusion else 0) + (1 if word[:1].isupper() else 0)
 
 
-def _join(words: list[str], keep: set[int]) -> str:
-    """The kept words with a space between each two, as the line had: a word the line
-    began with punctuation (``.env``, ``.github/``) stays a word of its own. A run of
-    separators left behind by dropped words becomes its first, still followed by a space."""
-    text = " ".join([words[i] for i in sorted(keep)])
+def _join(words: list[str], keep: set[int], glued: frozenset[int] = frozenset()) -> str:
+    """The kept words with a space between each two, as the line had (none before a piece
+    ``glued`` to a CJK run): a word the line began with punctuation (``.env``, ``.github/``)
+    stays a word of its own. A run of separators left behind by dropped words becomes its
+    first, still followed by a space."""
+    kept = sorted(keep)
+    text = "".join(("" if n == 0 or i in glued else " ") + words[i] for n, i in enumerate(kept))
     text = _SEPARATORS.sub(lambda run: run.group(1) + (" " if " " in run.group(0) else ""), text)
     return " ".join(_balance(text).split()).strip(" ,;:—–")
 
