@@ -33,6 +33,7 @@ _NEGATIONS = frozenset(
 _NEGATED = re.compile(r"(?<![a-z'])(?:" + "|".join(map(re.escape, sorted(_NEGATIONS))) + r")(?![a-z'])")
 # every word of _NEGATIONS holds one of these: a claim holding none is not negated (no search)
 _NEGATION_PARTS = ("no", "n't", "dont", "never", "without", "avoid", "stop")
+_NEGATION_PARTS_BEYOND = ("nicht", "nie", "kein", "nunca", "jamais", "pas")  # de, es, fr in ASCII
 _EXTRA_STOP = frozenset("always please remember note ever from now on going forward keep mind".split())
 SAME_SHARE = 0.8
 REVISION_SHARE = 0.6
@@ -82,7 +83,11 @@ def negated(text: str) -> bool:
     ``_NEGATIONS`` is a whole run of letters and apostrophes in it (one search, not a list
     of every run: asked for every claim of a store)."""
     low = text.lower().replace("\u2019", "'")
-    return any(part in low for part in _NEGATION_PARTS) and _NEGATED.search(low) is not None
+    if any(part in low for part in _NEGATION_PARTS) and _NEGATED.search(low) is not None:
+        return True
+    if low.isascii() and not any(part in low for part in _NEGATION_PARTS_BEYOND):
+        return False
+    return scripts.negated(low)  # 動いていない, 不要, 않는다, не, não, nicht
 
 
 def relation(new: str, old: str) -> str:

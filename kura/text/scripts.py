@@ -46,6 +46,22 @@ STOP = frozenset(
 )  # fmt: skip
 
 
+# Negation in the spotter's other languages: Japanese verb endings (ない, ません, ず), Chinese
+# and Korean negators, and the negative words of the spaced languages. Chinese 不 is read only
+# in its negating pairs (不要, 不能 …), since 不同 ("different") and 不过 ("but") are not "not".
+_NEGATED = re.compile(
+    r"ない|ません|なかった|ず[、。]|禁止|しないで"
+    r"|不要|不能|不会|不是|不用|不可|从不|没有|没|别|別|勿"
+    r"|않|못|지\s*마|금지|(?<!\w)안(?=\s)"
+    r"|(?<!\w)(?:nunca|jamás|nicht|nie|niemals|kein\w*|jamais|pas|não|nem|не|нет|никогда|ни)(?!\w)"
+)
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` (lower-cased) says "not" in one of the spotter's other languages."""
+    return _NEGATED.search(text) is not None
+
+
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a Chinese, Japanese or Korean character."""
     return _CJK.search(text) is not None

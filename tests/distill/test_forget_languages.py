@@ -15,7 +15,7 @@ import pytest
 from conftest import write_memory
 from test_requests_and_not_facts import configured, memories, transcript
 
-from kura.text.claim_match import relation, words
+from kura.text.claim_match import negated, relation, words
 
 # (language, the memory as written, what the person said)
 FORGET = [
@@ -68,3 +68,35 @@ def test_a_cjk_claim_with_one_name_changed_revises_the_other() -> None:
     assert relation("ステージングは kobo-9 で動いている", "ステージングは kobo-8 で動いている") == "revision"
     assert relation("ステージングは kobo-8 で動いている", "ステージングは kobo-8 で動いている") == "same"
     assert relation("本番は火曜日にデプロイする", "ステージングは kobo-8 で動いている") == "different"
+
+
+@pytest.mark.parametrize(
+    ("said", "negative"),
+    [
+        ("ステージングは kobo-8 で動いていない", True),
+        ("金曜日にはデプロイしません", True),
+        ("不要在周五部署", True),
+        ("这两个配置不同", False),  # 不同 is "different", not "not"
+        ("금요일에는 배포하지 않는다", True),
+        ("деплой не по пятницам", True),
+        ("Wir deployen nicht am Freitag", True),
+        ("O deploy não é às sextas", True),
+        ("my niece denied the password", False),
+    ],
+)
+def test_a_claim_says_not_in_the_persons_language(said: str, negative: bool) -> None:
+    assert negated(said) is negative
+
+
+def test_forget_that_spares_the_memory_that_says_the_opposite(tmp_path: Path) -> None:
+    store, journals, config = configured(tmp_path, "direct-allowed")
+    path = write_memory(store.root, "staging-host", "project", "ステージングは kobo-8 で動いていない")
+    before = path.read_bytes()
+    transcript(journals / "session.jsonl", "忘れて: ステージングは kobo-8 で動いている")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-c", str(config), "-s", "test", "distill", "run"],
+        capture_output=True, text=True, env=dict(os.environ), timeout=120,
+    )  # fmt: skip
+    assert done.returncode in (0, 2), done.stderr
+    assert "archived" not in done.stderr
+    assert path.read_bytes() == before
