@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +122,25 @@ def test_question_words_cut_cjk_into_bigrams_and_leave_the_rest() -> None:
     assert query_words("本番の環境は kobo-8 ですか？") == ["本番", "環境", "kobo", "8"]
     assert query_words("预发布环境") == ["预发", "发布", "布环", "环境"]
     assert query_words("where is the staging host?") == ["staging", "host"]
+
+
+def test_an_index_from_before_the_grams_column_is_read_again_keeping_its_vectors(tmp_path: Path) -> None:
+    _, memories, question, target = SETS[0]
+    store = store_of(tmp_path / "store", memories)
+    state = store.root / ".kura"
+    state.mkdir(exist_ok=True)
+    db = sqlite3.connect(state / "search.db")
+    db.executescript(  # schema 2, as kura wrote it before the grams column
+        "CREATE TABLE docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);"
+        "CREATE VIRTUAL TABLE docs_fts USING fts5(slug UNINDEXED, name, description, body,"
+        " tokenize = 'porter unicode61');"
+        "CREATE TABLE kv (key TEXT PRIMARY KEY, value);"
+        "CREATE TABLE vectors (sha TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (sha, model));"
+        "INSERT INTO vectors VALUES ('keep-me', 'm', x'00'); PRAGMA user_version = 2;"
+    )
+    db.commit()
+    db.close()
+    index = SearchIndex(store, embedder=Unavailable("words only, for this test"))
+    assert index.update() == len(memories)
+    assert [hit.slug for hit in index.search(question, k=1).hits] == [target]
+    assert index.db.execute("SELECT count(*) FROM vectors WHERE sha = 'keep-me'").fetchone()[0] == 1
