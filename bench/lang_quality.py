@@ -1,6 +1,6 @@
 """Recall in the person's language: recall@1 and MRR per language, words alone and fused.
 
-    python bench/lang_quality.py [--lang ja,zh,ko,es,de] [--k 10]
+    python bench/lang_quality.py [--lang ja,zh,ko,es,fr,de,pt,ru] [--k 10]
 
 Each set in bench/eval/lang/<code>/ is a small store written in that language
 (``memories.jsonl``: slug, name, description, body; twelve memories of an office's ops and
@@ -74,7 +74,7 @@ def figures(found: list[tuple[dict[str, Any], int, float]], kind: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lang", default="ja,zh,ko,es,de")
+    parser.add_argument("--lang", default="ja,zh,ko,es,fr,de,pt,ru")
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
     embedder = load_embedder()
