@@ -33,15 +33,11 @@ _CJK = re.compile(
 )
 _RUN = re.compile(r"\w+")
 _HAN, _KANA, _HIRA, _HANGUL, _OTHER = "han", "kana", "hira", "hangul", ""
-# Function words of the languages whose words are spaced (es, fr, de, pt, ru): in a claim
-# they are what every sentence shares, never what tells two claims apart.
+# Function words of the spaced languages (es, fr, de, pt, ru) that hold a letter outside
+# ASCII: what ``spaced_words`` and the trimmer leave out (ASCII words have their own rules).
 STOP = frozenset(
-    "el la los las un una unos unas de del al que en y o es son está están ser por para con se lo "
-    "le les des du et ou est sont à au aux dans pour par sur avec ce qui il elle ne pas "
-    "der die das den dem des ein eine einer einem einen und oder ist sind im in am zu mit auf für von "
-    "dass nicht es sich "
-    "o os as um uma do da dos das no na nos nas e ou é são em com por para que "
-    "и в во на с со к по за из от у о об что это как а но не ни же ли бы то"
+    "está están à où já não são é für über "
+    "и в во на с со к по за из от у о об что это как а но не ни же ли бы то для при"
     .split()
 )  # fmt: skip
 
