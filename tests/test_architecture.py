@@ -88,7 +88,9 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
     ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (a missing map's name only)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
+    ("config.py", "kura.files.toml_lines"): FAST + "the line finder: only a refused kura.toml needs it",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
+    ("cli/import_kura.py", "kura.distill"): TYPER + "the distiller, for `kura import kura`'s drafts",
     ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",
     ("cli/entry.py", "kura.hosts.capture"): FAST
     + "typer and every command: a host waits on `kura hook capture`",

@@ -74,11 +74,13 @@ def run(
     stage drafts. With a brain model (or a thinker it inherits) the brain spots too and the
     scribe writes; with none, rules and templates do it all."""
     from kura.distill.model_steps import Minds
+    from kura.distill.reading import Reading
     from kura.distill.run import run_pass
     from kura.distill.scribe_language import configured
 
     config, chosen, journals, opened = _distilling(ctx, store)
-    minds = Minds(charter=opened.charter, language=configured(config.distill, chosen.distill))
+    minds = Minds(charter=opened.charter, reading=Reading.of(config.distill, chosen.distill),
+                  language=configured(config.distill, chosen.distill))  # fmt: skip
     if not no_model:
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()
@@ -320,6 +322,7 @@ def night(
     1 when a pass or drain failed."""
     from kura.distill import scribe_language
     from kura.distill.night import Night, snapshot, tasks_for
+    from kura.distill.reading import Reading
 
     config, chosen, journals, opened = _distilling(ctx, store)
 
@@ -334,10 +337,12 @@ def night(
         return with_hosts(configured, opened)
 
     window = config.map_settings(chosen).window_tokens
+    reading = Reading.of(config.distill, chosen.distill)
+    scribe, brain = config.scribe_for(chosen), config.brain_for(chosen)
+    language = scribe_language.configured(config.distill, chosen.distill)
     tasks = tasks_for(
-        opened, current, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window,
-        language=scribe_language.configured(config.distill, chosen.distill),
-    )  # fmt: skip
+        opened, current, scribe, brain, window_tokens=window, reading=reading, language=language
+    )
     quiet = _minutes(idle_min, "idle_min", chosen.distill, config.distill, 20.0) or 0.0
     idle = idle_sec if idle_sec is not None else 60 * quiet
     backoff = _minutes(backoff_min, "backoff_min", chosen.distill, config.distill, None)

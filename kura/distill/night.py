@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from kura.distill.drain import drain
 from kura.distill.ladder import WINDOW_TOKENS
 from kura.distill.model_steps import Minds
+from kura.distill.reading import Reading
 from kura.distill.run import run_pass
 from kura.store.store import Store
 from kura.threads.groom import groom
@@ -84,6 +85,7 @@ def tasks_for(
     brain: ModelConfig | None = None,
     *,
     window_tokens: int = WINDOW_TOKENS,
+    reading: Reading | None = None,
     language: str = "",
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one; the ladder's
@@ -93,7 +95,8 @@ def tasks_for(
     meanwhile are read too)."""
 
     def one_pass() -> NightReport:
-        minds = Minds(brain=brain, scribe=scribe, charter=store.charter, language=language)
+        minds = Minds(brain=brain, scribe=scribe, charter=store.charter, reading=reading or Reading(),
+                      language=language)  # fmt: skip
         now = journals() if callable(journals) else journals
         metrics = run_pass(store, now, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)
