@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from kura.text.secrets import redact
+from kura.text.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -38,8 +39,8 @@ _REFUSED_FIELDS = (400, 422)  # the server read the request and will not take it
 @dataclass(slots=True)
 class Usage:
     """Tokens sent to and received from models over a run, for its metrics line. A server
-    that reports ``usage`` is believed; one that does not is estimated (4 characters a
-    token) and ``estimated`` says so."""
+    that reports ``usage`` is believed; one that does not is estimated (``estimate_tokens``:
+    4 characters of English a token, a CJK character one) and ``estimated`` says so."""
 
     calls: int = 0
     tokens_in: int = 0
@@ -57,8 +58,8 @@ class Usage:
             self.tokens_in += usage["prompt_tokens"]
             self.tokens_out += usage["completion_tokens"]
         else:
-            self.tokens_in += (len(sent) + 3) // 4
-            self.tokens_out += (len(reply) + 3) // 4
+            self.tokens_in += estimate_tokens(sent)
+            self.tokens_out += estimate_tokens(reply)
             self.estimated = True
 
     def to_dict(self) -> dict[str, Any]:

@@ -76,9 +76,11 @@ def run(
     from kura.distill.model_steps import Minds
     from kura.distill.reading import Reading
     from kura.distill.run import run_pass
+    from kura.distill.scribe_language import configured
 
     config, chosen, journals, opened = _distilling(ctx, store)
-    minds = Minds(charter=opened.charter, reading=Reading.of(config.distill, chosen.distill))
+    minds = Minds(charter=opened.charter, reading=Reading.of(config.distill, chosen.distill),
+                  language=configured(config.distill, chosen.distill))  # fmt: skip
     if not no_model:
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()
@@ -318,6 +320,7 @@ def night(
     """Stay resident: when the journals have been quiet, run one pass and one drain per quiet spell.
     Exit 0 on a clean stop; with --once, 0 when it did work, 2 when there was nothing to do,
     1 when a pass or drain failed."""
+    from kura.distill import scribe_language
     from kura.distill.night import Night, snapshot, tasks_for
     from kura.distill.reading import Reading
 
@@ -336,7 +339,10 @@ def night(
     window = config.map_settings(chosen).window_tokens
     reading = Reading.of(config.distill, chosen.distill)
     scribe, brain = config.scribe_for(chosen), config.brain_for(chosen)
-    tasks = tasks_for(opened, current, scribe, brain, window_tokens=window, reading=reading)
+    language = scribe_language.configured(config.distill, chosen.distill)
+    tasks = tasks_for(
+        opened, current, scribe, brain, window_tokens=window, reading=reading, language=language
+    )
     quiet = _minutes(idle_min, "idle_min", chosen.distill, config.distill, 20.0) or 0.0
     idle = idle_sec if idle_sec is not None else 60 * quiet
     backoff = _minutes(backoff_min, "backoff_min", chosen.distill, config.distill, None)

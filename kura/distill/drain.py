@@ -56,7 +56,8 @@ tool that was invoked, [SELF] the agent's own prose. Judge the draft cold:
 - FIX when it is worth keeping but the wording is wrong: rewrite the body (and optionally
   the title and description). Claim nothing the quotes do not carry: no number that is not
   in TOOL/ACT output, no decision credited to the human without a USER quote, no quotation
-  that is not verbatim, no [[link]] to a memory not listed below.
+  that is not verbatim, no [[link]] to a memory not listed below. Write it in the language
+  the draft is written in.
 - TOSS when it is thin, already recorded in the repository or the store, a duplicate, or a
   one-off; say which in the reason.
 

@@ -54,6 +54,7 @@ import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 
+from kura.distill import speech
 from kura.files.body import links
 from kura.text.secrets import redact
 from kura.transcripts.segments import Segment, normalise
@@ -97,11 +98,14 @@ _CREDIT = re.compile(
     r"|\b(?:user|owner|human)[-\s](?:approved|requested|chosen|decided|mandated)\b",
     re.I,
 )
-_QUOTED = re.compile(r"\"([^\"\n]+)\"|\u201c([^\u201c\u201d\n]+)\u201d|\u00ab([^\u00ab\u00bb\n]+)\u00bb")
-_MARKS = (('"', '"'), ("\u201c", "\u201d"), ("\u00ab", "\u00bb"))  # the pairs _QUOTED reads
+_QUOTED = re.compile(
+    r"\"([^\"\n]+)\"|\u201c([^\u201c\u201d\n]+)\u201d|\u00ab([^\u00ab\u00bb\n]+)\u00bb"
+    r"|\u300c([^\u300c\u300d\n]+)\u300d|\u300e([^\u300e\u300f\n]+)\u300f|\u201e([^\u201e\u201c\u201d\n]+)[\u201c\u201d]"
+)  # "…", “…”, «…», 「…」, 『…』, „…“
+_MARKS = (('"', '"'), ("\u201c", "\u201d"), ("\u00ab", "\u00bb"))  # the pairs ``quote`` writes
 _SPEECH = re.compile(
     r"(?:\b(?:said|says|say|asked|asks|wrote|writes|told\s+\w+|replied|answered|put\s+it|insisted"
-    r"|noted|stated|quoted|added|exclaimed|declared|explained)\b[^\"\u201c\n]{0,12}|:\s*)$",
+    r"|noted|stated|quoted|added|exclaimed|declared|explained)\b[^\"\u201c\n]{0,12}|[:\uff1a]\s*)$",
     re.I,
 )
 _ELLIPSIS = re.compile(r"\s*(?:\u2026|\.\.\.)\s*")
@@ -250,10 +254,10 @@ def _user_quoted(text: str, evidence: Sequence[Segment]) -> list[tuple[int, int]
     for match in _QUOTED.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
         lead = text[max(line_start, match.start() - 60) : match.start()]
-        if _BY_USER.search(lead) is None or _SPEECH.search(lead) is None:
+        if not (_BY_USER.search(lead) or speech.by_user(lead)) or not _spoken(lead, text[match.end() :]):
             continue
         quoted = next(g for g in match.groups() if g is not None)
-        if len(quoted.split()) >= 3 and any(_verbatim(quoted, hay) for hay in said):
+        if speech.words_in(quoted) >= 3 and any(_verbatim(quoted, hay) for hay in said):
             spans.append((match.start(), match.end()))
     return spans
 
@@ -286,13 +290,19 @@ def _quotation_violations(text: str, evidence: Sequence[Segment]) -> list[str]:
     found: list[str] = []
     for match in _QUOTED.finditer(text):
         quoted = next(g for g in match.groups() if g is not None)
-        spoken = _SPEECH.search(text[max(0, match.start() - 40) : match.start()]) is not None
-        if not spoken and len(quoted.split()) < 3:
+        lead = text[max(0, match.start() - 40) : match.start()]
+        if not _spoken(lead, text[match.end() :]) and speech.words_in(quoted) < 3:
             continue
         if not any(_verbatim(quoted, hay) for hay in haystacks):
             shown = normalise(quoted)[:80]
             found.append(f'the quotation "{shown}" is not verbatim in the evidence')
     return found
+
+
+def _spoken(lead: str, trail: str) -> bool:
+    """Whether a quotation between ``lead`` and ``trail`` is presented as speech: a speech
+    verb or a colon before it, or (Japanese, Korean) a speech verb right after it."""
+    return bool(_SPEECH.search(lead) or speech.said_before(lead) or speech.said_after(trail))
 
 
 def _fold(text: str) -> str:
@@ -312,8 +322,8 @@ def _verbatim(quoted: str, haystack: str) -> bool:
 def _in_order(parts: list[str], haystack: str) -> bool:
     at = 0
     for part in parts:
-        head = r"(?<!\w)" if part[0].isalnum() else ""
-        tail = r"(?!\w)" if part[-1].isalnum() else ""
+        head = r"(?<!\w)" if speech.bounded(part[0]) else ""
+        tail = r"(?!\w)" if speech.bounded(part[-1]) else ""
         found = re.compile(head + re.escape(part) + tail).search(haystack, at)
         if found is None:
             return False

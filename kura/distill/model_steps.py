@@ -27,7 +27,9 @@ from kura.distill.compose import DESC_CHARS, TITLE_CHARS, Composed, unique_slug
 from kura.distill.final_check import violations
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
 from kura.distill.reading import Reading
+from kura.distill.scribe_language import writing_in
 from kura.llm import NoAnswer, Usage, chat, clip, last_json_object, with_charter
+from kura.text.tokens import quarters
 from kura.transcripts.segments import Segment
 
 if TYPE_CHECKING:
@@ -66,6 +68,9 @@ nouns and the conclusion, at most 150 characters.
 - body: the fact in one or two sentences; then a paragraph "**Why:** ..."; then a \
 paragraph "**How to apply:** ...". Link a related memory as [[slug]] only from the list given.
 
+Write the title, description and body in the language named under "language"; names, \
+commands, paths and the words you quote stay exactly as the evidence has them.
+
 State only what the evidence says: no number it does not print, no words put in anyone's \
 mouth, no decision nobody made. Answer with one JSON object and nothing after it:
 {"title": "...", "description": "...", "body": "..."}"""
@@ -78,6 +83,7 @@ class Minds:
     brain: ModelConfig | None = None
     scribe: ModelConfig | None = None
     charter: str = ""
+    language: str = ""  # what the scribe writes in (``scribe_language.configured``; "": the evidence's)
     usage: Usage = field(default_factory=Usage)
     reading: Reading = field(default_factory=Reading)  # [distill] chunk_chars, max_items
     down: str = ""  # why the pass stopped asking, once a call got no answer
@@ -102,18 +108,20 @@ def render(segments: Sequence[Segment], start: int = 1) -> list[str]:
 
 
 def chunks(segments: Sequence[Segment], budget_tokens: int, *, chars: int = 0) -> list[str]:
-    """The rendered stretch cut into pieces of about ``budget_tokens`` each (of at most
-    ``chars`` characters when that is given), on segment boundaries."""
+    """The rendered stretch cut into pieces of about ``budget_tokens`` each, counted as tokens
+    (``quarters``: a Japanese stretch is not four times over), or of at most ``chars``
+    characters when that is given, on segment boundaries."""
     limit = chars or max(budget_tokens, 1_000) * 4
+    cost = len if chars else quarters
     out: list[str] = []
     piece: list[str] = []
     size = 0
     for line in render(segments):
-        if piece and size + len(line) > limit:
+        if piece and size + cost(line) > limit:
             out.append("\n".join(piece))
             piece, size = [], 0
         piece.append(line)
-        size += len(line) + 1
+        size += cost(line) + 1
     if piece:
         out.append("\n".join(piece))
     return out
@@ -225,6 +233,7 @@ def write(
         "why": candidate.get("why") or "",
         "evidence": [f"[{s.cls}] {s.text}" for s in verdict.evidence],
         "memories you may link": list(near),
+        "language": writing_in(minds.language, verdict.evidence),
     }
     if verdict.judgement:
         shown["note"] = "the evidence is the agent's own view: write it in the first person, as a judgement"

@@ -86,14 +86,17 @@ def tasks_for(
     *,
     window_tokens: int = WINDOW_TOKENS,
     reading: Reading | None = None,
+    language: str = "",
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one; the ladder's
-    window is ``window_tokens``), then one drain when a scribe is configured, then grooming
-    the store's threads (``kura.threads.groom``). ``journals`` may be a function, asked
-    before each pass (transcripts a hook registers meanwhile are read too)."""
+    window is ``window_tokens``; the scribe writes in ``language``), then one drain when a
+    scribe is configured, then grooming the store's threads (``kura.threads.groom``).
+    ``journals`` may be a function, asked before each pass (transcripts a hook registers
+    meanwhile are read too)."""
 
     def one_pass() -> NightReport:
-        minds = Minds(brain=brain, scribe=scribe, charter=store.charter, reading=reading or Reading())
+        minds = Minds(brain=brain, scribe=scribe, charter=store.charter, reading=reading or Reading(),
+                      language=language)  # fmt: skip
         now = journals() if callable(journals) else journals
         metrics = run_pass(store, now, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)

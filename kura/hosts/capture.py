@@ -193,6 +193,7 @@ def one_pass(store_root: Path, cwd: Path) -> str:
     from kura.distill.model_steps import Minds
     from kura.distill.reading import Reading
     from kura.distill.run import journals_for, run_pass
+    from kura.distill.scribe_language import configured
     from kura.hosts.claude_memory import absorb
     from kura.life.scratch import fell_out
 
@@ -203,7 +204,9 @@ def one_pass(store_root: Path, cwd: Path) -> str:
         absorbed = absorb(store)
         own = journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
         reading = Reading.of(config.distill, chosen.distill)
-        minds = Minds(config.brain_for(chosen), config.scribe_for(chosen), store.charter, reading=reading)
+        language = configured(config.distill, chosen.distill)
+        minds = Minds(config.brain_for(chosen), config.scribe_for(chosen), store.charter, reading=reading,
+                      language=language)  # fmt: skip
         window = config.map_settings(chosen).window_tokens
         metrics = run_pass(store, hj.with_hosts(own, store), minds=minds, window_tokens=window)
         done: dict[Path, tuple[int, ...]] = {}

@@ -19,11 +19,12 @@ embedded in the same call, only when the question has one), which moved every se
 unchanged. Whether a memory bears on the question is still judged by the question as asked.
 
 The index is derived state in the store's ``.kura/search.db``: an FTS5 table (``porter
-unicode61``) over name, description and body, and float16 vectors keyed by the content
-hash, so only memories whose bytes changed are embedded again, and a rename costs nothing.
-Every question word is quoted before it reaches FTS5, so ``pre-release``, ``what's new?``
-or ``NOT this`` are words, never query syntax. Without the embedder the search is lexical
-(BM25 with name, description and body weighted 10 : 5 : 1) and says why.
+unicode61``) over name, description and body, with their CJK text as character bigrams in
+a ``grams`` column (``kura.text.scripts``), and float16 vectors keyed by the content hash,
+so only memories whose bytes changed are embedded again, and a rename costs nothing. Every
+question word (CJK: its bigrams) is quoted before it reaches FTS5, so ``pre-release``,
+``what's new?`` or ``NOT this`` are words, never query syntax. Without the embedder the
+search is lexical (BM25 with name, description and body weighted 10 : 5 : 1) and says why.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from kura.recall.ties import newest_first
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
+from kura.text import scripts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,20 +72,21 @@ _STOP = frozenset(
     "this that these those there here can could should would will shall may might must "
     "about from into than then so if any all some".split()
 )
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the grams column (kura.text.scripts)
+_INSERT = "INSERT INTO docs_fts (slug, name, description, body, grams) VALUES (?, ?, ?, ?, ?)"
 _ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 _OLD = "DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS kv;"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(slug UNINDEXED, name, description, body,
-    tokenize = 'porter unicode61');
+    grams, tokenize = 'porter unicode61');
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS vectors (sha TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL,
     PRIMARY KEY (sha, model));
 """
 _TABLES = {
     "docs": ("slug", "sha", "fts"),
-    "docs_fts": ("slug", "name", "description", "body"),
+    "docs_fts": ("slug", "name", "description", "body", "grams"),
     "kv": ("key", "value"),
     "vectors": ("sha", "model", "vec"),
 }
@@ -383,10 +386,7 @@ class SearchIndex:
         for done, entry in enumerate(changed, start=1):
             text = said.get(entry.slug) or catalog.said_of(self.store, entry.slug)
             self._drop([entry.slug])
-            cursor = self.db.execute(
-                "INSERT INTO docs_fts (slug, name, description, body) VALUES (?, ?, ?, ?)",
-                (entry.slug, *text),
-            )
+            cursor = self.db.execute(_INSERT, (entry.slug, *text, scripts.grams("\n".join(text))))
             self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
             if progress is not None and (done % 100 == 0 or done == len(changed)):
                 progress("reading", done, len(changed))
@@ -459,8 +459,8 @@ class SearchIndex:
 def query_words(question: str) -> list[str]:
     """The question's words worth searching for, lower-cased, once each, in order."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(question.lower()):
-        if word not in _STOP and (len(word) > 1 or word.isdigit()):
+    for word in scripts.split_cjk(_WORD.findall(question.lower())):  # 本番環境: 本番 番環 環境
+        if word not in _STOP and (len(word) > 1 or word.isdigit() or scripts.has_cjk(word)):
             seen.setdefault(word, None)
     return list(seen)
 

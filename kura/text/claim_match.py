@@ -22,6 +22,7 @@ from collections.abc import Set as AbstractSet
 from itertools import combinations
 from typing import Any
 
+from kura.text import scripts
 from kura.text.triggers import STOP_WORDS
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
@@ -32,6 +33,7 @@ _NEGATIONS = frozenset(
 _NEGATED = re.compile(r"(?<![a-z'])(?:" + "|".join(map(re.escape, sorted(_NEGATIONS))) + r")(?![a-z'])")
 # every word of _NEGATIONS holds one of these: a claim holding none is not negated (no search)
 _NEGATION_PARTS = ("no", "n't", "dont", "never", "without", "avoid", "stop")
+_NEGATION_PARTS_BEYOND = ("nicht", "nie", "kein", "nunca", "jamais", "pas")  # de, es, fr in ASCII
 _EXTRA_STOP = frozenset("always please remember note ever from now on going forward keep mind".split())
 SAME_SHARE = 0.8
 REVISION_SHARE = 0.6
@@ -42,8 +44,14 @@ _FEW = 64  # claims one look-up may find that could revise a claim, past which i
 
 
 def words(text: str) -> set[str]:
-    """Content words, lower-cased, a plural ``s`` folded away."""
-    out = set(map(_FOLDED.__getitem__, _WORD.findall(text.lower().replace("\u2019", "'"))))
+    """Content words, lower-cased, a plural ``s`` folded away; in Chinese, Japanese and
+    Korean their character bigrams, in other scripts their runs of letters
+    (``kura.text.scripts``)."""
+    low, beyond = text.lower().replace("\u2019", "'"), list[str]()
+    if not low.isascii():  # 「…は忘れて」, "забудь, что …": CJK as bigrams, other scripts whole
+        low, beyond = scripts.apart(low)
+    out = set(map(_FOLDED.__getitem__, _WORD.findall(low)))
+    out.update(beyond)
     out.discard("")
     return out
 
@@ -75,7 +83,11 @@ def negated(text: str) -> bool:
     ``_NEGATIONS`` is a whole run of letters and apostrophes in it (one search, not a list
     of every run: asked for every claim of a store)."""
     low = text.lower().replace("\u2019", "'")
-    return any(part in low for part in _NEGATION_PARTS) and _NEGATED.search(low) is not None
+    if any(part in low for part in _NEGATION_PARTS) and _NEGATED.search(low) is not None:
+        return True
+    if low.isascii() and not any(part in low for part in _NEGATION_PARTS_BEYOND):
+        return False
+    return scripts.negated(low)  # 動いていない, 不要, 않는다, не, não, nicht
 
 
 def relation(new: str, old: str) -> str:

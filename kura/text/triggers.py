@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from kura.text.tokens import estimate_tokens
+from kura.text import scripts
+from kura.text.tokens import estimate_tokens, quarters
 
-VERSION = 2  # part of every trigger's cache key: bump when the same line trims differently
+VERSION = 3  # part of every trigger's cache key: bump when the same line trims differently
 
 STOP_WORDS = frozenset(
     "a an the of to is are was were be been being that which who whom this these those for with "
@@ -52,48 +53,73 @@ def mechanical(line: str, budget: int) -> str:
     text = " ".join(line.split())
     if estimate_tokens(text) <= budget or not text:
         return text
-    words = _units(text)
+    words, glued = _units(text)
     conclusion = _conclusion_start(words)
     scores = [
         _score(word, before, i >= conclusion)
         for i, (word, before) in enumerate(zip(words, [None, *words[:-1]], strict=True))
     ]
     keep: set[int] = set()
-    narrow = wide = 0  # what the kept words cost; joining can only make the text shorter
+    used = 0  # what the kept words cost, in quarter tokens; joining can only make the text shorter
     floor = 0
     low = 2  # the least score still worth a word: max(floor, 2)
     space = 0  # a kept word costs a space more once one is kept
-    plain = text.isascii()  # then a word costs its length, all of it narrow
+    plain = text.isascii()  # then a word costs its length
     # by score, highest first; among equal scores in line order (the sort is stable)
     for i in sorted(range(len(words)), key=scores.__getitem__, reverse=True):
         score = scores[i]
         if score < low:
             break
         word = words[i]
-        cost_narrow = (len(word) if plain else len(word.encode("ascii", "ignore"))) + space
-        cost_wide = 0 if plain else len(word) + space - cost_narrow
-        if score >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
+        cost = (len(word) if plain else quarters(word)) + space
+        if score >= 100 or (used + cost + 3) // 4 <= budget:
             keep.add(i)
-            narrow, wide, space = narrow + cost_narrow, wide + cost_wide, 1
+            used, space = used + cost, 1
         elif not floor:
             floor = score  # finish this tier with shorter words, then stop
-            low = max(floor, 2)
-    return _join(words, keep or {0}) or text
+            low = max(floor, 2) + (i in glued or i + 1 in glued)  # a Japanese phrase: keep a run, no pick
+    return _join(words, keep or {0}, glued) or text
 
 
-def _units(text: str) -> list[str]:
+def _units(text: str) -> tuple[list[str], frozenset[int]]:
     """Words, with a `code span` kept whole and long CJK runs split at their own
-    punctuation (the only place such text can be cut without halving a word)."""
+    punctuation, then a long clause into its phrases (``_phrases``); and which units were
+    glued to the one before them (no space between: pieces of one CJK run)."""
     if "`" not in text and "](" not in text and text.isascii():
-        return text.split(" ")  # ``text`` is single-spaced: these are the ``\S+`` runs
+        return text.split(" "), frozenset()  # ``text`` is single-spaced: these are the ``\S+`` runs
     units: list[str] = []
+    glued: set[int] = set()
     for match in (_UNIT if "](" in text or "`" in text else _PLAIN_UNIT).finditer(text):
         unit = match.group(0)
         if "`" in unit or "](" in unit or len(unit) <= 12 or unit.isascii():
             units.append(unit)
-        else:
-            units.extend(part for part in _CJK_CLAUSE.findall(unit) if part)
-    return units
+            continue
+        pieces = [piece for part in _CJK_CLAUSE.findall(unit) if part for piece in _phrases(part)]
+        glued.update(range(len(units) + 1, len(units) + len(pieces)))
+        units += pieces
+    return units, frozenset(glued)
+
+
+def _phrases(clause: str) -> list[str]:
+    """A long Japanese clause cut where a new phrase starts: a word in kanji, katakana or
+    Latin letters after hiragana or after another script, its particles and punctuation
+    kept with it (本番 / データベースの / バックアップは / 毎晩二時に / 取り、). Chinese, with no
+    particles to cut after, stays whole."""
+    if len(clause) <= 12:
+        return [clause]
+    out, start = [], 0
+    for i in range(1, len(clause)):
+        before, kind = _kind(clause[i - 1]), _kind(clause[i])
+        if kind not in ("hira", "punct") and before != kind:
+            out.append(clause[start:i])
+            start = i
+    return [*out, clause[start:]]
+
+
+def _kind(char: str) -> str:
+    if char.isascii():
+        return "ascii"
+    return scripts.script(char) or ("punct" if not char.isalnum() else "other")
 
 
 def grounded(trigger: str, source: str) -> str | None:
@@ -147,16 +173,18 @@ def _score(word: str, before: str | None, in_conclusion: bool) -> int:
         return 7
     if word[:1].isupper() and before is not None and not before.endswith((".", "!", "?")):
         return 6
-    if bare in STOP_WORDS or not bare:
+    if bare in STOP_WORDS or not bare or (not bare.isascii() and bare in scripts.STOP):  # в, für, está
         return 0 + (1 if in_conclusion else 0)
     return 3 + (2 if in_conclusion else 0) + (1 if word[:1].isupper() else 0)
 
 
-def _join(words: list[str], keep: set[int]) -> str:
-    """The kept words with a space between each two, as the line had: a word the line
-    began with punctuation (``.env``, ``.github/``) stays a word of its own. A run of
-    separators left behind by dropped words becomes its first, still followed by a space."""
-    text = " ".join([words[i] for i in sorted(keep)])
+def _join(words: list[str], keep: set[int], glued: frozenset[int] = frozenset()) -> str:
+    """The kept words with a space between each two, as the line had (none before a piece
+    ``glued`` to a CJK run): a word the line began with punctuation (``.env``, ``.github/``)
+    stays a word of its own. A run of separators left behind by dropped words becomes its
+    first, still followed by a space."""
+    kept = sorted(keep)
+    text = "".join(("" if n == 0 or i in glued else " ") + words[i] for n, i in enumerate(kept))
     text = _SEPARATORS.sub(lambda run: run.group(1) + (" " if " " in run.group(0) else ""), text)
     return " ".join(_balance(text).split()).strip(" ,;:—–")
 

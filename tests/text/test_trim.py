@@ -37,10 +37,13 @@ def test_never_empty_and_never_cuts_a_word() -> None:
     assert mechanical("the of and to a", 1) != ""
 
 
-def test_cjk_is_cut_only_at_its_own_punctuation() -> None:
+def test_cjk_is_cut_at_its_own_punctuation_and_between_its_phrases() -> None:
     line = "蒸留蔵のアーカイブは遅いディスクに置く。速いディスクはスクラッチ用。"
-    short = mechanical(line, 24)
-    assert short in ("蒸留蔵のアーカイブは遅いディスクに置く。", "速いディスクはスクラッチ用。")
+    assert mechanical(line, 24) == "蒸留蔵のアーカイブは遅いディスクに置く。速い"
+    # one clause with no punctuation to cut at: its phrases, from the start, no spaces put in
+    line = "本番データベースのバックアップは毎晩二時に取り三十日分を保存して週末は別のサーバーに複製する"
+    assert mechanical(line, 12) == "本番データベースの"
+    assert mechanical(line, 24) == "本番データベースのバックアップは毎晩二時に取り"
 
 
 @pytest.mark.parametrize(

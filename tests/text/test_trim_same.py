@@ -10,43 +10,33 @@ import random
 import pytest
 
 from kura.text import triggers
-from kura.text.tokens import estimate_tokens
+from kura.text.tokens import estimate_tokens, quarters
 
 
 def reference(line: str, budget: int) -> str:
     text = " ".join(line.split())
     if estimate_tokens(text) <= budget or not text:
         return text
-    words = _units(text)
+    words, glued = triggers._units(text)  # the units are not what is compared here
     conclusion = _conclusion_start(words)
     scores = [
         triggers._score(word, words[i - 1] if i else None, i >= conclusion) for i, word in enumerate(words)
     ]
     keep: set[int] = set()
-    narrow = wide = 0
+    used = 0
     floor = 0
+    run = False  # the tier stops at once at a piece of a CJK run that does not fit
     for i in sorted(range(len(words)), key=lambda i: (-scores[i], i)):
-        if scores[i] < max(floor, 2):
+        if scores[i] < max(floor, 2) + run:
             break
-        cost_narrow = len(words[i].encode("ascii", "ignore")) + (1 if keep else 0)
-        cost_wide = len(words[i]) + (1 if keep else 0) - cost_narrow
-        if scores[i] >= 100 or (narrow + cost_narrow + 3) // 4 + wide + cost_wide <= budget:
+        cost = quarters(words[i]) + (1 if keep else 0)
+        if scores[i] >= 100 or (used + cost + 3) // 4 <= budget:
             keep.add(i)
-            narrow, wide = narrow + cost_narrow, wide + cost_wide
+            used += cost
         elif not floor:
             floor = scores[i]
-    return triggers._join(words, keep or {0}) or text
-
-
-def _units(text: str) -> list[str]:
-    units: list[str] = []
-    for match in (triggers._UNIT if "](" in text or "`" in text else triggers._PLAIN_UNIT).finditer(text):
-        unit = match.group(0)
-        if "`" in unit or "](" in unit or len(unit) <= 12 or unit.isascii():
-            units.append(unit)
-        else:
-            units.extend(part for part in triggers._CJK_CLAUSE.findall(unit) if part)
-    return units
+            run = i in glued or i + 1 in glued
+    return triggers._join(words, keep or {0}, glued) or text
 
 
 def _conclusion_start(words: list[str]) -> int:
