@@ -8,9 +8,11 @@ more than that: the old value, the new one and the verb of moving ("moved X off 
 "B instead of A", "no longer A, now B"), and the claim they revise said only the old value.
 Shared words alone would call the pair different. So a move is read by its shape: the
 sentence names what was left (A) and what replaced it (B), and it revises the memory that
-names A (a word of A that B does not also hold) and none of B — about the same subject: a
-word outside A and B shared with the memory ("the app"), or, when the sentence names no
-subject at all ("we switched from Heroku to Fly.io"), the one live memory naming A.
+says A (at least half the words of A that B does not also hold) and none of B — about the
+same subject: a word outside A and B shared with the memory ("the app"), or, when the
+sentence names no subject at all ("we switched from Heroku to Fly.io"), the one live memory
+naming A. The new value of "B instead of A" is the one word before "instead": the words
+before it are the subject ("the frontend uses").
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ _SHAPES = (
     re.compile(
         rf"\b(?:dropp|ditch|abandon|left|leav|quit)\w*\s+(?P<old>{_PHRASE})\s+for\s+(?P<new>{_TAIL})", re.I
     ),
-    re.compile(rf"(?P<new>(?:\S+\s+){{0,3}}?\S+)\s+instead\s+of\s+(?P<old>{_TAIL})", re.I),
+    re.compile(rf"(?P<new>\S+)\s+instead\s+of\s+(?P<old>{_TAIL})", re.I),
     re.compile(
         rf"\bno\s+longer\s+(?P<old>{_PHRASE})\s*(?:[,;:]|\s+but\s|\s+[-\u2013\u2014]+\s)\s*"
         rf"(?:and\s+)?{_LEAD}(?P<new>{_TAIL})",
@@ -88,7 +90,7 @@ def moved(claim: str, memories: Iterable[tuple[str, str]]) -> str | None:
     naming = []
     for slug, text in memories:
         held = words(text)
-        if found.old & held and not found.new & held:
+        if 2 * len(found.old & held) >= len(found.old) and not found.new & held:
             if found.subject & held:
                 return slug
             naming.append(slug)
