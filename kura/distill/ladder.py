@@ -50,6 +50,7 @@ from kura.life import scratch as sc
 from kura.life.purge import buried
 from kura.store.store import Store
 from kura.text.claim_match import SAME_SHARE, negated, relate, words
+from kura.text.moves import moved
 from kura.text.not_facts import not_a_fact
 from kura.text.quarantine import reads_like_instruction
 from kura.text.same_claim import identifiers, restated
@@ -242,7 +243,8 @@ class _Index:
 
     def revised(self, claim: str) -> bool:
         read = _read(claim)
-        return any(relate(read, self.claims[k]) == "revision" for k in self.near(read[0]))
+        near = (k for k in self.near(read[0]) if relate(read, self.claims[k]) == "revision")
+        return next(near, None) is not None or moved(claim, self.said.items()) is not None  # a move too
 
     def covered(self, claim: str) -> bool:
         """A memory holds nearly every content word of the claim, with its polarity (the

@@ -15,6 +15,7 @@ import pytest
 from test_requests_and_not_facts import SID, configured, transcript
 
 from kura.distill import drafts as dr
+from kura.life import scratch as sc
 from kura.store.store import Store
 
 MOVES = [
@@ -60,6 +61,14 @@ def test_a_move_is_drafted_as_the_replacement_of_the_memory_it_moves_from(tmp_pa
     old = (store.root / "app-hosting.md").read_text(encoding="utf-8")
     assert f"superseded_by: {draft.slug}" in old
     assert "app-hosting.md" not in (store.root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("said", MOVES[:2])
+def test_a_move_is_not_also_held_on_the_ladder(tmp_path: Path, said: str) -> None:
+    """The correction is the spotter's: held in scratch too, it could cross later as a
+    second memory saying the same move."""
+    store, _, _ = hosted(tmp_path, said)
+    assert [i.claim for i in sc.load(store).items.values()] == []
 
 
 @pytest.mark.parametrize("said", NOT_MOVES)
