@@ -10,15 +10,14 @@ that names the memory it replaces. Pouring it supersedes that memory.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from kura.distill.candidate import Candidate
 from kura.distill.rules import MIN_CHARS, QUOTE_CHARS, cut, not_kept
 from kura.text.claim_match import revised
+from kura.text.moves import moved
+from kura.text.sentences import sentences
 from kura.transcripts.segments import Segment
-
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
 def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, str]]) -> list[Candidate]:
@@ -30,11 +29,11 @@ def disagreements(segments: Sequence[Segment], live: Sequence[tuple[str, str, st
     for segment in segments:
         if segment.cls != "USER":
             continue
-        for match in _SENTENCE.finditer(segment.text):
-            sentence = cut(match.group(0).strip(), QUOTE_CHARS)
+        for said in sentences(segment.text):
+            sentence = cut(said, QUOTE_CHARS)
             if len(sentence) < MIN_CHARS or sentence.endswith("?") or not_kept(sentence):
                 continue  # "forget that X" names X to drop it, never to revise it
-            old = revised(sentence, claims)
+            old = revised(sentence, claims) or moved(sentence, claims)
             if old is None:
                 continue
             found.append(Candidate(topic=sentence.rstrip("."), kind=kinds.get(old) or "project",

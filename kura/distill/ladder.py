@@ -50,8 +50,10 @@ from kura.life import scratch as sc
 from kura.life.purge import buried
 from kura.store.store import Store
 from kura.text.claim_match import SAME_SHARE, negated, relate, words
+from kura.text.moves import moved
 from kura.text.not_facts import not_a_fact
 from kura.text.quarantine import reads_like_instruction
+from kura.text.same_claim import identifiers, restated
 from kura.text.secrets import redact
 from kura.text.tokens import estimate_tokens
 from kura.transcripts.segments import Segment, normalise
@@ -231,18 +233,18 @@ class _Index:
     def same(self, claim: str) -> str | None:
         """A restatement holds all the new claim's words, or 80% of both: ``SAME_SHARE`` of its
         own — and the same numbers: build 4711 and build 4712, or two commits' hashes, share
-        most of their words and are not one claim."""
-        read = _read(claim)
-        near = self.near(read[0], SAME_SHARE)
-        digits = _numbers(claim)
-        return next(
-            (k for k in near if relate(read, self.claims[k]) == "same" and _numbers(self.said[k]) == digits),
-            None,
-        )
+        most of their words and are not one claim. Or the same fact in other words: one
+        identifier and its nouns shared (``kura.text.same_claim``)."""
+        read, digits = _read(claim), _numbers(claim)
+        alike = [k for k in self.near(read[0], SAME_SHARE) if relate(read, self.claims[k]) == "same"]
+        named = set().union(*(self.holding.get(w, set()) for w in identifiers(read[0])))
+        alike += [k for k in sorted(named) if restated(read, self.claims[k])]  # in other words
+        return next((k for k in alike if _numbers(self.said[k]) == digits), None)
 
     def revised(self, claim: str) -> bool:
         read = _read(claim)
-        return any(relate(read, self.claims[k]) == "revision" for k in self.near(read[0]))
+        near = (k for k in self.near(read[0]) if relate(read, self.claims[k]) == "revision")
+        return next(near, None) is not None or moved(claim, self.said.items()) is not None  # a move too
 
     def covered(self, claim: str) -> bool:
         """A memory holds nearly every content word of the claim, with its polarity (the

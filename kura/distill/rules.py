@@ -32,13 +32,13 @@ from collections.abc import Sequence
 
 from kura.distill import languages
 from kura.distill.candidate import Candidate, Rule
+from kura.text.sentences import sentences as split_sentences
 from kura.transcripts.segments import Segment, normalise
 
 QUOTE_CHARS = 400
 LOOKAHEAD = 12  # segments after a failure in which a fix still counts as its fix
 MIN_CHARS = 12  # the gate ignores shorter quotes
 
-_SENTENCE = re.compile(r"\S[^\n]*?(?:[.!?]+(?=\s|$)|[\u3002\uff01\uff1f]+|(?=\n)|$)")  # and 。！？
 _REMEMBER = re.compile(
     r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|and\s+)?(?:please\s+)?(?:"
     r"remember\s+(?:that\s+)?|from\s+now\s+on\b[,]?\s*|going\s+forward\b[,]?\s*"
@@ -110,8 +110,9 @@ def cut(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, each a verbatim slice of it."""
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    """The sentences of ``text``, each a verbatim slice of it (``kura.text.sentences``: a dot
+    inside ``Fly.io`` or after ``e.g.`` ends none)."""
+    return split_sentences(text)
 
 
 # -- the human's words --------------------------------------------------------------------

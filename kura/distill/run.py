@@ -67,6 +67,7 @@ from kura.life.purge import buried, tombstones
 from kura.recall import spans
 from kura.store.store import Memory, Store
 from kura.text.claim_match import revised
+from kura.text.moves import moved
 from kura.text.secrets import redact
 from kura.transcripts import journals as jr
 from kura.transcripts.segments import CLASSES, Segment
@@ -405,7 +406,8 @@ def _replaces(candidate: Candidate, evidence: Sequence[Segment], live: Sequence[
     named = str(candidate.get("replaces") or "")
     if named in {slug for slug, _, _ in live}:
         return named
-    return revised(novelty.statement(candidate), [(slug, claim) for slug, claim, _ in live]) or ""
+    said, claims = novelty.statement(candidate), [(slug, claim) for slug, claim, _ in live]
+    return revised(said, claims) or moved(said, claims) or ""
 
 
 def _witness(candidate: Candidate, evidence: Sequence[Segment], replaces: str, source: jr.Source) -> Witness:

@@ -13,9 +13,12 @@ snapshot of the store to findings:
   none by design), a line naming no memory, two lines for one, and a line still offering
   an archived or superseded memory as current;
 * observations — what the observation log's reader tolerated, and conflict markers in it;
-* links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved);
+* links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved); a
+  link resolves by slug, else by title or alias (``kura.files.link_names``);
 * graph — islands (nothing links in or out) and dead ends (links nowhere), as warnings;
 * descriptions — two memories with the same description cannot both be recognised;
+* titles — two current memories answering to one title or alias: a link by that name
+  reaches neither (``kura.health.titles``);
 * claims — two live memories where one revises the other (``kura.life.corrections``): both are
   served as current fact, so one should supersede the other, or say what tells them apart;
 * size — the index against the prefill budget.
@@ -37,7 +40,7 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,9 +50,12 @@ from kura.files.body import read as read_body
 from kura.files.checks import conflict_markers, hidden_in_index, hidden_in_parsed, nul_bytes
 from kura.files.flat import FLAT_LAYOUT
 from kura.files.frontmatter import quoted
+from kura.files.link_names import Names
+from kura.files.link_names import names as names_of
 from kura.files.memory_file import Finding, from_bytes, render
 from kura.files.slugs import INDEX_NAME
 from kura.health.graph import GraphReport, analyse
+from kura.health.titles import ambiguous_link, ambiguous_titles
 from kura.life.corrections import conflicts
 from kura.observe.log_read import MAX_READ, snapshot
 from kura.observe.observations import log_path, read_log
@@ -74,6 +80,7 @@ class Snapshot:
     index_findings: tuple[Finding, ...] = ()  # MEMORY.md's own text, or why it was not read
     index_read: bool = True
     index_tokens: int  # ``_index_tokens(index)``, counted once for the report and the size check
+    names: Names = field(default_factory=lambda: names_of(()))  # who answers to each title and alias
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -214,8 +221,11 @@ def check_index(snap: Snapshot) -> Iterator[Finding]:
 def check_links(snap: Snapshot) -> Iterator[Finding]:
     for dead in snap.graph.dead:
         entry = snap.entries[dead.source]
+        shared = ambiguous_link(snap.names, snap.entries, dead.target)
         hint = (
-            f" — did you mean [[{dead.suggestion}]]?"
+            f" by slug, and more than one memory by title or alias ({shared}) — link by slug"
+            if shared
+            else f" — did you mean [[{dead.suggestion}]]?"
             if dead.suggestion
             else " — fix the slug or write that memory"
         )
@@ -319,6 +329,9 @@ CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
     "links": check_links,
     "graph": check_graph,
     "descriptions": check_descriptions,
+    "titles": lambda snap: ambiguous_titles(
+        snap.store.name, snap.entries, snap.names, {s: e.links for s, e in snap.entries.items()}
+    ),
     "claims": lambda snap: conflicts(snap.store.name, snap.entries, remembered=snap.store),
     "size": check_size,
 }
@@ -327,14 +340,15 @@ CHECKS: dict[str, Callable[[Snapshot], Iterator[Finding]]] = {
 def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
     """Run every check over one store."""
     entries = catalog.entries(store)
-    graph = analyse({slug: entry.links for slug, entry in entries.items()})
+    names = names_of(entries.values())
+    graph = analyse({slug: names.linked(entry.links) for slug, entry in entries.items()})
     current = {slug for slug, entry in entries.items() if not entry.retired}  # history is no gap in the links
     graph = replace(graph, islands=tuple(s for s in graph.islands if s in current),
                     dead_ends=tuple(s for s in graph.dead_ends if s in current))  # fmt: skip
     index, index_findings, index_read = _read_index(store)
     snap = Snapshot(store=store, entries=entries, index=index, graph=graph, settings=settings,
                     index_findings=index_findings, index_read=index_read,
-                    index_tokens=_index_tokens(index))  # fmt: skip
+                    index_tokens=_index_tokens(index), names=names)  # fmt: skip
     findings = tuple((name, f) for name, check in CHECKS.items() for f in check(snap))
     counts = dict(sorted(Counter(e.type or "untyped" for e in entries.values()).items()))
     return Report(

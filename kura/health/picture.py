@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kura.errors import StoreError
+from kura.files.link_names import names as names_of
 from kura.files.slugs import INDEX_NAME, is_memory_name
 from kura.health.graph import GraphReport, analyse
 from kura.store import catalog
@@ -99,8 +100,9 @@ def build(
 def of_store(store: Store) -> Picture:
     """The picture of one store, from its catalog."""
     entries = catalog.entries(store)
+    names = names_of(entries.values())  # a [[Title]] link is drawn to the memory it names
     return build(
-        {slug: entry.links for slug, entry in entries.items()},
+        {slug: names.linked(entry.links) for slug, entry in entries.items()},
         {slug: (entry.type, entry.description) for slug, entry in entries.items()},
         title=store.name,
     )

@@ -35,6 +35,7 @@ from kura.store.store import Store
 from kura.text import claim_match as rules
 from kura.text import triggers as stop_words
 from kura.text.claim_match import FAMILY, negated, pairs, relate, words
+from kura.text.moves import moved
 from kura.text.secrets import refuse_secrets
 from kura.version import __version__
 
@@ -134,12 +135,14 @@ def replaceable(store: Store, old: str, new: str) -> str:
 
 def revision(store: Store, slug: str, description: str) -> tuple[str, str] | None:
     """The live memory (slug, description) other than ``slug`` whose claim ``description``
-    revises (``kura.text.claim_match``: same subject, new value), if there is one — and none when it
-    revises more than ``FAMILY``: a pattern many memories share, not one fact corrected."""
+    revises (``kura.text.claim_match``: same subject, new value; or ``kura.text.moves``: a move
+    away from what it says), if there is one — and none when it revises more than ``FAMILY``: a
+    pattern many memories share, not one fact corrected."""
     entries = catalog.entries(store)
     claim = (words(description), negated(description))
-    live = ((s, e.description) for s, e in sorted(entries.items()) if s != slug and not e.retired)
+    live = [(s, e.description) for s, e in sorted(entries.items()) if s != slug and not e.retired]
     found = [s for s, text in live if relate(claim, (words(text), negated(text))) == "revision"]
+    found = found or [s for s in (moved(description, live),) if s]  # "moved the app off Heroku to …"
     return (found[0], entries[found[0]].description) if 0 < len(found) <= FAMILY else None
 
 

@@ -42,11 +42,13 @@ from kura.errors import NotFound
 from kura.files import memory_file as nt
 from kura.files import memory_index as ix
 from kura.files import witness as wt
+from kura.files.link_names import names as names_of
 from kura.life import scratch as sc
 from kura.life.usage import forget
 from kura.recall.search import open_index
 from kura.recall.spans import carrying
 from kura.recall.spans import forget as forget_spans
+from kura.store import catalog
 from kura.store import state as st
 from kura.store.atomic import write_atomic
 from kura.store.store import Memory, Store
@@ -90,7 +92,8 @@ def closure(store: Store, slug: str) -> Closure:
         m.slug for m in memories
         if m.slug not in gone and any(gone & set(_named(m.note.meta.get(k))) for k in _POINTERS)
     ]  # fmt: skip
-    linked = [m.slug for m in memories if m.slug not in gone and gone & set(m.note.links)]
+    names = names_of(catalog.entries(store).values())  # [[Title]] links name it too
+    linked = [m.slug for m in memories if m.slug not in gone and gone & set(names.linked(m.note.links))]
     lines = [ln.text for ln in store.index().lines if gone & set(ln.slugs)]
     texts = [t for m in (memory, *derived) for t in _texts(m) if len(t) >= 12]
     drafts = [p for p in _draft_files(store) if _mentions(p, gone, texts)]

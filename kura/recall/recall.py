@@ -44,6 +44,7 @@ from kura.recall.as_of import AsOf
 from kura.recall.index_build import ONE_SHOT, Budget, Coverage
 from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
+from kura.recall.walk import walk as _walk
 from kura.request import RECALL
 from kura.store import catalog
 from kura.store.store import Store
@@ -378,26 +379,6 @@ def _bears(hit: Hit, floor: float) -> bool:
         return hit.lexical >= WORDS_ONLY
     cosine = hit.cosine
     return cosine >= floor or (hit.lexical >= ALL_WORDS and cosine >= WORDS_FLOOR)
-
-
-def _walk(store: Store, start: list[str], hops: int) -> list[str]:
-    seen = set(start)
-    frontier = list(start)
-    walked: list[str] = []
-    for _ in range(max(hops, 0)):
-        reached: list[str] = []
-        for slug in frontier:
-            try:
-                links = store.show(slug).note.links
-            except KuraError:  # a memory gone since the search: doctor's business, not recall's
-                continue
-            for target in links:
-                if target not in seen and _exists(store, target):
-                    seen.add(target)
-                    reached.append(target)
-        walked.extend(reached)
-        frontier = reached
-    return walked
 
 
 def _exists(store: Store, slug: str) -> bool:

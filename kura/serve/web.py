@@ -27,6 +27,7 @@ from urllib.parse import parse_qs
 from kura.distill import drafts as dr
 from kura.distill.final_check import violations
 from kura.errors import KuraError, NotFound, PolicyRefused, UnknownStore
+from kura.files.link_names import names as names_of
 from kura.life.why import explain, to_json
 from kura.request import CONTEXT
 from kura.serve.pool import MAX_BUDGET, MIN_BUDGET, InvalidRequest, StorePool
@@ -34,6 +35,7 @@ from kura.serve.web_access import PAGE_HEADERS, same_origin
 from kura.serve.web_pages import DraftView, Here, drafts_page, home, layout, memories_page, memory_page
 from kura.serve.web_pages import e as _e
 from kura.serve.web_views import context_page, health_page, search_page
+from kura.store import catalog
 from kura.transcripts.segments import Segment, from_comment
 
 if TYPE_CHECKING:
@@ -215,7 +217,9 @@ def _memory(service: StorePool, here: Here, slug: str) -> tuple[int, str]:
     store = service.served(here.store).store
     everyone = store.list()
     known = {m.slug for m in everyone}
-    links_in = sorted(m.slug for m in everyone if memory["slug"] in m.note.links)
+    names = names_of(catalog.entries(store).values())  # a [[Title]] link leads where doctor says
+    memory = {**memory, "links": list(names.linked(memory.get("links") or ()))}
+    links_in = sorted(m.slug for m in everyone if memory["slug"] in names.linked(m.note.links))
     try:
         # no git: a page view runs no subprocess in the store's folder (`kura why` shows the last commit)
         why: dict[str, Any] | None = to_json(explain(store, memory["slug"], _dt.date.today(), git=False))

@@ -2,7 +2,7 @@
 
 Weaving a map of 20,000 memories must not mean parsing 20,000 files each time. The
 catalog keeps, per memory file, the few fields the map and the link graph need (type,
-name, description, a written date, links, how many findings, and what ``kura list`` prints)
+name, aliases, description, a written date, links, how many findings, and what ``kura list`` prints)
 keyed by the file's identity
 — inode, size, mtime and ctime — in SQLite in the store's state folder. A scan stats every
 file and re-reads only those whose identity changed, so the work is proportional to what
@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from kura.errors import StoreError
 from kura.files.belief import summary
+from kura.files.link_names import aliases_of
 from kura.files.memory_file import MemoryFile, from_bytes
 from kura.files.slugs import Stats, file_stats, is_memory_name
 from kura.store import state as st
@@ -44,12 +45,12 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
     rel TEXT PRIMARY KEY, slug TEXT NOT NULL, ino INTEGER, size INTEGER, mtime_ns INTEGER,
     ctime_ns INTEGER, type TEXT, name TEXT, description TEXT, written TEXT, links TEXT,
-    findings INTEGER, sha TEXT, standing TEXT, listed TEXT, found TEXT
+    findings INTEGER, sha TEXT, standing TEXT, listed TEXT, found TEXT, aliases TEXT
 );
 CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_READER = 5  # bump when reading a file can find something new: cached rows are read again
+_READER = 6  # bump when reading a file can find something new: cached rows are read again
 _DATE_KEYS = ("updated", "modified", "last_updated", "date", "created")
 _BODY_DATE = re.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*|__)?(?:updated|written|date|last updated|as of)"
@@ -82,6 +83,11 @@ class Entry(NamedTuple):
     # JSON [[path, line, message, severity], ...]: the findings themselves, so doctor shows
     # them without reading and parsing the file again; "" when there are none
     found: str = ""
+    aliases_text: str = ""  # the frontmatter's aliases, one a line (``link_names.aliases_of``)
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return tuple(self.aliases_text.split("\n")) if self.aliases_text else ()
 
     @property
     def retired(self) -> bool:
@@ -114,7 +120,7 @@ class Scan:
 
 _TABLES = {
     "notes": ("rel", "slug", "ino", "size", "mtime_ns", "ctime_ns", "type", "name", "description",
-              "written", "links", "findings", "sha", "standing", "listed", "found"),
+              "written", "links", "findings", "sha", "standing", "listed", "found", "aliases"),
     "ledger": ("key", "text"),
     "kv": ("key", "value"),
 }  # fmt: skip
@@ -138,7 +144,7 @@ def connect(store: Store) -> sqlite3.Connection:
 def _setup(db: sqlite3.Connection) -> None:
     columns = {row[1] for row in db.execute("PRAGMA table_info(notes)")}
     older = db.execute("PRAGMA user_version").fetchone()[0] != _READER
-    if columns and ("found" not in columns or older):  # an older layout or reader: rebuilt
+    if columns and ("aliases" not in columns or older):  # an older layout or reader: rebuilt
         db.execute("DROP TABLE notes")
     db.executescript(_SCHEMA)
     db.execute(f"PRAGMA user_version = {_READER}")
@@ -347,6 +353,7 @@ def _parse(
         hashlib.sha256(data).hexdigest(), summary(note.meta),
         "" if listed == [description] else json.dumps(listed),
         json.dumps([[f.path, f.line, f.message, f.severity] for f in note.findings]) if note.findings else "",
+        "\n".join(aliases_of(note.meta)),
     )  # fmt: skip
     return row, Said(note.name, note.description, note.body) if keep else None
 
@@ -355,7 +362,7 @@ def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) 
     if not fresh and not gone:
         return
     with db:
-        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
+        db.executemany("INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh)
         db.executemany("DELETE FROM notes WHERE rel = ?", [(rel,) for rel in gone])
 
 

@@ -343,3 +343,18 @@ def test_mcp_remember_says_body_kept_revises_and_supersedes(tmp_path: Path) -> N
             "team/make-test: a memory cannot supersede itself; nothing was written"
         )
     assert made.index().named() == ("deploy-day", "make-test")
+
+
+def test_a_direct_write_reporting_a_move_says_which_memory_it_revises(cli: Cli, store: Store) -> None:
+    """A move is a revision for a direct write too (issue 30): "we moved the app off Heroku to
+    Fly.io" shares two words with "the app runs on Heroku", which the content-word rule calls
+    different, so the writer was not told that both now stand as current."""
+    cli(*at(store, "remember", "app-hosting", "The app runs on Heroku"))
+    made = cli(
+        *at(store, "remember", "app-moved", "We moved the app off Heroku to Fly.io last month", "--json")
+    )
+    assert made.code == 0 and json.loads(made.out)["revises"] == "app-hosting"
+    other = cli(
+        *at(store, "remember", "ci-moved", "We moved the CI runners off Heroku to GitHub Actions", "--json")
+    )
+    assert other.code == 0 and not json.loads(other.out).get("revises")
