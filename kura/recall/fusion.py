@@ -11,7 +11,8 @@ three things the question and the store say:
 
 - only rare words count as evidence: a word's IDF above ``RARE`` (held by fewer than about
   one memory in twelve), and then only by how far above; "up" in 500 of 2,000 memories says
-  nothing about which one is meant.
+  nothing about which one is meant. In a small store no IDF reaches that, so there the bar
+  is ``SMALL`` of the IDF of a word one memory holds (below 52 memories).
 - the words are trusted as far as they are sure: their weight is ``BASE`` plus ``TRUST``
   times the lead of the best memory's rare-word share over the second best. One memory
   holding the question's rare words and no other: the words decide. Many memories holding a
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 RARE = 2.5  # a word's IDF must pass this to be evidence: held by fewer than ~1 in 12 memories
+SMALL = 0.7  # ... or this share of the IDF of a word held by one memory, when that is lower
 BASE, TRUST = 0.05, 0.8  # the words' weight: BASE + TRUST × the best rare-word share's lead
 NEAR = (0.22, 0.27)  # cosines from no lift by the words to all of it (0.27: recall's floor)
 
@@ -67,6 +69,11 @@ def share(holders: Sequence[np.ndarray], total: int, *, rare: float = 0.0) -> np
         if weight > 0 and len(rows):
             out[rows] += weight / whole
     return out
+
+
+def rare_above(total: int) -> float:
+    """The IDF a word must pass to count as evidence in a store of ``total`` memories."""
+    return min(RARE, SMALL * idf(1, total))
 
 
 def lead(scores: np.ndarray) -> float:
@@ -96,7 +103,7 @@ def fuse(dense: np.ndarray, cosines: np.ndarray, holders: Sequence[np.ndarray]) 
     """Per memory: the fused score, ``dense`` (``meaning``) plus the rare words' share at this
     question's weight, as far as the memory's cosine (the question as asked) is ``near``.
     ``holders`` as for ``share``, rows of ``dense``."""
-    rare_share = share(holders, len(dense), rare=RARE)
+    rare_share = share(holders, len(dense), rare=rare_above(len(dense)))
     fused: np.ndarray = dense + words_weight(rare_share) * rare_share * near(cosines)
     return fused
 

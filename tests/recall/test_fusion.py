@@ -55,9 +55,10 @@ def _index(root: Path, vectors: dict[str, Sequence[float]]) -> SearchIndex:
 
 
 def test_a_paraphrase_beats_a_decoy_that_only_shares_the_words(tmp_path: Path) -> None:
-    """The decoy holds most of the question's words and is further in meaning. In a store of
-    two, a word one of them holds is not rare (held by half the store), so the words add
-    nothing and the meaning decides."""
+    """The decoy holds most of the question's words and is further in meaning. They lift it
+    (only it holds them), but the question's rarest word ("get") is in neither memory, so
+    the decoy holds a third of the question's weight and the lift is small: the meaning
+    decides."""
     write_memory(tmp_path, "levain-feeding", "project", "the levain is fed at six with rye and water")
     write_memory(tmp_path, "decoy", "project", "my mother buys sourdough for breakfast on Sundays")
     question = "when does the sourdough mother get its breakfast"
@@ -66,7 +67,7 @@ def test_a_paraphrase_beats_a_decoy_that_only_shares_the_words(tmp_path: Path) -
     hits = index.search(question, k=2).hits
     assert [h.slug for h in hits] == ["levain-feeding", "decoy"]
     assert hits[0].lexical == 0 and hits[1].lexical > 0.5  # what the floor reads: every word counted
-    assert hits[1].score == pytest.approx(hits[1].cosine)
+    assert hits[1].cosine < hits[1].score < hits[1].cosine + 0.11  # type: ignore[operator]
 
 
 def test_a_question_nothing_means_is_refused_though_it_shares_words(tmp_path: Path) -> None:
@@ -137,15 +138,18 @@ def test_a_name_most_memories_share_does_not_decide_which_of_them(tmp_path: Path
 
 
 def test_only_rare_words_count_and_by_how_rare() -> None:
-    """Twenty memories: a word held by one is evidence (IDF 2.64, above ``RARE``), one held
-    by four is not (IDF 1.54); in a store of ten even a word only one memory holds is not
-    (IDF 1.99)."""
-    holders = [np.array([3]), np.array([0, 1, 2, 3])]
-    every = fusion.share(holders, 20)
-    rare = fusion.share(holders, 20, rare=fusion.RARE)
-    assert every[3] == pytest.approx(1.0) and every[0] == pytest.approx(0.37, abs=0.01)
+    """Sixty memories: a word held by one is evidence (IDF 3.70, above ``RARE``), one held
+    by five is not (IDF 2.41). In a store of ten no word reaches ``RARE``: there a word held
+    by one (IDF 1.99) or two (1.48) is evidence, one held by three (1.15) is not."""
+    holders = [np.array([3]), np.array([0, 1, 2, 3, 4])]
+    every = fusion.share(holders, 60)
+    rare = fusion.share(holders, 60, rare=fusion.rare_above(60))
+    assert fusion.rare_above(60) == fusion.RARE
+    assert every[3] == pytest.approx(1.0) and every[0] == pytest.approx(0.39, abs=0.01)
     assert rare[3] == pytest.approx(1.0) and rare[0] == 0.0
-    assert fusion.share([np.array([3])], 10, rare=fusion.RARE).sum() == 0.0
+    small = fusion.rare_above(10)
+    assert small == pytest.approx(fusion.SMALL * 1.99, abs=0.01)
+    assert [fusion.share([np.arange(held)], 10, rare=small).max() for held in (1, 2, 3)] == [1.0, 1.0, 0.0]
 
 
 def test_the_words_count_as_far_as_they_are_sure() -> None:
