@@ -1,7 +1,7 @@
 """Recall quality on held-out sets: recall@1, recall@5 and MRR per method and query kind.
 
     python bench/recall_quality.py [--set bakery|conversational|longchat] [--pad N]
-        [--pad-style realistic|templated] [--floors] [--keep DIR]
+        [--pad-style realistic|templated] [--floors] [--keep DIR] [--small N]
 
 ``--set bakery`` (the default) uses bench/eval/store (64 memories of a family bakery and
 rental flat, not the sample store) and bench/eval/queries.jsonl (166 questions: 64 lexical,
@@ -35,6 +35,10 @@ cosine for unrelated and for answerable questions, then, for floors 0.20 to 0.45
 recall's own rule (``_pick``), how many unrelated questions are refused and how many
 answerable ones are wrongly refused (nothing picked).
 
+``--small N`` measures small stores instead: N memories drawn at random from the set's
+store, 30 times (seeded), each asked the questions whose memory was drawn; lexical, dense and
+fused over all of them, and whether fused is at least the better part.
+
 ``--keep DIR`` builds the (padded) store in DIR, or reuses it and its index if DIR holds
 one: a 20,000-memory store is embedded once, not on every run.
 """
@@ -63,6 +67,7 @@ CONVERSATIONAL = HERE / "conversational"
 LONGCHAT = HERE / "longchat"
 TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
 TOP = 3  # recall's default
+DRAWS = 30  # --small: stores drawn
 GRID = sorted({round(0.20 + 0.025 * step, 3) for step in range(11)} | {FLOOR})
 
 
@@ -240,7 +245,33 @@ def targets(
         print(f"    MRR, fused, but multi-hop    {fused['one']:.3f}  target >= 0.88")
 
 
-def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None) -> None:
+def small(source: Path, size: int, queries: list[dict[str, Any]]) -> None:
+    """Stores of ``size`` memories drawn at random from ``source`` (``DRAWS`` draws, seeded),
+    each asked the questions whose memory was drawn: the three methods over all of them."""
+    slugs = sorted(path.stem for path in source.glob("*.md") if path.name != "MEMORY.md")
+    found: dict[str, list[int | None]] = {method: [] for method in METHODS}
+    for draw in range(DRAWS):
+        chosen = set(random.Random(draw).sample(slugs, size))
+        with tempfile.TemporaryDirectory() as tmp:
+            for slug in chosen:
+                shutil.copy(source / f"{slug}.md", Path(tmp) / f"{slug}.md")
+            store = Store(Path(tmp))
+            dense, lexical = SearchIndex(store), SearchIndex(store, embedder=Unavailable("lexical"))
+            dense.update()
+            lexical.update()
+            mine = [q for q in queries if q["kind"] != "unrelated" and q["target"] in chosen]
+            ranked = rankings(dense, lexical, mine)
+            for method in METHODS:
+                found[method] += ranks(ranked[method], mine)
+            dense.close()
+            lexical.close()
+    print(f"stores of {size} memories drawn {DRAWS} times, {len(found['fused'])} questions, MRR:")
+    print("    " + "  ".join(f"{method} {mrr(found[method]):.3f}" for method in METHODS))
+    best = max(mrr(found["lexical"]), mrr(found["dense"]))
+    print(f"  fused >= max(parts): {'yes' if mrr(found['fused']) >= best - 1e-9 else 'no'}")
+
+
+def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None, size: int = 0) -> None:
     source = LONGCHAT if which == "longchat" else CONVERSATIONAL
     asked = HERE / "queries.jsonl" if which == "bakery" else source / "questions.jsonl"
     queries = [json.loads(line) for line in asked.read_text().splitlines() if line.strip()]
@@ -262,7 +293,10 @@ def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | Non
         lexical.update()
         if padding:
             print(f"padded with {padding} {style} distractors")
-        quality(store, dense, lexical, queries)
+        if size:
+            small(root, size, queries)
+        else:
+            quality(store, dense, lexical, queries)
         if calibrate:
             floors(dense, queries)
         dense.close()
@@ -276,7 +310,8 @@ if __name__ == "__main__":
     parser.add_argument("--pad-style", choices=("realistic", "templated"), default="realistic")
     parser.add_argument("--floors", action="store_true", help="print the score spread and a floor grid")
     parser.add_argument("--keep", type=Path, help="build the padded store here, or reuse it (and its index)")
+    parser.add_argument("--small", type=int, default=0, help=f"measure stores of N memories ({DRAWS} draws)")
     options = parser.parse_args()
     if isinstance(load_embedder(), Unavailable):
         print("the embedder is unavailable; only the lexical figures mean anything")
-    main(options.set, options.pad, options.pad_style, options.floors, options.keep)
+    main(options.set, options.pad, options.pad_style, options.floors, options.keep, options.small)
