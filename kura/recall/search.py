@@ -1,22 +1,16 @@
-"""Finding memories by meaning, offline: dense vectors plus a small lexical bonus.
+"""Finding memories by meaning, offline: dense vectors, with the question's rare words
+weighed per question.
 
 "SSD inference chips" shares no word with "running the 2.6T model off an SSD tier", so a
-word index alone answers such a question with nothing. The rule used here was measured
-before it was chosen: the dense cosine, plus ``0.2 ×`` the IDF-weighted fraction of the
-question's words the memory contains. Equal-weight rank fusion of BM25 and dense, or
-z-score fusion, lost 0.13 MRR on paraphrase questions; the bonus only breaks near-ties in
-favour of the memory that also uses the question's rare words. Measured again on a
-conversational set too (``bench/recall_quality.py``, tuned on half the questions): rank
-fusion gains 0.05 there and loses 0.3 or more on paraphrases; a weight of 0 to 0.3, BM25
-scaled by its best, a bonus proportional to the cosine, centred vectors, a hubness penalty,
-pseudo-relevance feedback and the best of per-paragraph vectors all moved the sets' mean MRR
-by 0.02 or less, trading one set against another. Recency breaks exact ties, never scores.
-On short observations from long chats a speaker's name is in most memories and in the
-question, and pulls the question's vector towards all of them: a quarter of the dense score
-comes from the question without such common words (``kura.recall.focus``; a second vector,
-embedded in the same call, only when the question has one), which moved every set up
-(longchat 0.80 → 0.83, conversational 0.87 → 0.89, bakery paraphrases 0.78 → 0.79), refusals
-unchanged. Whether a memory bears on the question is still judged by the question as asked.
+word index alone answers such a question with nothing; "the Bakeline contract number" is
+answered by its words, and the vectors see a dozen contracts alike. How much the words count
+is decided per question, by how rare the shared words are and how sure they are
+(``kura.recall.fusion``, where the rules tried and their figures are). On short observations
+from long chats a speaker's name is in most memories and in the question, and pulls the
+question's vector towards all of them: a quarter of the dense score comes from the question
+without such common words (``kura.recall.focus``; a second vector, embedded in the same call,
+only when the question has one). Whether a memory bears on the question is still judged by
+the question as asked (``Hit.cosine``). Recency breaks exact ties, never scores.
 
 The index is derived state in the store's ``.kura/search.db``: an FTS5 table (``porter
 unicode61``) over name, description and body, with their CJK text as character bigrams in
@@ -30,7 +24,6 @@ search is lexical (BM25 with name, description and body weighted 10 : 5 : 1) and
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -40,9 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import index_build, vectors
+from kura.recall import fusion, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
-from kura.recall.focus import WEIGHT as FOCUS
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
@@ -62,7 +54,6 @@ AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 HEAL = Budget(0.0, 64)  # a question embeds a few itself (an endpoint back up); the rest is a build's
-LEXICAL_WEIGHT = 0.2
 _EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -352,9 +343,10 @@ class SearchIndex:
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
         cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
-        meaning = cosines if narrow is None else (1 - FOCUS) * cosines + FOCUS * both[:, 1]
-        bonus = self._lexical_share(rows, matrix)
-        scores = meaning + LEXICAL_WEIGHT * bonus
+        holders = [matrix.rows(ids) for ids in rows]
+        bonus = fusion.share(holders, len(matrix.slugs))
+        meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])
+        scores = fusion.fuse(meaning, cosines, holders)
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
         slugs = matrix.slugs
@@ -429,20 +421,6 @@ class SearchIndex:
             (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
             found.append(np.fromstring(joined or "", sep=",", dtype=np.int64))
         return found
-
-    def _lexical_share(self, rows: list[np.ndarray], matrix: vectors.Matrix) -> np.ndarray:
-        """Per matrix row: the IDF-weighted share of the question's words (``rows``: the
-        memories holding each) the memory contains."""
-        import numpy as np
-
-        total = len(matrix.slugs)
-        share = np.zeros(total, dtype=np.float32)
-        found = [(max(math.log((total + 1) / (len(ids) + 0.5)), 0.0), ids) for ids in rows]
-        whole = sum(weight for weight, _ in found) or 1.0
-        for weight, ids in found:
-            if weight > 0 and len(ids):
-                share[matrix.rows(ids)] += weight / whole
-        return share
 
     def _bm25(self, words: list[str], k: int) -> tuple[Hit, ...]:
         if not words:
