@@ -23,7 +23,7 @@ from kura.recall.embed import preload
 from kura.recall.index_build import ONE_SHOT, env_budget
 from kura.recall.joint import Joint, joined
 from kura.recall.recall import Pick, Recall, recall
-from kura.recall.remote_embed import RemoteEmbedder
+from kura.recall.search import remote_embedder
 from kura.request import RECALL, RecallRequest
 from kura.store.state import folder
 from kura.text.secrets import redact
@@ -157,7 +157,7 @@ def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
     remote = config.embedder_for(store)
     embedder = None
     if remote is not None:
-        embedder = RemoteEmbedder(remote)
+        embedder = remote_embedder(remote)
     elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
         give_back_freed_blocks()
         preload(quick=True)
