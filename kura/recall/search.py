@@ -46,6 +46,7 @@ from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
 from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
+from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
 from kura.store import catalog
 from kura.store import state as st
@@ -53,7 +54,6 @@ from kura.store.store import Store
 
 if TYPE_CHECKING:
     import numpy as np
-
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 AnyEmbedder = Embedder | RemoteEmbedder | FolderEmbedder | Unavailable
@@ -328,6 +328,8 @@ class SearchIndex:
         words = query_words(question)
         if isinstance(self.embedder, Unavailable):
             return Results(self._bm25(words, k), "lexical", self.embedder.reason)
+        if told := unreadable(question, self.embedder):  # a script the embedder cannot read
+            return Results(self._bm25(words, k), "lexical", told)
         try:
             if self._matrix is None or self._failed is not None:
                 self._heal()  # only when the matrix is (re)loaded: a warm question stays one product
