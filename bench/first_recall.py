@@ -54,6 +54,7 @@ def once(template: Path, scratch: Path, src: str | None) -> tuple[float, float]:
         "KURA_HOME": str(home / "kura"),
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / "cache"),
+        "KURA_INDEX_BACKGROUND": "0",  # the build a partial recall leaves would load the next run
         **BUDGET,
     }
     env = {**env, "PYTHONPATH": src} if src else {k: v for k, v in env.items() if k != "PYTHONPATH"}

@@ -30,11 +30,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kura.errors import EmbedFailed
+from kura.recall import index_job
 from kura.recall.embed import Unavailable
 
 if TYPE_CHECKING:
     import sqlite3
     from contextlib import AbstractContextManager
+    from pathlib import Path
 
     import numpy as np
 
@@ -92,7 +94,8 @@ class Coverage:
         rest = self.memories - self.indexed
         return (
             f"the search index is still being built ({self.indexed:,} of {self.memories:,} memories "
-            f"have vectors); the other {rest:,} are found by their words only — kura index finishes it"
+            f"have vectors); the other {rest:,} are found by their words only until a background build "
+            "makes theirs (kura stores shows its progress; kura index finishes it in the foreground)"
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -284,11 +287,14 @@ class Index(Protocol):
     """What a background build needs of ``kura.recall.search.SearchIndex``."""
 
     db: sqlite3.Connection
+    store: Any  # kura.store.store.Store: its folder names the store's build lock
 
     @property
     def embedder(self) -> object: ...
 
     def filled(self) -> None: ...
+
+    def complete(self) -> bool: ...
 
     def fill(self, *, budget: Budget) -> int: ...
 
@@ -298,25 +304,57 @@ class Index(Protocol):
 class Background:
     """One index's missing vectors, made in a daemon thread. The lock (the one every use of
     the index holds) is taken only to read a chunk's texts and to write its vectors, so a
-    question waits for a database write, never for a chunk being embedded."""
+    question waits for a database write, never for a chunk being embedded.
 
-    def __init__(self, index: Index, lock: AbstractContextManager[object]) -> None:
+    ``detach`` (the store's folder, the kura.toml to load): a process that may end any time
+    (``kura mcp``, which lives as long as the host's session) starts the store's detached
+    build instead (``kura.recall.index_job``), one per store whoever starts it, and follows
+    it: when its vector count moved, the matrix in hand is read again."""
+
+    def __init__(
+        self,
+        index: Index,
+        lock: AbstractContextManager[object],
+        *,
+        detach: tuple[Path, Path | None] | None = None,
+    ) -> None:
         self.index = index
         self.lock = lock
+        self.detach = detach
         self.failed = ""  # why the last build stopped early
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._made: int | None = None  # vectors the detached build had made at the last look
 
     @property
     def running(self) -> bool:
+        if self.detach is not None:
+            return index_job.running(self.detach[0])
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
         """Build in the background unless a build is already running."""
-        if self.running or self._stop.is_set():
+        if self.detach is not None:
+            self._follow(*self.detach)
+            return
+        if self.running or self._stop.is_set() or index_job.running(self.index.store.root):
             return
         self._thread = threading.Thread(target=self._run, name="kura-index-build", daemon=True)
         self._thread.start()
+
+    def _follow(self, root: Path, config: Path | None) -> None:
+        """See that the detached build runs while the index is partial; read its vectors."""
+        embedder: Any = self.index.embedder
+        if isinstance(embedder, Unavailable) or self._stop.is_set():
+            return
+        (made,) = self.index.db.execute(
+            "SELECT count(*) FROM vectors WHERE model = ?", (embedder.model_id,)
+        ).fetchone()
+        if self._made is not None and made != self._made:
+            self.index.filled()
+        self._made = made
+        if not self.index.complete() and not index_job.running(root):
+            index_job.start(root, config=config)
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
