@@ -21,7 +21,7 @@ from kura.errors import KuraError
 from kura.life.usage import mark as mark_used
 from kura.recall import index_job
 from kura.recall.embed import preload
-from kura.recall.index_build import NOW, ONE_SHOT, env_budget
+from kura.recall.index_build import HANDED_ON, NOW, ONE_SHOT, Budget, env_budget
 from kura.recall.joint import Joint, joined
 from kura.recall.recall import Pick, Recall, recall
 from kura.recall.search import remote_embedder
@@ -166,11 +166,16 @@ def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
     found = recall(
         store.open(), asked.question, top=asked.top, hops=asked.hops, chars=asked.chars,
         explain=asked.explain, thinker=thinker, progress=asked.bar, quick=True, embedder=embedder,
-        everything=asked.everything, budget=NOW if building else env_budget(ONE_SHOT), at=asked.at,
+        everything=asked.everything, budget=NOW if building else env_budget(_first()), at=asked.at,
     )  # fmt: skip
     if found.partial is not None and not building:  # the rest of the vectors, made after this exits
         index_job.start(store.path, config=config.source)
     return found
+
+
+def _first() -> Budget:
+    """How long this recall embeds: briefly when a background build makes the rest."""
+    return HANDED_ON if index_job.enabled() else ONE_SHOT
 
 
 def _picks(found: Recall, joint: Joint | None) -> tuple[tuple[str, Pick], ...]:

@@ -60,6 +60,10 @@ class Budget:
 
 WHOLE = Budget()
 ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
+# ... and leaves the rest to a detached build (kura.recall.index_job): the few hundred vectors
+# three seconds make are little beside the 20,000 the build makes within minutes, and the
+# first recall of a 20,000-memory store stays within 5 s
+HANDED_ON = Budget(1.0)
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
 FEW = 32  # this many or fewer to embed (a few edits): done at once, unless the budget is NOW

@@ -74,6 +74,11 @@ class Progress:
         return asdict(self)
 
 
+def enabled() -> bool:
+    """Recalls start background builds (``$KURA_INDEX_BACKGROUND=0``: they do not)."""
+    return os.environ.get(ENV, "").strip() != "0"
+
+
 def running(root: Path) -> bool:
     """A build holds this store's lock right now."""
     try:
@@ -93,7 +98,7 @@ def start(root: Path, *, config: Path | None = None, cwd: Path | None = None) ->
     """Start a detached build of the store at ``root`` unless one runs; True when started.
     ``config``/``cwd``: what the build loads its kura.toml from, as the caller did.
     ``$KURA_INDEX_BACKGROUND=0``: never (a benchmark, a machine that must stay quiet)."""
-    if os.environ.get(ENV, "").strip() == "0":
+    if not enabled():
         return False
     try:
         state = _state(root)
