@@ -145,3 +145,29 @@ def test_a_server_for_one_session_starts_the_detached_build_and_reads_its_vector
         pool.close()
     until(lambda: not index_job.running(root), "the build to end")
     assert starts(root) == 1 and vectors(root) == 300
+
+
+def test_a_recall_over_stdio_mcp_leaves_a_build_that_outlives_the_session(tmp_path: Path) -> None:
+    root = a_store(tmp_path, 300)
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "kura_recall", "arguments": {"question": QUESTION}}},
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kura", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=tmp_path, env={**os.environ, **QUICK},
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    proc.stdin.flush()
+    lines = [proc.stdout.readline(), proc.stdout.readline()]  # the two answers, then the session ends
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    answer = {json.loads(line)["id"]: json.loads(line) for line in lines}[2]
+    text = answer["result"]["content"][0]["text"]
+    assert "tape-backup" in text and "0 of 300 memories have vectors" in text  # at once, from what there was
+    until(lambda: starts(root) == 1 and not index_job.running(root), "the build the session left")
+    assert vectors(root) == 300 and (index_job.progress(root) or index_job.Progress).state == "done"
