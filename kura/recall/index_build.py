@@ -332,22 +332,28 @@ class Background:
 
     @property
     def running(self) -> bool:
-        if self.detach is not None:
-            return index_job.running(self.detach[0])
-        return self._thread is not None and self._thread.is_alive()
+        if self._thread is not None and self._thread.is_alive():
+            return True
+        return index_job.running(self.index.store.root)  # a detached build, whoever started it
 
     def start(self) -> None:
-        """Build in the background unless a build is already running."""
+        """Build in the background unless a build is already running (called at every
+        look at the index: a detached build another process started is followed)."""
+        root = self.index.store.root
+        elsewhere = self._made is not None or index_job.running(root)
+        if self.detach is not None or elsewhere:
+            self._follow()
         if self.detach is not None:
-            self._follow(*self.detach)
+            if not self.index.complete() and not index_job.running(root):
+                index_job.start(root, config=self.detach[1])
             return
-        if self.running or self._stop.is_set() or index_job.running(self.index.store.root):
+        if self.running or self._stop.is_set() or self.index.complete() or index_job.running(root):
             return
         self._thread = threading.Thread(target=self._run, name="kura-index-build", daemon=True)
         self._thread.start()
 
-    def _follow(self, root: Path, config: Path | None) -> None:
-        """See that the detached build runs while the index is partial; read its vectors."""
+    def _follow(self) -> None:
+        """Read the vectors a detached build committed since the last look, if it made any."""
         embedder: Any = self.index.embedder
         if isinstance(embedder, Unavailable) or self._stop.is_set():
             return
@@ -357,8 +363,6 @@ class Background:
         if self._made is not None and made != self._made:
             self.index.filled()
         self._made = made
-        if not self.index.complete() and not index_job.running(root):
-            index_job.start(root, config=config)
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()

@@ -378,7 +378,7 @@ class StorePool:
             building = served.build is not None and served.build.running
             served.index.update(budget=None if building else env_budget(AT_ONCE))
             served.checked = time.monotonic()
-            if served.build is not None and (served.build.detach or not served.index.complete()):
+            if served.build is not None:  # it decides: build, follow another process's build, or nothing
                 served.build.start()
         return served.index
 

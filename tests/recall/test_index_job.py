@@ -171,3 +171,25 @@ def test_a_recall_over_stdio_mcp_leaves_a_build_that_outlives_the_session(tmp_pa
     assert "tape-backup" in text and "0 of 300 memories have vectors" in text  # at once, from what there was
     until(lambda: starts(root) == 1 and not index_job.running(root), "the build the session left")
     assert vectors(root) == 300 and (index_job.progress(root) or index_job.Progress).state == "done"
+
+
+def test_a_server_follows_the_build_a_recall_left_instead_of_starting_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = a_store(tmp_path, 300)
+    assert recalled(tmp_path)["partial"] is not None  # returns holding the build's lock in the build
+    monkeypatch.setenv("KURA_INDEX_BUDGET", "0")
+    pool = StorePool(load_config(str(tmp_path / "kura.toml")))  # what kura serve makes: a thread builder
+    try:
+        later = pool.recall(QUESTION, hops=0)
+        deadline = time.monotonic() + 300
+        while later["partial"] is not None:
+            assert time.monotonic() < deadline, later
+            time.sleep(0.2)
+            later = pool.recall(QUESTION, hops=0)
+        assert (later["how"], later["degraded"]) == ("embedded", False)
+        build = pool.served(None).build
+        assert build is not None and build._thread is None  # it never embedded itself
+    finally:
+        pool.close()
+    assert starts(root) == 1 and vectors(root) == 300
