@@ -51,7 +51,7 @@ from kura.errors import ConfigError, NoStore, UnknownStore
 from kura.files import kura_compat
 from kura.files import toml_shape as shape
 from kura.files.model_table import ModelConfig as ModelConfig  # re-exported: callers import it from here
-from kura.files.model_table import roles
+from kura.files.model_table import roles, with_embedder
 from kura.files.slugs import INDEX_NAME, STATE_DIR, is_memory_name
 from kura.map_settings import MapSettings, checked
 from kura.store.policy import POLICIES
@@ -60,6 +60,7 @@ from kura.store.project import ProjectStore, find_project_store
 _NUM = (int, float)
 _TOP = {
     "server", "models", "model_profiles", "stores", "modes", "prefill", "distill", "fastpath", "payforward",
+    "embedder",
 }  # fmt: skip
 _SERVER = {
     "host": str,
@@ -385,7 +386,7 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
     checked(prefill.get("max_chars", 0), "[prefill] max_chars")
     distill = shape.table("distill", raw.get("distill", {}), _DISTILL)
     shape.table("fastpath", raw.get("fastpath", {}), _FASTPATH)
-    models = roles("models", raw.get("models", {}))
+    models = with_embedder(roles("models", raw.get("models", {})), raw.get("embedder"), base)
     profiles = {
         name: roles(f"model_profiles.{name}", table)
         for name, table in shape.table("model_profiles", raw.get("model_profiles", {})).items()

@@ -48,6 +48,7 @@ HEAVY = {
     "networkx",
     "rapidfuzz",
     "onnxruntime",
+    "tokenizers",  # Hugging Face tokenizers (Rust): a model folder's tokenizer, loaded with its model
     "numpy",
     "fastapi",
     "uvicorn",

@@ -32,6 +32,8 @@ def show_reports(reports: list[Report], *, each: bool, strict: bool) -> int:
         kinds = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
         state = "healthy" if not report.problems else f"{report.problems} problem(s)"
         watching = f"; watcher alive (pid {report.watcher['pid']})" if report.watcher else ""
+        if report.building is not None and report.building.state != "done":
+            watching += f"; {report.building.line()}"
         lines.append(f"{report.store}: {report.memories} memories ({kinds}) — {state}{watching}")
         if report.graph is not None:
             lines.append(f"  {_graph_line(report.graph)}")

@@ -13,7 +13,7 @@ from kura.config import load_config
 from kura.recall import spans
 from kura.recall.context import Beside
 from kura.recall.context import context as build
-from kura.recall.remote_embed import RemoteEmbedder
+from kura.recall.search import remote_embedder
 from kura.request import CONTEXT, ContextRequest
 from kura.transcripts.sources import FORMATS
 
@@ -59,7 +59,7 @@ def context(
     remote = config.embedder_for(chosen)
     embedder = None
     if remote is not None:
-        embedder = RemoteEmbedder(remote)
+        embedder = remote_embedder(remote)
     bar = ProgressLine()
     person = config.beside(chosen)
     beside = None if person is None else Beside(core(person.open), config.map_settings(person))

@@ -19,11 +19,12 @@ from kura.cli.exit import error_exit
 from kura.config import Config, StoreConfig, load_config
 from kura.errors import KuraError
 from kura.life.usage import mark as mark_used
+from kura.recall import index_job
 from kura.recall.embed import preload
-from kura.recall.index_build import ONE_SHOT, env_budget
+from kura.recall.index_build import HANDED_ON, NOW, ONE_SHOT, Budget, env_budget
 from kura.recall.joint import Joint, joined
 from kura.recall.recall import Pick, Recall, recall
-from kura.recall.remote_embed import RemoteEmbedder
+from kura.recall.search import remote_embedder
 from kura.request import RECALL, RecallRequest
 from kura.store.state import folder
 from kura.text.secrets import redact
@@ -157,15 +158,24 @@ def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
     remote = config.embedder_for(store)
     embedder = None
     if remote is not None:
-        embedder = RemoteEmbedder(remote)
+        embedder = remote_embedder(remote)
     elif thinker is None:  # the embedder will answer: its load overlaps the imports and the walk
         give_back_freed_blocks()
         preload(quick=True)
-    return recall(
+    building = index_job.running(store.path)  # then it embeds; this recall answers at once
+    found = recall(
         store.open(), asked.question, top=asked.top, hops=asked.hops, chars=asked.chars,
         explain=asked.explain, thinker=thinker, progress=asked.bar, quick=True, embedder=embedder,
-        everything=asked.everything, budget=env_budget(ONE_SHOT), at=asked.at,
+        everything=asked.everything, budget=NOW if building else env_budget(_first()), at=asked.at,
     )  # fmt: skip
+    if found.partial is not None and not building:  # the rest of the vectors, made after this exits
+        index_job.start(store.path, config=config.source)
+    return found
+
+
+def _first() -> Budget:
+    """How long this recall embeds: briefly when a background build makes the rest."""
+    return HANDED_ON if index_job.enabled() else ONE_SHOT
 
 
 def _picks(found: Recall, joint: Joint | None) -> tuple[tuple[str, Pick], ...]:

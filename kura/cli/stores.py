@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kura.config import Config, StoreConfig
+from kura.recall.index_job import progress
 
 
 def stores_report(config: Config, selector: str | None, origin: str) -> dict[str, Any]:
@@ -44,7 +45,14 @@ def _row(config: Config, name: str, sc: StoreConfig, chosen: StoreConfig) -> dic
         "default": sc == chosen,
         "scope": scope,
         "exists": sc.path.is_dir(),
+        "index_build": _built(sc),
     }
+
+
+def _built(sc: StoreConfig) -> dict[str, Any] | None:
+    """The store's background index build, as its progress file says (None: none ran)."""
+    found = progress(sc.path) if sc.path.is_dir() else None
+    return None if found is None else {**found.to_dict(), "line": found.line()}
 
 
 def stores_lines(report: dict[str, Any]) -> list[str]:
@@ -56,6 +64,8 @@ def stores_lines(report: dict[str, Any]) -> list[str]:
         scope = f"  ({row['scope']}'s store)" if row["scope"] else ""
         missing = "" if row["exists"] else "  (folder missing)"
         lines.append(f"{mark} {row['name']}  {row['path']}  [{row['write_policy']}]{modes}{scope}{missing}")
+        if row["index_build"] and row["index_build"]["state"] != "done":
+            lines.append(f"    {row['index_build']['line']}")
     chosen = report["chosen"]
     lines.append(f"this folder uses '{chosen['store']}': {chosen['why']}")
     if report["beside"]:

@@ -16,7 +16,9 @@ a stall before the fallback that would have answered anyway.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from kura.errors import ConfigError
@@ -40,6 +42,8 @@ _MODEL = {
     "extra": dict,
     "budget": int,
 }
+# an embedder's table: an /embeddings endpoint (url, model) or a model folder (path)
+_EMBEDDER = {**_MODEL, "path": str, "multilingual": bool, "max_tokens": int}
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -58,6 +62,9 @@ class ModelConfig:
     extra: dict[str, Any] = field(default_factory=dict)
     budget: int = 0  # tokens of prompt this role may be sent (0: the caller's default)
     where: str = ""  # the table it came from, for messages: "models.thinker"
+    path: str = ""  # an embedder: a local model folder instead of an endpoint (kura.recall.model_folder)
+    multilingual: bool = False  # an embedder: it reads more than English (kura.recall.script)
+    max_tokens: int = 0  # a model folder: tokens of a text it reads at most (0: the folder's own cap)
 
     @property
     def table(self) -> str:
@@ -81,8 +88,32 @@ def roles(where: str, table: Any) -> dict[str, ModelConfig | None]:
         out[role] = above
     # the embedder is no chat role: it inherits nothing and nothing inherits from it
     embedder = table.get("embedder")
-    out["embedder"] = None if embedder is None else model(f"{where}.embedder", "embedder", embedder)
+    out["embedder"] = None if embedder is None else embedder_model(f"{where}.embedder", embedder)
     return out
+
+
+def embedder_model(where: str, table: Any, base: str = "") -> ModelConfig:
+    """An embedder's table: ``path`` (a model folder, relative to ``base``: the config's
+    folder) or ``url`` and ``model`` (an endpoint), never both."""
+    table = dict(shape.table(where, table, _EMBEDDER))  # a copy: the raw config stays as read
+    multilingual, cap = (
+        table.pop("multilingual", False),
+        _positive(where, "max_tokens", table.pop("max_tokens", 0)),
+    )
+    path = str(table.pop("path", "")).strip()
+    if not path and not {"url", "model"} & set(table):
+        raise ConfigError(f'[{where}] needs path = "DIR" (a model folder) or url and model (an endpoint)')
+    if not path:
+        return replace(model(where, "embedder", table), multilingual=multilingual)
+    endpoint = sorted(set(table) & {"url", "model", "api_key_env"})
+    if endpoint:
+        raise ConfigError(f"[{where}] has path and {', '.join(endpoint)}: a model folder or an endpoint, "
+                          "not both — keep one")  # fmt: skip
+    if base and not os.path.isabs(os.path.expanduser(path)):
+        path = os.path.join(base, path)
+    return ModelConfig(
+        role="embedder", url="", model="", path=path, multilingual=multilingual, max_tokens=cap, where=where
+    )
 
 
 def model(where: str, role: str, table: Any) -> ModelConfig:
@@ -141,3 +172,15 @@ def _positive(where: str, key: str, value: int) -> int:
     if value < 0:
         raise ConfigError(f"[{where}] {key} must be a positive number of tokens, got {value}")
     return value
+
+
+def with_embedder(
+    models: dict[str, ModelConfig | None], table: Any, base: Path
+) -> dict[str, ModelConfig | None]:
+    """``[models]`` with the top-level ``[embedder]`` table (a model folder, usually) as its
+    embedder; declaring both is refused, since only one can be used."""
+    if table is None:
+        return models
+    if models.get("embedder") is not None:
+        raise ConfigError("[embedder] and [models.embedder] both name an embedder — keep one")
+    return {**models, "embedder": embedder_model("embedder", table, str(base))}

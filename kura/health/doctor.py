@@ -59,6 +59,7 @@ from kura.health.titles import ambiguous_link, ambiguous_titles
 from kura.life.corrections import conflicts
 from kura.observe.log_read import MAX_READ, snapshot
 from kura.observe.observations import log_path, read_log
+from kura.recall.index_job import Progress, progress
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.listing import Retired, retirement
@@ -90,6 +91,7 @@ class Report:
     counts: dict[str, int]
     findings: tuple[tuple[str, Finding], ...]
     watcher: dict[str, Any] | None = None
+    building: Progress | None = None  # the store's background index build (kura.recall.index_job)
     graph: GraphReport | None = None
     index_tokens: int = 0
 
@@ -113,6 +115,7 @@ class Report:
             "types": self.counts,
             "healthy": self.healthy,
             "watcher": self.watcher,
+            "index_build": None if self.building is None else self.building.to_dict(),
             "index_tokens": self.index_tokens,
             "graph": self.graph.to_dict() if self.graph else None,
             "findings": [
@@ -357,6 +360,7 @@ def diagnose(store: Store, settings: MapSettings | None = None) -> Report:
         counts=counts,
         findings=findings,
         watcher=heartbeat(store.root),
+        building=progress(store.root),
         graph=graph,
         index_tokens=snap.index_tokens,
     )

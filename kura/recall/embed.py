@@ -57,6 +57,7 @@ class Embedder:
 
     model_id = MODEL_ID
     superseded = SUPERSEDED
+    multilingual = False  # English only: kura.recall.script answers other scripts from words
 
     def __init__(self, session: Any, *, quick: bool = False) -> None:
         self.session = session

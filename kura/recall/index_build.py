@@ -30,11 +30,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kura.errors import EmbedFailed
+from kura.recall import index_job
 from kura.recall.embed import Unavailable
 
 if TYPE_CHECKING:
     import sqlite3
     from contextlib import AbstractContextManager
+    from pathlib import Path
 
     import numpy as np
 
@@ -58,6 +60,10 @@ class Budget:
 
 WHOLE = Budget()
 ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
+# ... and leaves the rest to a detached build (kura.recall.index_job): the few hundred vectors
+# three seconds make are little beside the 20,000 the build makes within minutes, and the
+# first recall of a 20,000-memory store stays within 5 s
+HANDED_ON = Budget(1.0)
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
 FEW = 32  # this many or fewer to embed (a few edits): done at once, unless the budget is NOW
@@ -92,7 +98,8 @@ class Coverage:
         rest = self.memories - self.indexed
         return (
             f"the search index is still being built ({self.indexed:,} of {self.memories:,} memories "
-            f"have vectors); the other {rest:,} are found by their words only — kura index finishes it"
+            f"have vectors); the other {rest:,} are found by their words only until a background build "
+            "makes theirs (kura stores shows its progress; kura index finishes it in the foreground)"
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -284,11 +291,14 @@ class Index(Protocol):
     """What a background build needs of ``kura.recall.search.SearchIndex``."""
 
     db: sqlite3.Connection
+    store: Any  # kura.store.store.Store: its folder names the store's build lock
 
     @property
     def embedder(self) -> object: ...
 
     def filled(self) -> None: ...
+
+    def complete(self) -> bool: ...
 
     def fill(self, *, budget: Budget) -> int: ...
 
@@ -298,25 +308,61 @@ class Index(Protocol):
 class Background:
     """One index's missing vectors, made in a daemon thread. The lock (the one every use of
     the index holds) is taken only to read a chunk's texts and to write its vectors, so a
-    question waits for a database write, never for a chunk being embedded."""
+    question waits for a database write, never for a chunk being embedded.
 
-    def __init__(self, index: Index, lock: AbstractContextManager[object]) -> None:
+    ``detach`` (the store's folder, the kura.toml to load): a process that may end any time
+    (``kura mcp``, which lives as long as the host's session) starts the store's detached
+    build instead (``kura.recall.index_job``), one per store whoever starts it, and follows
+    it: when its vector count moved, the matrix in hand is read again."""
+
+    def __init__(
+        self,
+        index: Index,
+        lock: AbstractContextManager[object],
+        *,
+        detach: tuple[Path, Path | None] | None = None,
+    ) -> None:
         self.index = index
         self.lock = lock
+        self.detach = detach
         self.failed = ""  # why the last build stopped early
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._made: int | None = None  # vectors the detached build had made at the last look
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        if self._thread is not None and self._thread.is_alive():
+            return True
+        return index_job.running(self.index.store.root)  # a detached build, whoever started it
 
     def start(self) -> None:
-        """Build in the background unless a build is already running."""
-        if self.running or self._stop.is_set():
+        """Build in the background unless a build is already running (called at every
+        look at the index: a detached build another process started is followed)."""
+        root = self.index.store.root
+        elsewhere = self._made is not None or index_job.running(root)
+        if self.detach is not None or elsewhere:
+            self._follow()
+        if self.detach is not None:
+            if not self.index.complete() and not index_job.running(root):
+                index_job.start(root, config=self.detach[1])
+            return
+        if self.running or self._stop.is_set() or self.index.complete() or index_job.running(root):
             return
         self._thread = threading.Thread(target=self._run, name="kura-index-build", daemon=True)
         self._thread.start()
+
+    def _follow(self) -> None:
+        """Read the vectors a detached build committed since the last look, if it made any."""
+        embedder: Any = self.index.embedder
+        if isinstance(embedder, Unavailable) or self._stop.is_set():
+            return
+        (made,) = self.index.db.execute(
+            "SELECT count(*) FROM vectors WHERE model = ?", (embedder.model_id,)
+        ).fetchone()
+        if self._made is not None and made != self._made:
+            self.index.filled()
+        self._made = made
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()

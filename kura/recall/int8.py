@@ -34,6 +34,7 @@ from kura.store.atomic import write_atomic
 # the sha256 of the file ``build`` makes from the pinned model
 INT8_SHA256 = "ce674f2713b5b950eaccb1501036a4d16a886083ba17d3d27a61219194a34266"
 NAME = "all-MiniLM-L6-v2-w8a8.onnx"
+PACK = False  # bench/index_levers.py measures it
 PRODUCTS = 36  # weight products in MiniLM-L6: per layer Q, K, V, attention output, two feed-forward
 
 
@@ -78,8 +79,9 @@ def integer_model(source: Path) -> Path | bytes:
     return path
 
 
-def build(source: Path) -> bytes:
-    """The rewritten model's bytes: deterministic for the pinned ``source``."""
+def build(source: Path, *, pack: bool = PACK) -> bytes:
+    """The rewritten model's bytes: deterministic for the pinned ``source``. ``pack``: the
+    products that read one input (a layer's Q, K and V) as one product (``_packed``)."""
     try:
         import numpy as np
         import onnx
@@ -106,6 +108,11 @@ def build(source: Path) -> bytes:
     quantised: set[str] = set()
     nodes: list[Any] = []
     rewritten = 0
+    groups: dict[str, list[Any]] = {}  # the products that read each input (a layer's Q, K and V)
+    for old in graph.node:
+        weight = old.input[1] if old.op_type == "MatMul" and len(old.input) == 2 else ""
+        if weight + "_q" in inits and weight + "_scale" in inits:
+            groups.setdefault(old.input[0], []).append(old)
     for old in graph.node:
         weight = old.input[1] if old.op_type == "MatMul" and len(old.input) == 2 else ""
         if weight + "_q" not in inits or weight + "_scale" not in inits:
@@ -116,6 +123,10 @@ def build(source: Path) -> bytes:
         if q.dtype != np.int8 or q.ndim != 2 or scale.shape != (1, q.shape[1]):
             raise BuildFailed(f"{old.name}: not a per-column int8 weight")
         x, y, k, n = old.input[0], old.output[0], q.shape[0], q.shape[1]
+        rewritten += 1
+        group = groups[old.input[0]]
+        if pack and len(group) > 1 and old is not group[0]:
+            continue  # made with the first of its group
         if x not in quantised:  # Q, K and V share their input: it is quantised once
             quantised.add(x)
             nodes += [
@@ -135,6 +146,9 @@ def build(source: Path) -> bytes:
                 node("Mul", [f"{x}_scale", f"{x}_zf"], f"{x}_shift0"),
                 node("Unsqueeze", [f"{x}_shift0", "w8a8_axis1"], f"{x}_shift"),
             ]
+        if pack and len(group) > 1:
+            nodes += _packed(group, inits, const, node)
+            continue
         # x ≈ scale·(u8 − zp) per row, so x·W = scale·(u8·Wq) − scale·zp·Σ Wq, times W's scale;
         # MatMulInteger takes one zero point for all rows, hence the subtraction after it
         p = old.name
@@ -150,7 +164,6 @@ def build(source: Path) -> bytes:
             ),
             node("Reshape", [f"{p}_f2", f"{p}_shape"], y),
         ]
-        rewritten += 1
     if rewritten != PRODUCTS:
         raise BuildFailed(f"expected {PRODUCTS} weight products, found {rewritten}")
     del graph.node[:]
@@ -162,6 +175,38 @@ def build(source: Path) -> bytes:
     graph.initializer.extend(tensors)
     data: bytes = model.SerializeToString()
     return data
+
+
+def _packed(group: list[Any], inits: dict[str, Any], const: Any, node: Any) -> list[Any]:
+    """The products of ``group`` (one input, several weights) as one integer product whose
+    columns are split again: the same numbers per column, one kernel instead of three."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    x = group[0].input[0]
+    weights = [numpy_helper.to_array(inits[old.input[1] + "_q"]) for old in group]
+    scales = [numpy_helper.to_array(inits[old.input[1] + "_scale"]).reshape(-1) for old in group]
+    p = group[0].name + "_packed"
+    widths = [w.shape[1] for w in weights]
+    packed = np.concatenate(weights, axis=1)
+    made = [
+        node("MatMulInteger", [f"{x}_u8", const(f"{p}_q", packed)], f"{p}_i32"),
+        node("DequantizeLinear", [f"{p}_i32", f"{x}_scale"], f"{p}_f0", axis=0),
+        node("Mul", [f"{x}_shift", const(f"{p}_colsum", packed.astype(np.float32).sum(0))], f"{p}_fix"),
+        node("Sub", [f"{p}_f0", f"{p}_fix"], f"{p}_f1"),
+        node("Mul", [f"{p}_f1", const(f"{p}_wscale", np.concatenate(scales))], f"{p}_f2"),
+        node("Shape", [x], f"{p}_lead", end=-1),
+    ]
+    split = const(f"{p}_widths", np.array(widths, np.int64))
+    parts = [f"{old.name}_f2" for old in group]
+    made.append(helper.make_node("Split", [f"{p}_f2", split], parts, f"{p}_split", axis=1))
+    for old, n in zip(group, widths, strict=True):
+        shape = const(f"w8a8_cols{n}", np.array([n], np.int64))
+        made += [
+            node("Concat", [f"{p}_lead", shape], f"{old.name}_shape", axis=0),
+            node("Reshape", [f"{old.name}_f2", f"{old.name}_shape"], old.output[0]),
+        ]
+    return made
 
 
 def _live(nodes: list[Any], outputs: set[str]) -> list[Any]:

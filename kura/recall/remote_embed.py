@@ -33,6 +33,7 @@ class RemoteEmbedder:
         self.model = model
         self.model_id = f"api:{model.model}/{TEXT}"  # what is embedded changed: vectors made again
         self.superseded = (f"api:{model.model}",)
+        self.multilingual = model.multilingual  # kura.recall.script: it reads more than English
 
     def full(self) -> RemoteEmbedder:
         return self

@@ -37,7 +37,9 @@ from kura.recall import fusion, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
+from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
+from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
 from kura.store import catalog
 from kura.store import state as st
@@ -47,10 +49,8 @@ from kura.text import scripts
 if TYPE_CHECKING:
     import numpy as np
 
-    from kura.config import ModelConfig
-
 Progress = Callable[[str, int, int], None]  # stage, done, total
-AnyEmbedder = Embedder | RemoteEmbedder | Unavailable
+AnyEmbedder = Embedder | RemoteEmbedder | FolderEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
 HEAL = Budget(0.0, 64)  # a question embeds a few itself (an endpoint back up); the rest is a build's
@@ -322,6 +322,8 @@ class SearchIndex:
         words = query_words(question)
         if isinstance(self.embedder, Unavailable):
             return Results(self._bm25(words, k), "lexical", self.embedder.reason)
+        if told := unreadable(question, self.embedder):  # a script the embedder cannot read
+            return Results(self._bm25(words, k), "lexical", told)
         try:
             if self._matrix is None or self._failed is not None:
                 self._heal()  # only when the matrix is (re)loaded: a warm question stays one product
@@ -333,7 +335,7 @@ class SearchIndex:
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
-            queries = self.embedder.embed([question] if narrow is None else [question, narrow])
+            queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
             if matrix.slugs and matrix.half.shape[1] != queries.shape[1]:  # another width: not this model's
                 reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
                 return Results(self._bm25(words, k), "lexical", reason)
@@ -448,9 +450,7 @@ def quote(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def remote_embedder(model: ModelConfig | None) -> RemoteEmbedder | None:
-    """The configured ``/embeddings`` endpoint as an embedder (None: the built-in model)."""
-    return None if model is None else RemoteEmbedder(model)
+remote_embedder = configured  # the configured embedder: an endpoint or a model folder (None: built-in)
 
 
 def _setup(db: sqlite3.Connection) -> None:

