@@ -21,12 +21,12 @@ class Answer:
     apart: bool  # nothing stands out from the store as a whole: pick nothing
 
 
-def answer(index: SearchIndex, question: str, *, k: int, today: dt.date) -> Answer:
-    """The search for ``question``, hopped once, reordered by its dates, and judged by the
-    store's floor."""
+def answer(index: SearchIndex, question: str, *, k: int, today: dt.date, least: float) -> Answer:
+    """The search for ``question``, hopped once (from a best hit with at least the cosine
+    ``least``), reordered by its dates, and judged by the store's floor."""
     asked = when.window(question, today)
     first = index.search(question, k=k if asked is None else k * when.WIDER)
-    results = hop.second_hop(index, question, first, k)
+    results = hop.second_hop(index, question, first, k, least=least)
     if asked is not None:
         results = when.dated(index, results, asked, k=k)
     best = max((h.cosine for h in first.hits if h.cosine is not None), default=None)

@@ -27,17 +27,22 @@ from kura.store import catalog
 
 WORDS = 5  # the first pick's rarest words that make the second search
 RARE = 0.05  # a word held by more than this share of the memories tells nothing apart
+LEAST = 20  # a smaller store is not hopped in: a word held by one memory in five is not rare
 DISCOUNT = 0.9  # a second-hop score counts for this much against a first-hop one
 _HOLDING = "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?"
 
 
-def second_hop(index: SearchIndex, question: str, first: Results, k: int) -> Results:
+def second_hop(index: SearchIndex, question: str, first: Results, k: int, *, least: float) -> Results:
     """``first`` merged with a search for what its best hit adds to ``question`` (``first``
-    itself when there is nothing to add, or it was answered by words alone)."""
-    if len(first.hits) < 2 or first.how != "embedded":
+    itself when there is nothing to add, it was answered by words alone, the store is small,
+    or its best hit is below ``least`` in meaning: a hop from what does not bear is noise)."""
+    lead = first.hits[0] if first.hits else None
+    if lead is None or first.how != "embedded" or lead.cosine is None or lead.cosine < least:
         return first
-    lead = first.hits[0]
-    words = added(index, lead.slug, question)
+    (total,) = index.db.execute("SELECT count(*) FROM docs").fetchone()
+    if total < LEAST:  # the first search already ranked a good part of the store
+        return first
+    words = added(index, lead.slug, question, total)
     if not words:
         return first
     scores = {hit.slug: hit for hit in first.hits}
@@ -52,14 +57,14 @@ def second_hop(index: SearchIndex, question: str, first: Results, k: int) -> Res
     return dataclasses.replace(first, hits=(lead, *rest[: k - 1]))
 
 
-def added(index: SearchIndex, slug: str, question: str) -> list[str]:
-    """The rarest words of memory ``slug`` that ``question`` does not hold, at most ``WORDS``."""
+def added(index: SearchIndex, slug: str, question: str, total: int) -> list[str]:
+    """The rarest words of memory ``slug`` (of ``total``) that ``question`` does not hold, at
+    most ``WORDS``."""
     try:
         said = catalog.said_of(index.store, slug)
     except KuraError:  # gone since the search: nothing to add
         return []
     asked = set(query_words(question))
-    (total,) = index.db.execute("SELECT count(*) FROM docs").fetchone()
     held: dict[str, int] = {}
     for word in query_words(f"{said.name} {said.description} {said.body}"):
         if word in asked or (len(word) < 3 and not word.isdigit()):

@@ -301,7 +301,7 @@ class _Search:
     def answer(self, question: str, k: int, today: dt.date) -> Answer:
         """The search as recall picks from it: hopped, dated, floored (``kura.recall.converse``)."""
         with self.guard:
-            return answer(self._opened(), question, k=k, today=today)
+            return answer(self._opened(), question, k=k, today=today, least=FLOOR)
 
     def _opened(self) -> SearchIndex:
         if self._index is None:
