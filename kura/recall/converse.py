@@ -25,8 +25,9 @@ def answer(index: SearchIndex, question: str, *, k: int, today: dt.date, least: 
     """The search for ``question``, hopped once (from a best hit with at least the cosine
     ``least``), reordered by its dates, and judged by the store's floor."""
     asked = when.window(question, today)
-    first = index.search(question, k=k if asked is None else k * when.WIDER)
-    results = hop.second_hop(index, question, first, k, least=least)
+    depth = k if asked is None else k * when.WIDER  # the dated memory may rank low by meaning
+    first = index.search(question, k=depth)
+    results = hop.second_hop(index, question, first, depth, least=least)
     if asked is not None:
         results = when.dated(index, results, asked, k=k)
     best = max((h.cosine for h in first.hits if h.cosine is not None), default=None)

@@ -76,6 +76,20 @@ def test_a_question_the_chat_never_touched_is_refused(chat: Path, question: str)
     assert (code, picked(found)) == (2, [])
 
 
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("What did Nadia paint in September?", "nadia-paints-varna-sea"),
+        ("What did Owen run last October?", "owen-half-result"),
+    ],
+)
+def test_a_month_in_the_question_picks_that_months_chat(chat: Path, question: str, first: str) -> None:
+    """A dozen paintings, a dozen runs: the chat's date in each observation tells them apart
+    (the dated search goes deeper, and the second hop keeps that depth)."""
+    _, found = recall(chat, question, "--at", "2026-01-31")
+    assert picked(found)[0] == first
+
+
 def test_the_calibration_is_kept_and_made_again_when_the_index_changes(chat: Path, tmp_path: Path) -> None:
     store = chat_store(tmp_path / "copy")
     recall(store, "Which gym does Owen go to?")
