@@ -19,7 +19,9 @@ rank is that of the first target, and "all in top 5" counts the questions whose 
 target is in the first five.
 Methods: ``lexical`` (FTS5 BM25, the offline fallback), ``dense`` (MiniLM cosine alone) and
 ``fused`` (what kura uses: kura.recall.search). For the unrelated questions it reports how
-often recall refuses (picks nothing).
+often recall refuses (picks nothing). Then ``through recall()``: the whole pipeline (the
+second hop, dates in questions, the store's own floor: kura.recall.converse), ranked by
+recall's own ``explain`` rows, with the refusals it gives and the floor it calibrated.
 
 Every figure is given for the whole kind and for its two halves, A and B (by a hash of the
 question): weights and floors were tuned looking at A only, so B is the held-out check.
@@ -46,6 +48,7 @@ one: a 20,000-memory store is embedded once, not on every run.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import hashlib
 import json
 import random
@@ -68,6 +71,7 @@ LONGCHAT = HERE / "longchat"
 TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
 TOP = 3  # recall's default
 DRAWS = 30  # --small: stores drawn
+TODAY = dt.date(2026, 1, 31)  # the day the sets' chats are read from: after the last of them
 GRID = sorted({round(0.20 + 0.025 * step, 3) for step in range(11)} | {FLOOR})
 
 
@@ -271,6 +275,50 @@ def small(source: Path, size: int, queries: list[dict[str, Any]]) -> None:
     print(f"  fused >= max(parts): {'yes' if mrr(found['fused']) >= best - 1e-9 else 'no'}")
 
 
+def through_recall(store: Store, index: SearchIndex, queries: list[dict[str, Any]]) -> None:
+    """The whole ``recall()`` pipeline (the second hop, dates in questions, the store's own
+    floor): the rank of each target in recall's ranking (its ``explain`` rows), and what it
+    picks for the unrelated questions. Dated questions resolve against the bench's ``--today``."""
+    ranking = {q["q"]: recall(store, q["q"], hops=0, index=index, explain=True, today=TODAY) for q in queries}
+    print("  through recall() (hop, dates, floor):")
+    for kind in sorted({q["kind"] for q in queries} - {"unrelated"}):
+        chosen = [q for q in queries if q["kind"] == kind]
+        order = {q["q"]: [row["slug"] for row in ranking[q["q"]].explain] for q in chosen}
+        found = [_rank(order[q["q"]], q["target"]) for q in chosen]
+        parts = [summary([r for r, q in zip(found, chosen, strict=True) if half(q["q"]) == h]) for h in "AB"]
+        both = ""
+        if all("targets" in q for q in chosen):
+            whole = sum(1 for q in chosen if set(q["targets"]) <= set(order[q["q"]][:5]))
+            both = f"   all in top 5: {whole}/{len(chosen)}"
+        print(f"    {kind:<13} {summary(found)}   A: {parts[0]}   B: {parts[1]}{both}")
+    unrelated = [q for q in queries if q["kind"] == "unrelated"]
+    answered = [q for q in queries if q["kind"] != "unrelated"]
+    refused = [q for q in unrelated if not ranking[q["q"]].picked]
+    wrong = [q for q in answered if not ranking[q["q"]].picked]
+    cells = [f"{sum(1 for q in g if half(q['q']) == h)}" for g in (refused, wrong) for h in "AB"]
+    print(f"    unrelated refused {len(refused)}/{len(unrelated)} (A {cells[0]} + B {cells[1]}); ", end="")
+    print(f"answerable wrongly refused {len(wrong)}/{len(answered)} (A {cells[2]} + B {cells[3]})")
+    calibrated = _calibration(index)
+    if calibrated:
+        print(f"    store floor: {calibrated}")
+
+
+def _calibration(index: SearchIndex) -> str:
+    """The store's own floor (kura.recall.floor), when this kura has one."""
+    try:
+        from kura.recall.floor import calibration
+    except ImportError:  # measuring a kura from before the per-store floor
+        return ""
+    found = calibration(index)
+    if found is None:
+        return ""
+    return f"margin {found.margin:.3f} (p10 of the memories' own margins {found.p10:.3f})"
+
+
+def _rank(order: list[str], target: str) -> int | None:
+    return order.index(target) + 1 if target in order else None
+
+
 def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None, size: int = 0) -> None:
     source = LONGCHAT if which == "longchat" else CONVERSATIONAL
     asked = HERE / "queries.jsonl" if which == "bakery" else source / "questions.jsonl"
@@ -297,6 +345,7 @@ def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | Non
             small(root, size, queries)
         else:
             quality(store, dense, lexical, queries)
+            through_recall(store, dense, queries)
         if calibrate:
             floors(dense, queries)
         dense.close()

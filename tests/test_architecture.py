@@ -85,6 +85,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/map.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
     ("cli/map.py", "kura.map.prefill"): "fast path: a current `kura weave` builds no prefill block",
     ("cli/recall.py", "kura.recall.spans"): "fast path: only `kura recall --spans` loads the transcripts",
+    ("cli/recall.py", "kura.recall.in_thread"): "fast path: only `kura recall --thread` loads the threads",
     ("map/prefill.py", "kura.map.weave"): FAST + "the weave (yaml, sqlite3, filelock)",
     ("map/beside.py", "kura.map.weave"): FAST
     + "the weave (yaml, sqlite3, filelock): only a stale person's map",

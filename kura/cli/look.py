@@ -49,6 +49,15 @@ def recall(
             "replaced or archived since included; nothing created after it.",
         ),
     ] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option(
+            "--thread",
+            metavar="ID",
+            help="Search this thread's items (threads/ID/, as kura thread writes them) instead of "
+            "the store's memories, the same way.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that bear on a question, by meaning, and walk their links.
@@ -68,6 +77,7 @@ def recall(
         "everything": everything,
         "spans": spans,
         "at": at or "",
+        "thread": thread or "",
     }
     raise typer.Exit(recall_command(chosen, question, as_json=as_json, **options))  # type: ignore[arg-type]
 

@@ -95,11 +95,14 @@ def recall_command(
     everything: bool = False,
     spans: bool = False,
     at: str = "",
+    thread: str = "",
 ) -> int:
     """Print what the store recalls about ``question`` (and, inside a project, what the
-    person's store beside it recalls, each memory naming its store); the exit code (2:
-    nothing bears on it)."""
+    person's store beside it recalls, each memory naming its store; ``thread``: what that
+    thread's items hold instead); the exit code (2: nothing bears on it)."""
     bar = ProgressLine()
+    if thread:
+        return _in_thread(chosen, question, thread, top=top, chars=chars, explain=explain, as_json=as_json)
     try:
         day = RecallRequest(question, top=top, hops=hops, chars=chars, at=at).checked().day()
         config = load_config(chosen.get("config"))
@@ -176,6 +179,26 @@ def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
 def _first() -> Budget:
     """How long this recall embeds: briefly when a background build makes the rest."""
     return HANDED_ON if index_job.enabled() else ONE_SHOT
+
+
+def _in_thread(
+    chosen: dict[str, str], question: str, thread: str, *, top: int, chars: int, explain: bool, as_json: bool
+) -> int:
+    """``kura recall --thread ID``: the thread's items searched as recall searches a store."""
+    from kura.recall.in_thread import thread_recall
+
+    try:
+        RecallRequest(question, top=top, chars=chars).checked()
+        store = load_config(chosen.get("config")).store_config(chosen.get("store")).open()
+        found = thread_recall(store, thread, question, top=top, chars=chars, explain=explain, quick=True)
+    except KuraError as err:
+        return error_exit(err)
+    if as_json:
+        data = {**found.to_dict(), "thread": thread}
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    else:
+        _show(found, None, _picks(found, None))
+    return 0 if found.picked else 2
 
 
 def _picks(found: Recall, joint: Joint | None) -> tuple[tuple[str, Pick], ...]:

@@ -1,31 +1,23 @@
 """Recall: the memories that bear on a question, their neighbours, and room to read them.
 
-1. Pick. With a thinker model configured, by recognition (``kura.recall.thinker``): the whole menu
-   of memories in one prompt when it fits the thinker's budget, else a shortlist from the
-   search index. Without one — or when it does not answer or answers nonsense — the
-   search index ranks every memory by meaning (``kura.recall.search``), and those above a
-   relevance floor are picked, the best ``top``. A question about something the store
-   does not hold picks nothing: an honest empty answer (exit 2) beats a confident wrong one.
-2. Walk: from each pick, ``[[links]]`` are followed ``hops`` steps; memories reached that
-   way are offered as neighbours, marked as walked rather than picked.
-3. Fit: each memory gets a share of the character budget. A memory that fits is given
-   whole; one that does not keeps its frontmatter head and the paragraphs that share the
-   most words with the question, in their own order, with ``[…]`` where text was left out
-   — never a line cut in the middle without a marker.
-4. Say how sure: a memory whose evidence no longer carries it (``kura.files.witness``: thin or
-   aged witnesses, superseded, contradicted) is marked ``asserted: false`` and headed "on
-   record, may be stale"; archived memories are left out unless ``everything`` is asked.
-   A superseded memory is history, never the only answer: when one is picked, the memory
-   that replaced it (the current end of its ``superseded_by`` chain, unless that one was
-   archived — forgotten stays forgotten) is picked too, just before it. Shown *too*, not
-   *instead*: the old fact, marked superseded, says what changed and since when, and a
-   question worded like the old fact still finds the new one.
-5. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or
-   ``lexical`` (the dense half unavailable); ``degraded`` with the reason whenever a
-   better method was configured or expected and did not answer — and ``partial`` (how many
-   memories have vectors, of how many) while the index is still being built: a big store
-   is answered at once from what is embedded plus the words of the rest, never after a
-   minutes-long build (``kura.recall.index_build``).
+1. Pick. With a thinker model, by recognition (``kura.recall.thinker``): the whole menu in one
+   prompt when it fits, else a shortlist from the search index. Without one (or when it does
+   not answer sense) the index ranks every memory by meaning (``kura.recall.search``), hops once
+   more from the best hit, reads the question's dates and asks whether anything stands out from
+   the store at all (``kura.recall.converse``); those above a relevance floor are picked, the
+   best ``top``. A question the store does not hold picks nothing (exit 2): an honest empty
+   answer beats a confident wrong one.
+2. Walk: from each pick, ``[[links]]`` are followed ``hops`` steps: neighbours, marked walked.
+3. Fit: each memory gets a share of the character budget: whole if it fits, else its head and
+   the paragraphs sharing most words with the question, in order, ``[…]`` where text was left out.
+4. Say how sure: a memory its evidence no longer carries (``kura.files.witness``) is marked
+   ``asserted: false``, "on record, may be stale"; archived ones are left out unless ``everything``
+   is asked. A picked superseded memory brings the current end of its ``superseded_by`` chain
+   (unless archived) just before it: *too*, not *instead*, so the old fact says what changed.
+5. Say how: ``meaning`` (the thinker picked), ``embedded`` (dense + lexical) or ``lexical`` (no
+   dense half); ``degraded`` with the reason whenever a better method was expected and did not
+   answer, and ``partial`` (how many memories have vectors) while the index is being built: a big
+   store is answered at once from its vectors and the words of the rest (``kura.recall.index_build``).
 """
 
 from __future__ import annotations
@@ -41,6 +33,7 @@ from kura.files.belief import Standing, standing
 from kura.files.body import verbatim
 from kura.files.checks import conflicts
 from kura.recall.as_of import AsOf
+from kura.recall.converse import Answer, answer
 from kura.recall.index_build import ONE_SHOT, Budget, Coverage
 from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
@@ -145,14 +138,12 @@ def recall(
     """What the store remembers about ``question``.
 
     Without ``index`` recall opens the store's search index and brings it up to date first
-    (``progress`` hears about a long first build); a given index is the caller's to keep
-    fresh — a long-running process updates it when files change, not on every question.
-    ``quick``: this process asks one question and exits (a faster-loading embedder); ``embedder``:
-    another embedder than the built-in one (an ``/embeddings`` endpoint); ``guard``: held around
-    every use of the index (a server's per-store lock) but not around a thinker's call, so a slow
-    model holds up nobody else; ``everything``: archived memories too; ``budget``: how long an own
-    index may embed before it answers (a small store whole; a big one answers partial and says so);
-    ``at``: what the store asserted on that day (``kura.recall.as_of``), said in the answer."""
+    (``progress`` hears of a long first build); a given index is the caller's to keep fresh.
+    ``quick``: one question, then exit (a faster-loading embedder); ``embedder``: another than
+    the built-in one (an ``/embeddings`` endpoint); ``guard``: held around every use of the
+    index (a server's per-store lock), not around a thinker's call; ``everything``: archived
+    memories too; ``budget``: how long an own index may embed before it answers (a big store
+    answers partial and says so); ``at``: what the store asserted that day (``kura.recall.as_of``)."""
     started = time.perf_counter()
     today = at or today or dt.date.today()
     standings = _Standings(store, today, AsOf(store, at) if at is not None else None)
@@ -176,8 +167,9 @@ def recall(
             else:
                 reason = heard.reason
         if how is None:
-            results = searching.search(question, max(top * 4, 10) * (1 if at is None else 5))
-            hits = tuple(h for h in results.hits if standings.shown(h.slug, everything))
+            found = searching.answer(question, max(top * 4, 10) * (1 if at is None else 5), today)
+            results = found.results  # hopped, dated, floored
+            hits = tuple(h for h in results.hits if not found.apart and standings.shown(h.slug, everything))
             how, picked, partial = results.how, _pick(hits, results.how, top), results.partial
             told = results.partial.reason() if results.partial is not None else ""
             reason = "; ".join(r for r in (reason, results.reason, told) if r)
@@ -305,10 +297,18 @@ class _Search:
 
     def search(self, question: str, k: int) -> Results:
         with self.guard:
-            if self._index is None:
-                self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
-                self._index.update(progress=self._progress, budget=self._budget)
-            return self._index.search(question, k=k)
+            return self._opened().search(question, k=k)
+
+    def answer(self, question: str, k: int, today: dt.date) -> Answer:
+        """The search as recall picks from it: hopped, dated, floored (``kura.recall.converse``)."""
+        with self.guard:
+            return answer(self._opened(), question, k=k, today=today, least=FLOOR)
+
+    def _opened(self) -> SearchIndex:
+        if self._index is None:
+            self._index = SearchIndex(self.store, quick=self._quick, embedder=self._embedder)
+            self._index.update(progress=self._progress, budget=self._budget)
+        return self._index
 
     def unread(self) -> tuple[str, ...]:
         """What the index holds without having read it ("" when it was never opened)."""

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kura.errors import InvalidRequest, KuraError, PolicyRefused
+from kura.recall.recall import FRAME
 from kura.recall.working import MAX_RECENT
 from kura.serve import thread_ops
 from kura.serve.mcp_specs import STORE, Param, Spec
@@ -44,13 +45,15 @@ MEMORY = Spec(
     "namespace is fact, summary, observation or note. Each item is a file the person can read "
     "and edit: read it again rather than trust what you wrote earlier. Never store secrets.",
     (
-        Param("operation", "write, read, list, delete or update.", ("op", "action", "do"), required=True,
-              choices=thread_ops.OPERATIONS),
+        Param("operation", "write, read, list, delete, update or search.", ("op", "action", "do"),
+              required=True, choices=thread_ops.OPERATIONS),
         Param("key", "The item's key, e.g. user-format-preference or work:current-project.",
               ("name", "id", "slug")),
         Param("value", "The text to keep under the key (write).", ("text", "content", "body", "note")),
         Param("namespace", "fact, summary, observation or note.", ("type", "kind", "category"),
               choices=NAMESPACES),
+        Param("query", "What to look for among the items, in your own words (search).",
+              ("question", "q", "search", "about")),
         THREAD,
         STORE,
     ),
@@ -77,11 +80,12 @@ OBSERVE = Spec(
 )  # fmt: skip
 MEMORY_READING = dataclasses.replace(
     MEMORY,
-    help="Read back this thread's notes by key: operation read (key) or list (optionally one "
-    "namespace). A key is a short name, e.g. user-format-preference, with ':' for a namespace "
-    "(work:current-project). This server is read-only: it keeps no new notes.",
+    help="Read back this thread's notes by key: operation read (key), list (optionally one "
+    "namespace) or search (query: the items that bear on it, by meaning). A key is a short name, "
+    "e.g. user-format-preference, with ':' for a namespace (work:current-project). This server "
+    "is read-only: it keeps no new notes.",
     params=tuple(
-        dataclasses.replace(p, help="read or list.", choices=thread_ops.READS)
+        dataclasses.replace(p, help="read, list or search.", choices=thread_ops.READS)
         if p.name == "operation"
         else dataclasses.replace(p, help="Namespace to list: fact, summary, observation or note.")
         if p.name == "namespace"
@@ -183,7 +187,8 @@ class ThreadTools(Tools):
             raise InvalidRequest("kura_memory got updates twice; pass one map")
         found = thread_ops.memory(service, selector, operation=args["operation"], key=args.get("key"),
                                   value=args.get("value"), namespace=args.get("namespace"),
-                                  updates=_map(updates[0]) if updates else None, **common)  # fmt: skip
+                                  updates=_map(updates[0]) if updates else None, query=args.get("query"),
+                                  **common)  # fmt: skip
         return _memory_text(args["operation"], found)
 
     def _context(
@@ -251,6 +256,12 @@ def _memory_text(operation: str, found: dict[str, Any]) -> str:
         return f"{len(items)} item(s) in thread '{thread}'{which}:\n" + "\n".join(lines)
     if operation == "delete":
         return f"deleted {found['key']} from thread '{thread}' (its last text is kept in {found['kept']})"
+    if operation == "search":
+        if not found["items"]:
+            return f"nothing in thread '{thread}' bears on {found['query']!r}"
+        items = found["items"]
+        lines = [f"=== {i['key']} ({i['namespace']}, score {i['score']}) ===\n{i['value']}" for i in items]
+        return f"{FRAME}\n\n" + "\n\n".join(lines)
     written = found["written"] if operation == "update" else [found]
     said = [
         f"{w['key']} ({w['namespace']}): "

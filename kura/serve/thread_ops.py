@@ -22,6 +22,8 @@ from typing import Any
 
 from kura.distill.run import journals_for
 from kura.errors import InvalidRequest, NotFound, PolicyRefused
+from kura.recall.in_thread import thread_recall
+from kura.request import RecallRequest
 from kura.serve.pool import StorePool, _private_paths
 from kura.store.store import Store
 from kura.threads import Thread, thread_id
@@ -29,9 +31,9 @@ from kura.threads.items import Unsafe
 from kura.threads.observer import observe
 from kura.transcripts.journals import discover
 
-OPERATIONS = ("write", "read", "list", "delete", "update")
+OPERATIONS = ("write", "read", "list", "delete", "update", "search")
 WRITES = {"write", "delete", "update"}
-READS = ("read", "list")  # what a read-only server offers
+READS = ("read", "list", "search")  # what a read-only server offers
 
 
 def chosen_thread(bound: str | None, given: object) -> str:
@@ -74,6 +76,8 @@ def memory(
     value: str | None = None,
     namespace: str | None = None,
     updates: Mapping[str, Any] | None = None,
+    query: str | None = None,
+    top: int = 5,
     readonly: bool,
     unlock: str,
 ) -> dict[str, Any]:
@@ -84,6 +88,8 @@ def memory(
     if operation in WRITES:
         what = f"{operation} in thread '{chosen.id}'"
         check_writable(service, chosen.store, readonly=readonly, unlock=unlock, what=what)
+    if operation == "search":
+        return searched(chosen, query, top)
     if operation == "list":
         items = chosen.list(namespace)
         return {"thread": chosen.id, "namespace": namespace, "items": [i.to_dict() for i in items]}
@@ -106,6 +112,19 @@ def memory(
         raise InvalidRequest("write needs a value: the text to keep under the key")
     written: dict[str, Any] = _refusing(lambda: chosen.write(key, value, namespace)).to_dict()
     return written
+
+
+def searched(chosen: Thread, query: str | None, top: int) -> dict[str, Any]:
+    """The thread's items that bear on ``query``, best first (``kura.recall.in_thread``)."""
+    if query is None or not str(query).strip():
+        raise InvalidRequest("search needs a query: what to look for among the thread's items")
+    RecallRequest(str(query), top=top).checked()
+    found = thread_recall(chosen.store, chosen.id, str(query), top=top)
+    items = []
+    for pick in found.picked:
+        item = chosen.read(pick.slug).to_dict()
+        items.append({**item, "score": None if pick.score is None else round(pick.score, 4)})
+    return {"thread": chosen.id, "query": query, "how": found.how, "items": items}
 
 
 @_private_paths  # errors name stores, never the folders they live in

@@ -37,6 +37,13 @@ class UpdatesIn(BaseModel):
     namespace: Namespace = "fact"
 
 
+class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000, description="What to look for, in your own words.")
+    top: int = Field(5, ge=1, le=50, description="At most this many items.")
+
+
 class ObserveIn(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -94,6 +101,12 @@ def thread_routes(service: StorePool, *, bound: str | None = None) -> "APIRouter
     def update(thread: Id, body: UpdatesIn, store: StoreQ = None, mode: ModeQ = None) -> dict[str, Any]:
         """Write a map of keys (a summary's memoryUpdates) in one call; a bad key writes none."""
         return call(thread, store, mode, "update", updates=body.updates, namespace=body.namespace)
+
+    @router.post("/threads/{thread}/recall", responses=errors(400, 401, 403, 404, 413, 422))
+    def search(thread: Id, body: SearchIn, store: StoreQ = None, mode: ModeQ = None) -> dict[str, Any]:
+        """The thread's items that bear on a question, by meaning, best first: the store's
+        recall (the same search and floor) over the thread's items."""
+        return call(thread, store, mode, "search", query=body.question, top=body.top)
 
     @router.post("/observe", responses=errors(400, 401, 403, 404, 413, 422))
     def observe(body: ObserveIn, store: StoreQ = None, mode: ModeQ = None) -> dict[str, Any]:

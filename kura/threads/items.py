@@ -135,6 +135,10 @@ class Thread:
     def exists(self) -> bool:
         return self.root.is_dir() and not self.root.is_symlink()
 
+    def reachable(self) -> bool:
+        """Whether the thread's folder exists and every folder down to it is a real one (no link)."""
+        return self.exists() and self._plain_folders(self.root)
+
     def _read(self, rel: str, *, listing: bool = False) -> Item | None:
         """The item in file ``rel``; a file that must not be read (a link out of the thread, a
         FIFO, too big) is a StoreError saying why — or, in a listing, left out."""

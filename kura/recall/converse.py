@@ -1,0 +1,35 @@
+"""What recall does with a search before it picks: the second hop, the question's dates and
+the store's own relevance floor, in that order (``kura.recall.hop``, ``kura.recall.when``,
+``kura.recall.floor``).
+
+Kept apart from ``kura.recall.recall`` so picking stays one rule: these only reorder the
+hits and say whether the store answers the question at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from kura.recall import floor, hop, when
+from kura.recall.search import Results, SearchIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    results: Results
+    apart: bool  # nothing stands out from the store as a whole: pick nothing
+
+
+def answer(index: SearchIndex, question: str, *, k: int, today: dt.date, least: float) -> Answer:
+    """The search for ``question``, hopped once (from a best hit with at least the cosine
+    ``least``), reordered by its dates, and judged by the store's floor."""
+    asked = when.window(question, today)
+    depth = k if asked is None else k * when.WIDER  # the dated memory may rank low by meaning
+    first = index.search(question, k=depth)
+    results = hop.second_hop(index, question, first, depth, least=least)
+    if asked is not None:
+        results = when.dated(index, results, asked, k=k)
+    best = max((h.cosine for h in first.hits if h.cosine is not None), default=None)
+    apart = results.how == "embedded" and not floor.stands_out(index, question, best)
+    return Answer(results, apart)
