@@ -95,7 +95,7 @@ def stands_out(index: SearchIndex, question: str, best: float | None) -> bool:
     if found is None:
         return True
     try:
-        asked = index.embedder.embed([question])[0]  # type: ignore[union-attr]
+        asked = index.question_vector(question)  # the search's own, not embedded again
     except EmbedFailed:  # the endpoint went away since the search: the fixed floor alone decides
         return True
     return found.stands_out(best, asked)

@@ -133,6 +133,7 @@ class SearchIndex:
         self._unread: tuple[str, ...] | None = None  # kept until the index changes
         self._count: int | None = None  # memories in the index, kept with the matrix
         self._stamp = ""
+        self._asked: tuple[str, np.ndarray] | None = None  # the last question searched and its vector
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -336,6 +337,7 @@ class SearchIndex:
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
             queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
+            self._asked = (question, queries[0])
             if matrix.slugs and matrix.half.shape[1] != queries.shape[1]:  # another width: not this model's
                 reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
                 return Results(self._bm25(words, k), "lexical", reason)
@@ -358,6 +360,14 @@ class SearchIndex:
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
         partial = coverage if coverage.indexed < coverage.memories else None
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
+
+    def question_vector(self, question: str) -> np.ndarray:
+        """``question``'s vector as ``search`` embeds it (query prompt and all): the one the last
+        search made when it asked the same, else made now (EmbedFailed when it cannot be)."""
+        if self._asked is not None and self._asked[0] == question:
+            return self._asked[1]
+        vector: np.ndarray = questions(self.embedder, [question])[0]
+        return vector
 
     def _unembedded(self, words: list[str], k: int, *, total: int) -> list[Hit]:
         quoted = [quote(word) for word in words]

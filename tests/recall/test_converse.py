@@ -5,6 +5,7 @@ per store (``kura.recall.floor``)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -159,3 +160,48 @@ def test_a_date_in_the_question_is_read_against_the_memories_dates(
     wedding's own memory."""
     _, found = recall(dated, question, "--at", at)
     assert picked(found)[0] == first
+
+
+class _Counting:
+    """An embedder that counts what it is asked to embed, over the built-in one."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.asked = inner, []  # type: list[str]
+        self.model_id = inner.model_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: list[str], progress: Any = None) -> Any:
+        self.asked.extend(texts)
+        return self.inner.embed(texts, progress)
+
+
+def test_the_floor_judges_the_question_by_the_vector_the_search_made(chat: Path, tmp_path: Path) -> None:
+    """Recall's per-store floor reads the question's vector; it is the one the search just made
+    (embedding it again cost a warm recall twice the work), and a question the search did not
+    just ask is embedded through the same query side."""
+    from kura.recall import floor
+    from kura.recall.embed import load_embedder
+    from kura.recall.search import SearchIndex
+    from kura.store.store import Store
+
+    store = tmp_path / "store"
+    shutil.copytree(chat, store, ignore=shutil.ignore_patterns(".kura"))
+    built = SearchIndex(Store(store))
+    built.update()
+    built.close()
+    counting = _Counting(load_embedder())
+    index = SearchIndex(Store(store), embedder=counting)  # type: ignore[arg-type]
+    try:
+        index.update()
+        question = "Which gym does Owen go to?"
+        found = index.search(question, k=5)
+        asked = len(counting.asked)
+        best = max(h.cosine for h in found.hits if h.cosine is not None)
+        floor.stands_out(index, question, best)
+        assert len(counting.asked) == asked, counting.asked[asked:]
+        floor.stands_out(index, "What did Nadia paint?", best)
+        assert counting.asked[asked:] == ["What did Nadia paint?"]
+    finally:
+        index.close()
