@@ -55,7 +55,8 @@ class Budget:
     """How long a caller may spend embedding before it answers."""
 
     seconds: float | None = None  # None: until every memory has a vector
-    whole_below: int = SMALL  # a store of at most this many memories: all of them, whatever the time
+    whole_below: int = SMALL  # a store of at most this many memories: all of them, ...
+    whole_for: float | None = None  # ... whatever the time (None), or for at most this long
 
 
 WHOLE = Budget()
@@ -63,7 +64,9 @@ ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
 # ... and leaves the rest to a detached build (kura.recall.index_job): the few hundred vectors
 # three seconds make are little beside the 20,000 the build makes within minutes, and the
 # first recall of a 20,000-memory store stays within 5 s
-HANDED_ON = Budget(1.0)
+# (a small store too, when its memories are long: 500 of distill-kura's mixed Japanese and
+# English ones take 11 s of CPU to embed, where 500 short ones take 3)
+HANDED_ON = Budget(1.0, whole_for=4.0)
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
 FEW = 32  # this many or fewer to embed (a few edits): done at once, unless the budget is NOW
@@ -267,7 +270,10 @@ def fill(
         deadline = None
     else:
         (memories,) = db.execute("SELECT count(*) FROM docs").fetchone()
-        deadline = None if memories <= budget.whole_below else started + budget.seconds
+        if memories > budget.whole_below:
+            deadline = started + budget.seconds
+        else:  # a small store: whole, or for as long as ``whole_for`` allows
+            deadline = None if budget.whole_for is None else started + budget.whole_for
     pace, done = Pace(BUILD_SECONDS if deadline is None else CHUNK_SECONDS), 0
     while done < len(todo):
         left = None if deadline is None else deadline - time.monotonic()

@@ -98,6 +98,30 @@ def test_the_default_budget_builds_a_small_store_whole_before_answering(tmp_path
     assert vector_count(root, MODEL_ID) == 12
 
 
+def test_a_small_store_is_embedded_whole_only_as_long_as_its_budget_allows(tmp_path: Path) -> None:
+    """A small store is embedded whole before the first answer, whatever the time, unless the
+    budget caps that (a recall that leaves the rest to a background build: 500 long memories
+    took 11 s of CPU); then the question is answered from what there is, partial."""
+    from kura.recall.index_build import Budget
+
+    capped, whole = tmp_path / "capped", tmp_path / "whole"
+    for root in (capped, whole):
+        root.mkdir()
+        generated(root, 60)
+    index = SearchIndex(Store(capped))
+    try:
+        index.update(budget=Budget(1.0, whole_for=0.0))
+        assert (index.coverage().indexed, index.coverage().memories) == (0, 60)
+    finally:
+        index.close()
+    index = SearchIndex(Store(whole))
+    try:
+        index.update(budget=Budget(1.0))
+        assert (index.coverage().indexed, index.coverage().memories) == (60, 60)
+    finally:
+        index.close()
+
+
 def test_the_budget_comes_from_the_environment() -> None:
     from kura.recall.index_build import Budget, budget_from
 
