@@ -4,16 +4,16 @@
     # default: 10000 memories (bench/map_scale.py's generator), 1000 of them holding a dead
     # link (so the health page has findings to list), 5 warm runs a page
 
-Writes a store of N memories (``--keep DIR`` keeps it there and reuses it), a kura.toml for
-it, and starts ``kura serve`` as a subprocess on a free loopback port with
-``KURA_INDEX_BUDGET=0`` (recall embeds nothing before it answers: the pages' own work is
-measured, not the model's). Each page is
-asked once to warm it (the map woven, the catalog and the word index read), the server left
-to finish its start-up work (its watcher hashes every file once), then each page ``R`` times;
-the figure is the median wall time of those requests as this process sees them, the page's
-size in bytes, and the server's CPU seconds over the R requests (from /proc, Linux only),
+Writes a store of N memories (``--keep DIR`` keeps it there and reuses it), builds its
+search index (``kura index``: minutes at 10,000 the first time, so that no background build
+competes with the pages for the CPU while they are measured), writes a kura.toml for it and
+starts ``kura serve`` as a subprocess on a free loopback port. Each page is asked once to
+warm it (the map woven, the catalog and the word index read), the server is left to finish
+its start-up work (its watcher hashes every file once), then each page is asked ``R``
+times. The figures are the median wall time of those requests as this process sees them,
+the server process's CPU seconds a request (from /proc, Linux only) and the page's size,
 beside the target (issue 33: every page ≤ 0.5 s warm at 10,000 memories, its work in
-proportion to what it shows). The load average is printed with the figures: the machine is
+proportion to what it shows). The load average is printed with them: the machine is
 shared, so read CPU beside wall.
 """
 
@@ -23,6 +23,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -98,9 +99,13 @@ def main(argv: list[str]) -> None:
         start = time.perf_counter()
         generate(root, args.n, dead=args.dead)
         print(f"generated {args.n} memories in {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()  # a complete search index: no background build while measuring
+    subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "index"], check=True, env=ENV, capture_output=True
+    )
+    print(f"search index complete in {time.perf_counter() - start:.1f} s")
     config = work / "kura.toml"
     config.write_text(f'[stores.big]\npath = "{root}"\n')
-    ENV["KURA_INDEX_BUDGET"] = "0"  # recall embeds nothing first: the page's own work
     port = free_port()
     proc = start_server(config, port, work / "serve.log")
     try:

@@ -32,7 +32,7 @@ from kura.life.why import explain, to_json
 from kura.request import CONTEXT
 from kura.serve.pool import MAX_BUDGET, MIN_BUDGET, InvalidRequest, StorePool
 from kura.serve.web_access import PAGE_HEADERS, same_origin
-from kura.serve.web_data import descriptions, links_into, page_number, paged
+from kura.serve.web_data import Reports, descriptions, links_into, page_number, paged
 from kura.serve.web_edit import done_note, edit_refusal, edit_routes, health_fixes, memory_actions
 from kura.serve.web_pages import DraftView, Here, drafts_page, home, layout, memories_page, memory_page
 from kura.serve.web_pages import e as _e
@@ -55,6 +55,7 @@ def web_routes(service: StorePool) -> "APIRouter":
     from fastapi.responses import Response
 
     router = APIRouter(include_in_schema=False)
+    reports = Reports()
 
     def page(request: Request, run: Any) -> Response:
         try:
@@ -88,7 +89,9 @@ def web_routes(service: StorePool) -> "APIRouter":
         )
         router.add_api_route(prefix + "/ui/search", _get(page, lambda here, r: _search(service, here, r)))
         router.add_api_route(prefix + "/ui/context", _get(page, lambda here, r: _context(service, here, r)))
-        router.add_api_route(prefix + "/ui/health", _get(page, lambda here, r: _health(service, here, r)))
+        router.add_api_route(
+            prefix + "/ui/health", _get(page, lambda here, r: _health(service, here, r, reports))
+        )
 
         async def act(request: Request, draft: str, action: str) -> Response:
             body = (await request.body()).decode("utf-8", "replace")  # a form; the Guard called it JSON
@@ -261,11 +264,11 @@ def _context(service: StorePool, here: Here, request: "Request") -> tuple[int, s
     return 200, context_page(here, task, budget, told, (MIN_BUDGET, MAX_BUDGET))
 
 
-def _health(service: StorePool, here: Here, request: "Request") -> tuple[int, str]:
-    report = service.doctor(here.store)
+def _health(service: StorePool, here: Here, request: "Request", reports: Reports) -> tuple[int, str]:
+    store = service.served(here.store).store
+    report = reports.report(store.name, store.root, lambda: service.doctor(here.store))
     number = page_number(request.query_params.get("page"))
     findings = paged(report.get("findings") or [], number)
-    store = service.served(here.store).store
     refusal = edit_refusal(service, store)
     fixes = health_fixes(here, report.get("findings") or [], refusal)
     done = done_note(request.query_params.get("done"))

@@ -6,16 +6,29 @@ find the few it shows (the memories that link to one; the descriptions of three 
 memories) takes seconds. So the pages show a page of rows at a time (``Paged``), and read
 what they show from the catalog (``kura.store.catalog``: a stat of each file and one
 SQLite read, no file parsed unless it changed) or from the few files they name.
+
+Doctor is the exception: its checks read every file with a finding again (1,000 dead links
+at 10,000 memories: about a second). So the health page keeps the last report of each store
+(``Reports``) while nothing doctor reads has changed — every memory file's and MEMORY.md's
+identity (inode, size, times), the state folder's own files but the caches that follow from
+the memories (the search index, the catalog, locks), and the day — and asks doctor again
+the moment any of it changes. The watcher's liveness is read fresh each time.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from kura.errors import InvalidRequest, KuraError
+from kura.files.slugs import STATE_DIR, file_stats
+from kura.health.doctor import heartbeat
 from kura.store.catalog import entries
 from kura.store.store import Store
 
@@ -79,3 +92,39 @@ def descriptions(store: Store, slugs: Iterable[str]) -> dict[str, str]:
         except KuraError:
             found[slug] = ""
     return found
+
+
+_DERIVED = ("search.db", "state.db", ".lock", ".queue")  # state that follows from the memories
+
+
+def fingerprint(root: Path) -> tuple[Any, ...]:
+    """What doctor reads, as identities: changes when any memory file, MEMORY.md or a state
+    file that is not a derived cache changes, or the day turns."""
+    state: list[tuple[str, int, int]] = []
+    try:
+        with os.scandir(root / STATE_DIR) as found:
+            for item in found:
+                if not any(mark in item.name for mark in _DERIVED) and item.name != "watch.json":
+                    info = item.stat(follow_symlinks=False)
+                    state.append((item.name, info.st_size, info.st_mtime_ns))
+    except OSError:
+        pass  # no state folder (or not one): doctor says so, and the key says so too
+    return dt.date.today(), tuple(file_stats(root)), tuple(sorted(state))
+
+
+class Reports:
+    """The last doctor report of each store, while its ``fingerprint`` holds."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def report(self, name: str, root: Path, diagnose: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        key = fingerprint(root)
+        with self._lock:
+            kept = self._kept.get(name)
+        if kept is None or kept[0] != key:
+            kept = (key, diagnose())
+            with self._lock:
+                self._kept[name] = kept
+        return {**kept[1], "watcher": heartbeat(root)}

@@ -233,3 +233,30 @@ def test_a_page_reads_no_more_than_it_shows(serve_sample: Any, monkeypatch: Any)
         reads.clear()
         assert "deploy-commands" in client.get("/ui/search?q=how+do+I+deploy").text
         assert len(reads) < 100, len(reads)  # what recall reads, and the picks' descriptions
+
+
+def test_the_health_page_asks_doctor_again_only_when_something_it_reads_changed(
+    serve_sample: Any, monkeypatch: Any
+) -> None:
+    import kura.serve.pool as pool_module
+
+    calls: list[str] = []
+    real = pool_module.diagnose
+
+    def counted(store: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(store.name)
+        return real(store, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module, "diagnose", counted)
+    with serve_sample() as (url, root), httpx.Client(base_url=url, timeout=120) as client:
+        assert "no-such-runbook" not in client.get("/ui/health").text
+        client.get("/ui/health?page=1")
+        assert len(calls) == 1  # the second view is the first's report
+        topology = root / "deploy-topology.md"
+        topology.write_text(
+            topology.read_text(encoding="utf-8") + "\nSee [[no-such-runbook]].\n", encoding="utf-8"
+        )
+        assert "no-such-runbook" in client.get("/ui/health").text and len(calls) == 2
+        index = (root / "MEMORY.md").read_text(encoding="utf-8")
+        (root / "MEMORY.md").write_text(index.replace(DEPLOY_LINE + "\n", ""), encoding="utf-8")
+        assert "Fix index drift" in client.get("/ui/health").text and len(calls) == 3
