@@ -100,9 +100,11 @@ def main(argv: list[str]) -> None:
         generate(root, args.n, dead=args.dead)
         print(f"generated {args.n} memories in {time.perf_counter() - start:.1f} s")
     start = time.perf_counter()  # a complete search index: no background build while measuring
-    subprocess.run(
-        [sys.executable, "-m", "kura", "-s", str(root), "index"], check=True, env=ENV, capture_output=True
+    built = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "index"], env=ENV, capture_output=True
     )
+    if built.returncode not in (0, 2):  # 2: it was complete already
+        raise SystemExit(f"kura index failed:\n{built.stderr.decode()}")
     print(f"search index complete in {time.perf_counter() - start:.1f} s")
     config = work / "kura.toml"
     config.write_text(f'[stores.big]\npath = "{root}"\n')

@@ -32,7 +32,8 @@ from kura.life.why import explain, to_json
 from kura.request import CONTEXT
 from kura.serve.pool import MAX_BUDGET, MIN_BUDGET, InvalidRequest, StorePool
 from kura.serve.web_access import PAGE_HEADERS, same_origin
-from kura.serve.web_data import Reports, descriptions, links_into, page_number, paged
+from kura.serve.web_data import Kept, descriptions, links_into, page_number, paged
+from kura.serve.web_data import report as kept_report
 from kura.serve.web_edit import done_note, edit_refusal, edit_routes, health_fixes, memory_actions
 from kura.serve.web_pages import DraftView, Here, drafts_page, home, layout, memories_page, memory_page
 from kura.serve.web_pages import e as _e
@@ -55,7 +56,7 @@ def web_routes(service: StorePool) -> "APIRouter":
     from fastapi.responses import Response
 
     router = APIRouter(include_in_schema=False)
-    reports = Reports()
+    reports, listings = Kept(), Kept()
 
     def page(request: Request, run: Any) -> Response:
         try:
@@ -79,7 +80,9 @@ def web_routes(service: StorePool) -> "APIRouter":
             prefix + "/", _get(page, lambda here, request: _home(service, here)), methods=["GET"]
         )
         router.add_api_route(prefix + "/ui/drafts", _get(page, lambda here, r: (200, _drafts(service, here))))
-        router.add_api_route(prefix + "/ui/memories", _get(page, lambda here, r: _memories(service, here, r)))
+        router.add_api_route(
+            prefix + "/ui/memories", _get(page, lambda here, r: _memories(service, here, r, listings))
+        )
         router.add_api_route(
             prefix + "/ui/memory/{slug:path}",
             _get(
@@ -219,10 +222,13 @@ def _act(
     )
 
 
-def _memories(service: StorePool, here: Here, request: "Request") -> tuple[int, str]:
+def _memories(service: StorePool, here: Here, request: "Request", listings: Kept) -> tuple[int, str]:
     """A page of the memories (``?page=``, ``?type=``), with the count of each type."""
     kind = request.query_params.get("type") or None
-    everyone = service.memories(None, here.store, everything=True)
+    store = service.served(here.store).store
+    everyone = listings.get(
+        store.name, store.root, lambda: service.memories(None, here.store, everything=True)
+    )
     counts = Counter(str(m.get("type") or "?") for m in everyone)
     shown = [m for m in everyone if kind is None or str(m.get("type") or "?") == kind]
     number = page_number(request.query_params.get("page"))
@@ -264,9 +270,9 @@ def _context(service: StorePool, here: Here, request: "Request") -> tuple[int, s
     return 200, context_page(here, task, budget, told, (MIN_BUDGET, MAX_BUDGET))
 
 
-def _health(service: StorePool, here: Here, request: "Request", reports: Reports) -> tuple[int, str]:
+def _health(service: StorePool, here: Here, request: "Request", reports: Kept) -> tuple[int, str]:
     store = service.served(here.store).store
-    report = reports.report(store.name, store.root, lambda: service.doctor(here.store))
+    report = kept_report(reports, store.name, store.root, lambda: service.doctor(here.store))
     number = page_number(request.query_params.get("page"))
     findings = paged(report.get("findings") or [], number)
     refusal = edit_refusal(service, store)

@@ -9,10 +9,11 @@ SQLite read, no file parsed unless it changed) or from the few files they name.
 
 Doctor is the exception: its checks read every file with a finding again (1,000 dead links
 at 10,000 memories: about a second). So the health page keeps the last report of each store
-(``Reports``) while nothing doctor reads has changed — every memory file's and MEMORY.md's
-identity (inode, size, times), the state folder's own files but the caches that follow from
-the memories (the search index, the catalog, locks), and the day — and asks doctor again
-the moment any of it changes. The watcher's liveness is read fresh each time.
+(``Kept``; the memories page keeps its listing too) while nothing doctor reads has changed:
+every memory file's and MEMORY.md's identity (inode, size, times), the state folder's own
+files but the caches that follow from the memories (the search index, the catalog, locks),
+and the day. Doctor is asked again the moment any of it changes; the watcher's liveness is
+read fresh each time.
 """
 
 from __future__ import annotations
@@ -112,19 +113,26 @@ def fingerprint(root: Path) -> tuple[Any, ...]:
     return dt.date.today(), tuple(file_stats(root)), tuple(sorted(state))
 
 
-class Reports:
-    """The last doctor report of each store, while its ``fingerprint`` holds."""
+class Kept:
+    """The last answer of each store (a doctor report, a listing), while its ``fingerprint``
+    holds."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._kept: dict[str, tuple[tuple[Any, ...], Any]] = {}
         self._lock = threading.Lock()
 
-    def report(self, name: str, root: Path, diagnose: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        key = fingerprint(root)
+    def get(self, name: str, root: Path, make: Callable[[], T]) -> T:
+        key = fingerprint(root)  # taken first: a change while ``make`` runs is seen next time
         with self._lock:
             kept = self._kept.get(name)
         if kept is None or kept[0] != key:
-            kept = (key, diagnose())
+            kept = (key, make())
             with self._lock:
                 self._kept[name] = kept
-        return {**kept[1], "watcher": heartbeat(root)}
+        found: T = kept[1]
+        return found
+
+
+def report(kept: Kept, name: str, root: Path, diagnose: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Doctor's report of a store, from ``kept`` while it holds; the watcher read fresh."""
+    return {**kept.get(name, root, diagnose), "watcher": heartbeat(root)}

@@ -223,7 +223,7 @@ def _fix(service: StorePool, here: Here, request: "Request", what: str) -> "tupl
     store = service.served(here.store).store
     changes = fix_index(store) if what == "index" else fix_flat(store)
     if changes and what == "flat":
-        service.changed({f"{slug}.md" for slug in store.slugs()}, here.store)
+        service.changed({"./"}, here.store)  # as a folder that moved: the next recall compares every file
     return _redirect(here, "/ui/health", what if changes else "nothing")
 
 

@@ -208,6 +208,8 @@ def test_the_memories_and_the_findings_come_a_page_at_a_time(serve_sample: Any) 
             shown.group(1)
         ) - 200 * (pages - 1)
         assert len(client.get("/ui/memories").content) < 100_000
+        write_memory(root, "zz-late", "user", "written after the page was shown")  # the kept listing goes
+        assert "Showing 1–200 of 451 memories." in client.get("/ui/memories").text
 
 
 def test_a_page_reads_no_more_than_it_shows(serve_sample: Any, monkeypatch: Any) -> None:
@@ -260,3 +262,21 @@ def test_the_health_page_asks_doctor_again_only_when_something_it_reads_changed(
         index = (root / "MEMORY.md").read_text(encoding="utf-8")
         (root / "MEMORY.md").write_text(index.replace(DEPLOY_LINE + "\n", ""), encoding="utf-8")
         assert "Fix index drift" in client.get("/ui/health").text and len(calls) == 3
+
+
+def test_the_flat_frontmatter_is_quoted_from_the_health_page(serve_sample: Any) -> None:
+    with serve_sample() as (url, root), httpx.Client(base_url=url, timeout=120) as client:
+        flat = root / "flat-note.md"
+        flat.write_text(
+            "---\nname: flat note\ndescription: deploys: on fridays only\ntype: project\n---\n\nbody\n"
+        )
+        page = client.get("/ui/health").text
+        assert "Quote the flat frontmatter" in page
+        answer = client.post("/ui/health/fix", data={"what": "flat"}, headers={"Origin": url})
+        assert answer.status_code == 303 and answer.headers["location"] == "/ui/health?done=flat"
+        assert flat.read_text() == (
+            "---\nname: flat note\ndescription: 'deploys: on fridays only'\ntype: project\n---\n\nbody\n"
+        )
+        again = client.post("/ui/health/fix", data={"what": "flat"}, headers={"Origin": url})
+        assert again.headers["location"] == "/ui/health?done=nothing"
+        assert "Nothing needed fixing." in client.get(again.headers["location"]).text
