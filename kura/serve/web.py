@@ -32,7 +32,7 @@ from kura.life.why import explain, to_json
 from kura.request import CONTEXT
 from kura.serve.pool import MAX_BUDGET, MIN_BUDGET, InvalidRequest, StorePool
 from kura.serve.web_access import PAGE_HEADERS, same_origin
-from kura.serve.web_data import Kept, descriptions, links_into, page_number, paged
+from kura.serve.web_data import Kept, descriptions, links_of, page_number, paged
 from kura.serve.web_data import report as kept_report
 from kura.serve.web_edit import done_note, edit_refusal, edit_routes, health_fixes, memory_actions
 from kura.serve.web_pages import DraftView, Here, drafts_page, home, layout, memories_page, memory_page
@@ -56,7 +56,7 @@ def web_routes(service: StorePool) -> "APIRouter":
     from fastapi.responses import Response
 
     router = APIRouter(include_in_schema=False)
-    reports, listings = Kept(), Kept()
+    reports, listings, links = Kept(), Kept(), Kept()
 
     def page(request: Request, run: Any) -> Response:
         try:
@@ -87,7 +87,9 @@ def web_routes(service: StorePool) -> "APIRouter":
             prefix + "/ui/memory/{slug:path}",
             _get(
                 page,
-                lambda here, r: _memory(service, here, r.path_params["slug"], r.query_params.get("done")),
+                lambda here, r: _memory(
+                    service, here, r.path_params["slug"], links, r.query_params.get("done")
+                ),
             ),
         )
         router.add_api_route(prefix + "/ui/search", _get(page, lambda here, r: _search(service, here, r)))
@@ -235,10 +237,13 @@ def _memories(service: StorePool, here: Here, request: "Request", listings: Kept
     return 200, memories_page(here, paged(shown, number), counts, kind)
 
 
-def _memory(service: StorePool, here: Here, slug: str, done: str | None = None) -> tuple[int, str]:
+def _memory(
+    service: StorePool, here: Here, slug: str, kept: Kept, done: str | None = None
+) -> tuple[int, str]:
     memory = service.memory(slug, here.store)
     store = service.served(here.store).store
-    links_in, known = links_into(store, memory["slug"])
+    turned = kept.get(store.name, store.root, lambda: links_of(store))
+    links_in, known = list(turned.into.get(memory["slug"], ())), set(turned.slugs)
     meta = memory.get("meta") or {}
     retired = bool(meta.get("archived") or meta.get("superseded_by"))
     actions = memory_actions(here, memory["slug"], edit_refusal(service, store), retired=retired)

@@ -76,12 +76,23 @@ def paged(rows: Sequence[T], number: int, size: int = PAGE) -> Paged[T]:
     return Paged(tuple(rows[start : start + size]), number, pages, len(rows), size)
 
 
-def links_into(store: Store, slug: str) -> tuple[list[str], set[str]]:
-    """(the memories whose ``[[links]]`` name ``slug``, sorted; every memory's slug), from
-    the catalog: no file is read unless it changed since the last scan."""
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Every memory's slug, and for each slug the memories whose ``[[links]]`` name it."""
+
+    slugs: frozenset[str]
+    into: dict[str, tuple[str, ...]]
+
+
+def links_of(store: Store) -> Links:
+    """The store's links turned round, from the catalog: no file is read unless it changed
+    since the last scan."""
     catalog = entries(store)
-    into = sorted(other for other, entry in catalog.items() if slug in entry.links)
-    return into, set(catalog)
+    into: dict[str, list[str]] = {}
+    for source, entry in catalog.items():
+        for target in dict.fromkeys(entry.links):
+            into.setdefault(target, []).append(source)
+    return Links(frozenset(catalog), {target: tuple(sorted(found)) for target, found in into.items()})
 
 
 def descriptions(store: Store, slugs: Iterable[str]) -> dict[str, str]:
