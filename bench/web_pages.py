@@ -13,8 +13,9 @@ its start-up work (its watcher hashes every file once), then each page is asked 
 times. The figures are the median wall time of those requests as this process sees them,
 the server process's CPU seconds a request (from /proc, Linux only) and the page's size,
 beside the target (issue 33: every page ≤ 0.5 s warm at 10,000 memories, its work in
-proportion to what it shows). The load average is printed with them: the machine is
-shared, so read CPU beside wall.
+proportion to what it shows), each marked ok or over by its CPU seconds, as
+``map_scale.py`` marks its figures: the machine is shared, and the load average, printed
+with them, inflates the wall time far more.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def main(argv: list[str]) -> None:
         print(f"{'page':<15} {'wall':>8} {'server CPU':>11} {'size':>11}  target")
         for name, path in PAGES:
             wall, size, used = measure(url, proc.pid, path, args.runs)
-            mark = "ok" if wall <= TARGET else "over"
+            mark = "ok" if used <= TARGET else "over"  # by CPU, as map_scale.py marks: load inflates wall
             said = f" (HTTP {statuses[path]})" if statuses[path] != 200 else ""
             print(f"{name:<15} {wall:>7.3f}s {used:>10.3f}s {size:>10,}B  ≤ {TARGET} s {mark}{said}")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
