@@ -280,3 +280,15 @@ def test_the_flat_frontmatter_is_quoted_from_the_health_page(serve_sample: Any) 
         again = client.post("/ui/health/fix", data={"what": "flat"}, headers={"Origin": url})
         assert again.headers["location"] == "/ui/health?done=nothing"
         assert "Nothing needed fixing." in client.get(again.headers["location"]).text
+
+
+def test_the_kept_pages_follow_a_file_written_meanwhile(serve_sample: Any) -> None:
+    """The graph, the memories and the links into a memory are kept between views, and
+    drawn again as soon as a file changes."""
+    with serve_sample() as (url, root), httpx.Client(base_url=url, timeout=120) as client:
+        for path in ("/ui/graph", "/ui/memories", "/ui/memory/deploy-commands"):
+            assert "freshly-written" not in client.get(path).text
+        write_memory(root, "freshly-written", "project", "a new fact", body="see [[deploy-commands]]")
+        assert '"slug": "freshly-written"' in client.get("/ui/graph").text
+        assert "freshly-written" in client.get("/ui/memories").text
+        assert "freshly-written" in client.get("/ui/memory/deploy-commands").text  # a link in
