@@ -16,7 +16,11 @@ under a Content-Security-Policy that allows no inline script and no other origin
   ``--readonly`` and the store's policy lets the distiller write; their POSTs check the same
   again and also need an ``Origin`` naming this server (no cross-site form can pour). Pour
   is ``kura.distill.drafts.pour`` — the door ``kura distill pour`` uses — and a tampered
-  or incomplete draft is refused before it (it stays staged, shown and marked).
+  or incomplete draft is refused before it (it stays staged, shown and marked). Editing,
+  forgetting and the health page's fixes are ``kura.serve.web_edit``'s, under the same rules
+  for the person's own writes (the store must take direct writes).
+* **Big stores.** The memories and the findings come a page at a time, and what a page
+  shows is read from the catalog or from the few files it names (``kura.serve.web_data``).
 """
 
 import datetime as _dt
