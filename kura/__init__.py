@@ -9,6 +9,8 @@ The public Python API. A store is a folder of one-fact markdown files plus ``MEM
     store.show("deploy-day").description
     [m.slug for m in store.list(type="feedback")]
     kura.Thread.of(store, "support-4711").write("work:current-project", "the A2A handshake")
+    kura.edit(store, kura.EditRequest("deploy-day", "append", text="Not on holidays."))
+    [v.who for v in kura.history(store, "deploy-day").versions]
 
 Configured stores and modes: ``kura.load_config().open("main")``.
 """
@@ -33,7 +35,10 @@ from kura.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from kura.config import Config, load_config
+    from kura.life.edit import edit
+    from kura.life.history import history
     from kura.recall.context import Context, context
+    from kura.request import EditRequest
     from kura.store.store import Memory, Store, WriteResult, init_store
     from kura.threads import Thread
 
@@ -42,7 +47,10 @@ if TYPE_CHECKING:
 _LAZY = {
     "Config": "kura.config",
     "Context": "kura.recall.context",
+    "EditRequest": "kura.request",
     "context": "kura.recall.context",
+    "edit": "kura.life.edit",
+    "history": "kura.life.history",
     "load_config": "kura.config",
     "Memory": "kura.store.store",
     "Store": "kura.store.store",
@@ -55,6 +63,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Context",
+    "EditRequest",
     "KuraError",
     "Memory",
     "ModelUnavailable",
@@ -67,6 +76,8 @@ __all__ = [
     "UnknownStore",
     "WriteResult",
     "context",
+    "edit",
+    "history",
     "init_store",
     "load_config",
     "open_store",

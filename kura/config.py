@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from kura.store.store import Store
 
 from kura.errors import ConfigError, NoStore, UnknownStore
+from kura.files import kura_compat
 from kura.files import toml_shape as shape
 from kura.files.model_table import ModelConfig as ModelConfig  # re-exported: callers import it from here
 from kura.files.model_table import roles
@@ -303,12 +304,13 @@ def load_config(
     if path is None:
         return _with_project(_no_config(env, here), find_project_store(here))
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        text = path.read_text(encoding="utf-8-sig")
+        raw = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: cannot read ({err})") from err
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML ({err}); fix that line") from err
-    config = parse_config(raw, path)
+    config = parse_config(raw, path, text)
     if explicit or path == here / "kura.toml":  # a config chosen for this place keeps its default
         return replace(config, why=f"the default in {path}")
     return _with_project(config, find_project_store(here))
@@ -365,12 +367,14 @@ def _free_name(folder: str, config: Config) -> str:
     return next(name for name in itertools.chain((base, "project"), numbered) if name not in taken)
 
 
-def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
-    where = str(source or "kura.toml")
+def parse_config(raw: dict[str, Any], source: Path | None = None, text: str = "") -> Config:
     try:
         return _parse(raw, source)
-    except ConfigError as err:
-        raise ConfigError(f"{where}: {err}") from None
+    except ConfigError as err:  # named by its file, and its line when ``text`` shows which
+        from kura.files.toml_lines import located
+
+        at = located(str(source or "kura.toml"), text, err.table, err.key)
+        raise ConfigError(f"{at}: {err}", table=err.table, key=err.key) from None
 
 
 def _parse(raw: dict[str, Any], source: Path | None) -> Config:
@@ -401,13 +405,17 @@ def _parse(raw: dict[str, Any], source: Path | None) -> Config:
             )
         if not isinstance(target, str) or target not in stores:
             raise ConfigError(
-                f"[modes] {mode} = {target!r} names no store (stores: {', '.join(sorted(stores))})"
+                f"[modes] {mode} = {target!r} names no store (stores: {', '.join(sorted(stores))})",
+                table="modes",
+                key=mode,
             )
     default = server.get("default")
     if default is not None and default not in stores and default not in modes:
-        raise ConfigError(f"[server] default = {default!r} names no store or mode")
+        said = f"[server] default = {default!r} names no store or mode"
+        raise ConfigError(said, table="server", key="default")
     if not server.get("allow_path_overlap"):
         _check_paths(stores)
+    kura_compat.check(raw)  # a distill-kura key kura would keep and ignore is refused
     return Config(
         source=source,
         stores=stores,
@@ -425,7 +433,7 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
     where = f"stores.{name}"
     table = shape.table(where, table, _STORE)
     if not str(table.get("path", "")).strip():
-        raise ConfigError(f'[{where}] has no path; add path = "~/kura/{name}"')
+        raise ConfigError(f'[{where}] has no path; add path = "~/kura/{name}"', table=where)
     if "readonly" in table and "write_policy" in table:
         raise ConfigError(f"[{where}] sets both readonly and write_policy; keep write_policy only")
     for nested, types in (("prefill", _PREFILL), ("distill", _DISTILL), ("fastpath", _FASTPATH)):
@@ -433,12 +441,15 @@ def _store(name: str, table: Any, base: Path, profiles: dict[str, Any]) -> Store
     checked(table.get("prefill", {}).get("max_chars", 0), f"[{where}.prefill] max_chars")
     policy = table.get("write_policy", "distiller-only" if table.get("readonly") else "direct-allowed")
     if policy not in POLICIES:
-        raise ConfigError(f"[{where}] write_policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        said = f"[{where}] write_policy must be one of {', '.join(POLICIES)}, got {policy!r}"
+        raise ConfigError(said, table=where, key="write_policy")
     profile = table.get("model_profile", "")
     if profile and profile not in profiles:
         raise ConfigError(
             f"[{where}] model_profile = {profile!r} is not defined; add "
-            f"[model_profiles.{profile}.thinker] or remove the key"
+            f"[model_profiles.{profile}.thinker] or remove the key",
+            table=where,
+            key="model_profile",
         )
     path = Path(table["path"]).expanduser()
     return StoreConfig(

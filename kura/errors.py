@@ -67,7 +67,13 @@ class UnknownStore(NotFound):
 
 
 class ConfigError(KuraError):
-    """The configuration is invalid; the message names the key."""
+    """The configuration is invalid; the message names the key. ``table`` and ``key`` (a
+    dotted table path, "" for the top level) say where, so the loader can add the line."""
+
+    def __init__(self, message: str, *, table: str | None = None, key: str = "") -> None:
+        self.table = table
+        self.key = key
+        super().__init__(message)
 
 
 class PolicyRefused(KuraError):

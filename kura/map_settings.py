@@ -59,6 +59,7 @@ class MapSettings:
     header: str = ""
     cloth_path: str = ""
     sector_header: str = ""  # over the hard limit or a ceiling: the outline's own header
+    verbatim_after: str = ""  # an index heading: from it on, every line goes into the map as written
     max_chars: int = 0
 
     @classmethod

@@ -115,3 +115,49 @@ class RememberRequest:
 RECALL = RecallRequest("")  # the defaults, for signatures and help texts
 CONTEXT = ContextRequest("")
 REMEMBER = RememberRequest("", "")
+
+
+EDIT_OPS = ("append", "prepend", "replace", "section", "rename", "forget", "purge")
+_EDIT_NEEDS = {
+    "append": ("text",), "prepend": ("text",), "replace": ("find",), "section": ("heading", "text"),
+    "rename": ("to",), "forget": (), "purge": ("confirm",),
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class EditRequest:
+    """One change to a memory in place (``kura.life.edit``): ``op`` and the fields it reads —
+    ``text`` (append, prepend; replace's new words, "" to remove the phrase; a section's new
+    body), ``find`` (the phrase replace looks for, once), ``heading`` (section), ``to``
+    (rename: the new slug), ``reason`` (forget) and ``confirm`` (purge: the slug again, as
+    the one real deletion asks)."""
+
+    slug: str
+    op: str
+    text: str = ""
+    find: str = ""
+    heading: str = ""
+    to: str = ""
+    reason: str = ""
+    confirm: str = ""
+
+    def problem(self) -> str:
+        """What is missing or wrong, said for the person who sent it ("" when nothing is)."""
+        if self.op not in EDIT_OPS:
+            return f"op {self.op[:40]!r} is not one of {', '.join(EDIT_OPS)}"
+        if not self.slug.strip():
+            return "slug is empty: name the memory to edit"
+        if self.op == "purge" and self.confirm.strip() != self.slug.strip():
+            return (
+                f"purge deletes {self.slug[:80]!r} for good: send confirm equal to the slug to say so "
+                "(nothing was removed)"
+            )
+        missing = [name for name in _EDIT_NEEDS[self.op] if not getattr(self, name).strip()]
+        return f"{self.op} needs {' and '.join(missing)}" if missing else ""
+
+    def checked(self) -> Self:
+        """This request, or InvalidRequest saying what it lacks."""
+        problem = self.problem()
+        if problem:
+            raise InvalidRequest(problem)
+        return self

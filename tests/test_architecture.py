@@ -66,6 +66,8 @@ TYPER = "typer start: every other command (`kura list`) would load "
 HELLO = "fast path: `kura mcp` answers initialize before it loads "
 WITH_SERVER = "comes with fastapi/uvicorn/mcp (HEAVY), loaded only when a server or MCP runs"
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
+    ("life/history.py", "kura.life.purge"): "the tombstones (and the search stack purge loads), read only "
+    "for a memory whose file is gone; kura_history is listed by kura mcp before any store opens",
     ("__init__.py", "kura.store.store"): "the public API is lazy: `import kura` loads no store",
     ("cli/entry.py", "kura.cli.commands"): FAST + "typer, pydantic and every command",
     ("cli/entry.py", "kura.cli.recall"): FAST + "the recall stack (yaml, sqlite3, numpy)",
@@ -88,7 +90,9 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("map/prefill.py", "kura.store.store"): FAST + "the store (yaml, filelock)",
     ("map/prefill.py", "kura.text.secrets"): FAST + "the secret patterns (a missing map's name only)",
     ("config.py", "kura.store.store"): FAST + "the store (yaml, filelock); prefill reads the config",
+    ("config.py", "kura.files.toml_lines"): FAST + "the line finder: only a refused kura.toml needs it",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
+    ("cli/import_kura.py", "kura.distill"): TYPER + "the distiller, for `kura import kura`'s drafts",
     ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",
     ("cli/entry.py", "kura.hosts.capture"): FAST
     + "typer and every command: a host waits on `kura hook capture`",

@@ -11,7 +11,8 @@ from kura.cli.registration import register_store
 from kura.config import find_config, load_config, parse_config, user_config_path
 from kura.errors import ConfigError, UnknownStore
 
-# A config in distill-kura's shape, using every table it documents.
+# A config in distill-kura's shape, using every table it documents that kura does too (the
+# keys kura refuses, and the values it accepts of them, are in tests/files/test_kura_compat.py).
 DISTILL_KURA_STYLE = """
 [server]
 host = "127.0.0.1"
@@ -68,21 +69,16 @@ pinned_types = ["feedback", "user"]
 trigger_tokens = 24
 
 [fastpath]
-enabled = true
-gate = 1.0
-
-[[payforward.mouths]]
-name = "cpu"
-url = "http://127.0.0.1:8014"
-store = "main"
+enabled = false
 
 [distill]
 language = "English"
-scribe_slots = 4
+scribe_slots = 1
 chunk_chars = 200_000
+max_items = 6
 idle_min = 10
 backoff_min = 20
-yield_on_return = true
+yield_on_return = false
 
 [distill.journals]
 claude = "~/.claude/projects/demo"

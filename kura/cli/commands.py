@@ -36,6 +36,7 @@ from kura.cli.base import (
     store_or_new,
     warn,
 )  # fmt: skip
+from kura.cli.import_kura import import_distill_kura
 from kura.cli.listed import show_listing
 from kura.cli.map import prefill_block, weave_command
 from kura.cli.registration import register_store
@@ -370,8 +371,11 @@ def import_kura(
     folder: Annotated[Path, typer.Argument(help="A distill-kura store folder.")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Import a distill-kura store."""
-    _import(ctx, folder, "kura", as_json)
+    """Import a distill-kura store: its memories, byte for byte, and the work it had in
+    progress — staged drafts (through kura's gate and floor again, signed with this store's
+    key), journal watermarks (onto this store's configured journals, so no transcript is read
+    twice) and seeds. Says what it brought and, line by line, what it could not."""
+    import_distill_kura(ctx, folder, as_json)
 
 
 def _import(ctx: typer.Context, folder: Path, kind: str, as_json: bool) -> None:
@@ -408,6 +412,7 @@ from kura.cli import (  # noqa: E402,F401 - register their commands after the re
     capture,
     context,
     distill,
+    edit,
     eval,  # noqa: A004 - the module kura.cli.eval, not the builtin
     git,
     hook,

@@ -74,10 +74,11 @@ def run(
     stage drafts. With a brain model (or a thinker it inherits) the brain spots too and the
     scribe writes; with none, rules and templates do it all."""
     from kura.distill.model_steps import Minds
+    from kura.distill.reading import Reading
     from kura.distill.run import run_pass
 
     config, chosen, journals, opened = _distilling(ctx, store)
-    minds = Minds(charter=opened.charter)
+    minds = Minds(charter=opened.charter, reading=Reading.of(config.distill, chosen.distill))
     if not no_model:
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()
@@ -318,6 +319,7 @@ def night(
     Exit 0 on a clean stop; with --once, 0 when it did work, 2 when there was nothing to do,
     1 when a pass or drain failed."""
     from kura.distill.night import Night, snapshot, tasks_for
+    from kura.distill.reading import Reading
 
     config, chosen, journals, opened = _distilling(ctx, store)
 
@@ -332,9 +334,9 @@ def night(
         return with_hosts(configured, opened)
 
     window = config.map_settings(chosen).window_tokens
-    tasks = tasks_for(
-        opened, current, config.scribe_for(chosen), config.brain_for(chosen), window_tokens=window
-    )
+    reading = Reading.of(config.distill, chosen.distill)
+    scribe, brain = config.scribe_for(chosen), config.brain_for(chosen)
+    tasks = tasks_for(opened, current, scribe, brain, window_tokens=window, reading=reading)
     quiet = _minutes(idle_min, "idle_min", chosen.distill, config.distill, 20.0) or 0.0
     idle = idle_sec if idle_sec is not None else 60 * quiet
     backoff = _minutes(backoff_min, "backoff_min", chosen.distill, config.distill, None)

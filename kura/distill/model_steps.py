@@ -26,6 +26,7 @@ from kura.distill.candidate import Candidate
 from kura.distill.compose import DESC_CHARS, TITLE_CHARS, Composed, unique_slug
 from kura.distill.final_check import violations
 from kura.distill.gate import KINDS, MAX_QUOTES, MIN_QUOTE_CHARS, Verdict
+from kura.distill.reading import Reading
 from kura.llm import NoAnswer, Usage, chat, clip, last_json_object, with_charter
 from kura.transcripts.segments import Segment
 
@@ -78,6 +79,7 @@ class Minds:
     scribe: ModelConfig | None = None
     charter: str = ""
     usage: Usage = field(default_factory=Usage)
+    reading: Reading = field(default_factory=Reading)  # [distill] chunk_chars, max_items
     down: str = ""  # why the pass stopped asking, once a call got no answer
 
     def usable(self, model: ModelConfig | None) -> ModelConfig | None:
@@ -99,10 +101,10 @@ def render(segments: Sequence[Segment], start: int = 1) -> list[str]:
     return lines
 
 
-def chunks(segments: Sequence[Segment], budget_tokens: int) -> list[str]:
-    """The rendered stretch cut into pieces of about ``budget_tokens`` each, on segment
-    boundaries."""
-    limit = max(budget_tokens, 1_000) * 4
+def chunks(segments: Sequence[Segment], budget_tokens: int, *, chars: int = 0) -> list[str]:
+    """The rendered stretch cut into pieces of about ``budget_tokens`` each (of at most
+    ``chars`` characters when that is given), on segment boundaries."""
+    limit = chars or max(budget_tokens, 1_000) * 4
     out: list[str] = []
     piece: list[str] = []
     size = 0
@@ -125,8 +127,8 @@ def spot(minds: Minds, segments: Sequence[Segment]) -> tuple[list[Candidate], in
     malformed = 0
     if model is None or not segments:
         return found, malformed
-    system = with_charter(minds.charter, SPOT_INSTRUCTIONS)
-    for piece in chunks(segments, model.budget or DEFAULT_BUDGET):
+    system = with_charter(minds.charter, SPOT_INSTRUCTIONS + minds.reading.told())
+    for piece in chunks(segments, model.budget or DEFAULT_BUDGET, chars=minds.reading.chunk_chars):
         user = f"<transcript>\n{piece}\n</transcript>"
         reply = chat(model, system, user, max_tokens=2_000, usage=minds.usage)
         if isinstance(reply, NoAnswer):
@@ -137,7 +139,7 @@ def spot(minds: Minds, segments: Sequence[Segment]) -> tuple[list[Candidate], in
         if not isinstance(items, list):
             malformed += 1
             continue
-        for item in items:
+        for item in items[: minds.reading.max_items or None]:
             candidate = _candidate(item)
             if candidate is None:
                 malformed += 1

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from kura.distill.drain import drain
 from kura.distill.ladder import WINDOW_TOKENS
 from kura.distill.model_steps import Minds
+from kura.distill.reading import Reading
 from kura.distill.run import run_pass
 from kura.store.store import Store
 from kura.threads.groom import groom
@@ -84,6 +85,7 @@ def tasks_for(
     brain: ModelConfig | None = None,
     *,
     window_tokens: int = WINDOW_TOKENS,
+    reading: Reading | None = None,
 ) -> list[Task]:
     """One pass over ``store``'s journals (the brain spotting when there is one; the ladder's
     window is ``window_tokens``), then one drain when a scribe is configured, then grooming
@@ -91,7 +93,7 @@ def tasks_for(
     before each pass (transcripts a hook registers meanwhile are read too)."""
 
     def one_pass() -> NightReport:
-        minds = Minds(brain=brain, scribe=scribe, charter=store.charter)
+        minds = Minds(brain=brain, scribe=scribe, charter=store.charter, reading=reading or Reading())
         now = journals() if callable(journals) else journals
         metrics = run_pass(store, now, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)

@@ -191,6 +191,7 @@ def one_pass(store_root: Path, cwd: Path) -> str:
     """One pass over the store's journals, then the ladder's TIDE for each compaction mark;
     the line to log. Every failure is the line, never raised."""
     from kura.distill.model_steps import Minds
+    from kura.distill.reading import Reading
     from kura.distill.run import journals_for, run_pass
     from kura.hosts.claude_memory import absorb
     from kura.life.scratch import fell_out
@@ -201,7 +202,8 @@ def one_pass(store_root: Path, cwd: Path) -> str:
         store = chosen.open()
         absorbed = absorb(store)
         own = journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
-        minds = Minds(brain=config.brain_for(chosen), scribe=config.scribe_for(chosen), charter=store.charter)
+        reading = Reading.of(config.distill, chosen.distill)
+        minds = Minds(config.brain_for(chosen), config.scribe_for(chosen), store.charter, reading=reading)
         window = config.map_settings(chosen).window_tokens
         metrics = run_pass(store, hj.with_hosts(own, store), minds=minds, window_tokens=window)
         done: dict[Path, tuple[int, ...]] = {}

@@ -7,8 +7,9 @@ people's writes, and both must show):
 - the frontmatter's dates: ``created``, ``updated`` (``kura remember`` writes both),
   ``valid_until`` with ``superseded_by`` (a correction), ``archived`` (a forget);
 - in a git work tree, the commits in the window that added (created) or changed a memory's
-  file, and the files changed but not yet committed or not yet tracked, dated by their
-  file time — git's word that these edits are real.
+  file (a rename, ``kura rename``'s or git's, is a change, "renamed from OLD", not a
+  creation), and the files changed but not yet committed or not yet tracked, dated by
+  their file time — git's word that these edits are real.
 
 File times alone are not used outside git: a copy, restore or checkout stamps every file
 with one moment (``kura.map.age`` explains it), and "everything changed today" is no
@@ -174,7 +175,7 @@ def _git_events(root: Path, rel_slug: dict[str, str], start: dt.date) -> list[Ev
             return None
         prefix = inside.text.split("\n")[1] if "\n" in inside.text else ""
         log = run(root, "-c", "core.quotePath=false", "log", f"--since={start.isoformat()} 00:00",
-                  "--format=%x00%ct", "--name-status", "--no-renames", "--relative", "--", ".",
+                  "--format=%x00%ct", "--name-status", "--find-renames", "--relative", "--", ".",
                   check=False)  # fmt: skip
         status = run(root, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
                      "--untracked-files=all", "--", ".", check=False)  # fmt: skip
@@ -191,11 +192,13 @@ def _committed(log: str, rel_slug: dict[str, str]) -> list[Event]:
         if line.startswith("\0"):
             day = dt.datetime.fromtimestamp(int(line[1:])).date()
             continue
-        code, _, rel = line.partition("\t")
-        if day is None or rel not in rel_slug or code[:1] not in ("A", "M"):
+        code, _, names = line.partition("\t")
+        rel = names.rsplit("\t", 1)[-1]  # a rename names the old path, then the new one
+        if day is None or rel not in rel_slug or code[:1] not in ("A", "M", "R"):
             continue
         what: What = "created" if code.startswith("A") else "changed"
-        events.append(Event(rel_slug[rel], what, day, "git"))
+        moved = f"renamed from {names.split(chr(9), 1)[0].removesuffix('.md')}" if code[:1] == "R" else ""
+        events.append(Event(rel_slug[rel], what, day, "git", moved))
     return events
 
 

@@ -8,6 +8,7 @@ file that is not what kura writes (read by ``kura.store.state``'s rules) counts 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 from collections.abc import Iterable
@@ -60,3 +61,13 @@ def forget(state_dir: Path, slug: str) -> None:
     if known.pop(slug, None) is not None:
         data = {s: [u.last.isoformat() if u.last else "", u.count] for s, u in sorted(known.items())}
         write_atomic(state_dir / FILE, (json.dumps(data, indent=0) + "\n").encode("utf-8"))
+
+
+def moved(state_dir: Path, old: str, new: str) -> None:
+    """A renamed memory keeps its marks (decay would take it for one never used)."""
+    known = load(state_dir)
+    if old in known:
+        known[new] = known.pop(old)
+        data = {s: [u.last.isoformat() if u.last else "", u.count] for s, u in sorted(known.items())}
+        with contextlib.suppress(OSError, StoreError):  # derived: a lost mark only makes decay harsher
+            write_atomic(state_dir / FILE, (json.dumps(data, indent=0) + "\n").encode("utf-8"))

@@ -89,7 +89,8 @@ def layering(
         return cached
     index = parse_index(data.decode("utf-8", errors="replace"))
     triggers, calls, capped = _triggers(db, index, entries, settings, scribe, max_calls)
-    lines = [_layer(line, entries, triggers, settings) for line in index.lines]
+    layered = [_layer(line, entries, triggers, settings) for line in index.lines]
+    lines = verbatim(layered, settings.verbatim_after)
     fresh = Layering(lines, sector_map(index), calls, capped)
     if state is not None:
         fresh = fresh._replace(unsaved=_save(state / CACHE, key, fresh))
@@ -210,6 +211,21 @@ def _layer(
     cost = (full, estimate_tokens(folded), bare)
     return Layered(layer="trigger", text=line.text, short=folded, slug=slug, kind=line.kind, head=line.head,
                    slugs=line.slugs, cost=cost)  # fmt: skip
+
+
+def verbatim(lines: list[Layered], heading: str) -> list[Layered]:
+    """``[prefill] verbatim_after``: from the index line ``heading`` on (an appendix, say),
+    every line goes into the map as written, never squeezed to a trigger."""
+    start = next((i for i, line in enumerate(lines) if heading and line.text.strip() == heading.strip()), -1)
+    if start < 0:
+        return lines
+    return lines[:start] + [_as_written(line) for line in lines[start:]]
+
+
+def _as_written(line: Layered) -> Layered:
+    if line.layer != "trigger":
+        return line
+    return line._replace(layer="other", short=line.text, cost=(line.cost[0],) * 3)
 
 
 def marked(text: str) -> bool:

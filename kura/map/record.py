@@ -40,10 +40,14 @@ def stored_map(
     from one of ``scribes``, the cloth at ``cloth`` (where the settings put it) is the one
     that weave wrote, and it recorded the cloth's folds (a map.json from before folds were
     recorded is woven again, once)."""
-    found = last_map(root, cloth)
-    if found is None or found[0]["fingerprint"] != stamp or found[0]["scribe"] not in scribes:
+    try:  # the record says whether it is current: the cloth is read only when it is
+        meta = map_meta(root)
+    except KuraError:
         return None
-    return found if isinstance(found[0].get("folds"), list) else None
+    if meta is None or meta["fingerprint"] != stamp or meta["scribe"] not in scribes:
+        return None
+    found = last_map(root, cloth, meta)
+    return found if found is not None and isinstance(found[0].get("folds"), list) else None
 
 
 def pinned_lines(meta: dict[str, Any], text: str) -> list[int] | None:
@@ -57,11 +61,14 @@ def pinned_lines(meta: dict[str, Any], text: str) -> list[int] | None:
     return raw if raw == sorted(set(raw)) else None
 
 
-def last_map(root: Path, cloth: Path) -> tuple[dict[str, Any], str] | None:
+def last_map(
+    root: Path, cloth: Path, meta: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], str] | None:
     """The last map woven — whatever has changed since — when its record is whole and the
-    cloth at ``cloth`` is exactly the one that weave wrote."""
+    cloth at ``cloth`` is exactly the one that weave wrote (``meta``: the record, when the
+    caller has just read it)."""
     try:
-        meta = map_meta(root)
+        meta = map_meta(root) if meta is None else meta
     except KuraError:  # a .kura that is a link or a file: nothing stored is read through it
         return None
     if meta is None:

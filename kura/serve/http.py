@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from kura.errors import KuraError, ModelUnavailable, NotFound, PolicyRefused, StoreError, UnknownStore
 from kura.serve.access import Guard, check_bind, error_body, shorten
+from kura.serve.edit_routes import edit_routes
 from kura.serve.graph_page import graph_routes
 from kura.serve.listener import Deadlines, address_of, listen, uvicorn_config
 from kura.serve.mcp_server import streamable_http
@@ -341,8 +342,9 @@ def create_app(
     router = _routes(service)
     app.include_router(router)
     app.include_router(router, prefix="/s/{name}", dependencies=[Depends(path_store)])
-    for prefix, checks in (("", []), ("/s/{name}", [Depends(path_store)])):  # GET /ui/graph
+    for prefix, checks in (("", []), ("/s/{name}", [Depends(path_store)])):  # /ui/graph, /edit, /history
         app.include_router(graph_routes(service, _choose), prefix=prefix, dependencies=checks)
+        app.include_router(edit_routes(service, _choose), prefix=prefix, dependencies=checks)
     app.include_router(thread_routes(service, bound=thread))
     app.include_router(web_routes(service))  # the pages at / and /ui/ (kura.serve.web)
     if mcp is not None:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from kura.config import load_config
 from kura.errors import KuraError, NotFound
+from kura.request import EditRequest
+from kura.serve import edit_ops
 from kura.serve.mcp_listeners import Listeners, watch_stores
 from kura.serve.mcp_resources import MARKDOWN, TEMPLATE, Argument, Prompt, Resources, error_text
 from kura.serve.mcp_specs import NAME, TITLE, USE, Spec, readonly_from
@@ -90,6 +92,12 @@ class Local:
 
     def recent(self, selector: str | None, since: str, type: str | None) -> dict[str, Any]:
         return self.service.recent(selector, since=since, type=type)
+
+    def edit(self, selector: str | None, **fields: Any) -> dict[str, Any]:
+        return edit_ops.edit(self.service, EditRequest(**fields), selector=selector, origin="MCP")
+
+    def history(self, selector: str | None, slug: str) -> dict[str, Any]:
+        return edit_ops.history(self.service, slug, selector=selector)
 
 
 def open_backend(config: str | None, store: str | None, *, readonly: bool, env: Mapping[str, str]) -> Backend:

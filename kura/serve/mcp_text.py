@@ -24,7 +24,11 @@ def recall_text(found: dict[str, Any]) -> str:
             f"nothing in store '{store}' bears on {question}{then}{note}; try other words, or kura_map "
             "to see what is remembered"
         )
-    how = f"{found['how']} — degraded: {found['reason']}" if found.get("degraded") else found.get("how")
+    how = str(found.get("how"))
+    if found.get("method") not in (None, how):  # distill-kura's word, and kura's beside it
+        how = f"{how}, {found['method']}"
+    if found.get("degraded"):
+        how = f"{how} — degraded: {found['reason']}"
     picks = ", ".join(_named(p["slug"], p.get("store", store), store) for p in found["picked"])
     linked = [_named(w["slug"], w["store"], store) for w in found.get("walked_store") or ()]
     linked = linked or found.get("walked") or []

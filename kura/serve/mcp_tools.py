@@ -29,11 +29,15 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kura.errors import InvalidRequest, KuraError, PolicyRefused
+from kura.life.edit_say import edited_text
+from kura.life.history import lines as history_lines
 from kura.life.recent import DEFAULT_SINCE
 from kura.life.recent import lines as recent_lines
 from kura.serve.mcp_specs import (
     CONTEXT,
     DOCTOR,
+    EDIT,
+    HISTORY,
     LIST,
     MAP,
     READ,
@@ -84,8 +88,11 @@ class Backend(Protocol):
     def memories(self, selector: str | None, type: str | None) -> list[dict[str, Any]]: ...  # all, with state
     def remember(self, selector: str | None, **fields: Any) -> dict[str, Any]: ...
     def recent(self, selector: str | None, since: str, type: str | None) -> dict[str, Any]: ...
+    def edit(self, selector: str | None, **fields: Any) -> dict[str, Any]: ...
+    def history(self, selector: str | None, slug: str) -> dict[str, Any]: ...
 
 
+WRITES = (REMEMBER, EDIT)  # offered only where this server may write
 _SYNONYMS = {"store": "stores", "mode": "stores", "modes": "stores", "memory": "memories", "all": "memories"}
 
 
@@ -109,7 +116,7 @@ class Tools:
         stores = self._stores_hint()
         offered = [s for s in SPECS if s is not USE or self.bound is None]
         if not self.may_write(self.current(session)):
-            offered.remove(REMEMBER)
+            offered = [s for s in offered if s not in WRITES]
         return [(spec, self.schema(spec, stores)) for spec in offered]
 
     def schema(self, spec: Spec, stores_hint: str = "") -> dict[str, Any]:
@@ -164,9 +171,9 @@ class Tools:
         if spec is None:
             offered = ", ".join(s.name for s, _ in self.listed(session))
             raise InvalidRequest(f"there is no tool {name!r}; the kura tools are {offered}")
-        if spec is REMEMBER and self.readonly:
+        if spec in WRITES and self.readonly:
             raise PolicyRefused(
-                "kura_remember is off: this MCP server is read-only; tell the user what you would save "
+                f"{spec.name} is off: this MCP server is read-only; tell the user what you would save "
                 f"(to let you write, they can {self.unlock})"
             )
         args = self.arguments(spec, given)
@@ -197,6 +204,11 @@ class Tools:
         if spec is LIST:
             rows = backend.memories(store, args.get("type"))
             return memories_text(rows, self._name_or_none(store), everything=args.get("all", False))
+        if spec is HISTORY:
+            found = backend.history(store, args["slug"])
+            return "\n".join(history_lines(found, full=args.get("full", False)))
+        if spec is EDIT:
+            return edited_text(backend.edit(store, **args))
         return remember_text(backend.remember(store, **args))
 
     def arguments(self, spec: Spec, given: Mapping[str, Any]) -> dict[str, Any]:

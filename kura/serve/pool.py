@@ -44,6 +44,7 @@ from kura.recall.joint import joined
 from kura.recall.recall import Recall, recall
 from kura.recall.search import SearchIndex, remote_embedder
 from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
+from kura.serve.compat import labelled, role_models
 from kura.store.catalog import listing  # kura.store.listing's answer, from the catalog
 from kura.store.store import Store
 
@@ -166,6 +167,7 @@ class StorePool:
                 "writable": self.writable(name),
                 "modes": sorted(m for m, s in self.config.modes.items() if s == name),
                 "default": name == self.config.default_store,
+                "models": role_models(self.config.models_for(name)),
             }
             for name in names
         ]
@@ -257,10 +259,11 @@ class StorePool:
         found = self._recall(served, question, top=top, hops=hops, chars=chars, at=day)
         person = self.config.beside(served.config)
         if person is None:
-            return found.to_dict()
+            return labelled(found.to_dict())
         other = self.served(person.name, beside=True)
         also = self._recall(other, question, top=top, hops=hops, chars=chars, at=day)
-        return joined((served.store, other.store), (found, also), question, top=top, chars=chars).to_dict()
+        both = joined((served.store, other.store), (found, also), question, top=top, chars=chars)
+        return labelled(both.to_dict())
 
     def _beside(self, served: _Served) -> Beside | None:
         """The person's store beside the project's, its index fresh, for context."""

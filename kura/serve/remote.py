@@ -93,6 +93,14 @@ class Remote:
         found: dict[str, Any] = self._call("POST", "/remember", selector, json=body)
         return found
 
+    def edit(self, selector: str | None, **fields: Any) -> dict[str, Any]:
+        found: dict[str, Any] = self._call("POST", "/edit", selector, json=fields)
+        return found
+
+    def history(self, selector: str | None, slug: str) -> dict[str, Any]:
+        found: dict[str, Any] = self._call("GET", f"/history/{quote(slug, safe='')}", selector)
+        return found
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()

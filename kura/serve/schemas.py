@@ -89,6 +89,10 @@ class StoreInfo(_Out):
     writable: bool
     modes: list[str]
     default: bool
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description='The model of each role (thinker, brain, scribe, embedder), or "none".',
+    )
 
 
 class Finding(_Out):
@@ -181,7 +185,10 @@ class Pick(_Out):
 class RecallOut(_Out):
     store: str
     question: str
-    how: str
+    how: str = Field(
+        description="meaning (the thinker picked), embedded, or words (word overlap: distill-kura's word)"
+    )
+    method: str = Field("", description="kura's own label: meaning, embedded or lexical (word overlap alone)")
     degraded: bool
     reason: str
     picked: list[Pick]

@@ -54,6 +54,7 @@ from typing import Any
 
 from kura.errors import ConfigError
 from kura.files.finding import Finding
+from kura.files.toml_shape import did_you_mean
 from kura.store import state as st
 from kura.store.atomic import locked, write_atomic
 from kura.transcripts.sources import FORMATS, Cursor, Raw, Stretch, take
@@ -169,8 +170,8 @@ def _parse(table: Any, where: str, base: Path) -> Journals:
             continue
         if key not in _ALIASES:
             raise ConfigError(
-                f"[{where}] has unknown key {key!r}; use roots, include, exclude or an adapter "
-                f"name ({', '.join(FORMATS)})"
+                f"[{where}] has unknown key {key!r}{did_you_mean(key, _ALIASES)} (known: roots, include, "
+                f"exclude and the adapter names {', '.join(FORMATS)})"
             )
         roots += [Root(_path(p, base), _ALIASES[key]) for p in _strings(value, where, key)]
     include = tuple(_strings(table.get("include", list(DEFAULT_INCLUDE)), where, "include"))
@@ -333,6 +334,21 @@ def commit(state_dir: Path, claim: Claim) -> bool:
         if claim.raw.end.line >= int(entry.get("line", 0)):
             entry.update(asdict(claim.raw.end))
         state[claim.source.key] = entry
+        _save(state_dir, state)
+    return True
+
+
+def adopt(state_dir: Path, source: Source, cursor: Cursor) -> bool:
+    """Set ``source``'s watermark to ``cursor`` (another distiller's progress, carried over
+    by an import) when that is further than it is: a watermark only moves forward. True
+    when it moved."""
+    with locked(state_dir / LOCK_NAME):
+        state = _load(state_dir)
+        entry = state.get(source.key, {})
+        if int(entry.get("offset", 0)) >= cursor.offset:
+            return False
+        entry.update(asdict(cursor))
+        state[source.key] = entry
         _save(state_dir, state)
     return True
 

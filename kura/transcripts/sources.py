@@ -221,6 +221,23 @@ def _shape(obj: dict[str, Any]) -> str:
 # -- reading complete lines from a cursor -------------------------------------------------
 
 
+def cursor_at(path: Path, offset: int) -> Cursor | None:
+    """The cursor of a reader that has read ``path`` up to byte ``offset``, taken back to the
+    start of the line ``offset`` falls in (so no line is skipped); None when the file is
+    shorter than that."""
+    lines, read, end, head = 0, 0, 0, b""
+    with open(path, "rb") as handle:
+        while read < offset:
+            block = handle.read(min(1 << 20, offset - read))
+            if not block:
+                return None
+            head += block[: max(0, HEAD_BYTES - len(head))]
+            if b"\n" in block:
+                lines, end = lines + block.count(b"\n"), read + block.rfind(b"\n") + 1
+            read += len(block)
+    return Cursor(end, lines, _fingerprint(head[:end])) if end else Cursor()
+
+
 def _pread(handle: BinaryIO, offset: int, size: int) -> bytes:
     handle.seek(offset)
     return handle.read(size)

@@ -196,3 +196,14 @@ def test_http_recent_route(served: Path) -> None:
     assert [i["slug"] for i in typed["items"]] == ["ana"]
     assert empty["items"] == []
     assert bad.status_code == 422 and "expected a number of days" in bad.json()["error"]["message"]
+
+
+def test_a_rename_is_a_change_not_a_creation(repo: Path) -> None:
+    top = repo.parent
+    assert kura("-s", str(repo), "rename", "old-fact", "settled-fact").returncode == 0
+    commit(top, "2026-11-30", "rename")
+    got = json.loads(kura("-s", str(repo), "recent", "--at", AT, "--since", "1d", "--json").stdout)
+    moved = next(i for i in got["items"] if i["slug"] == "settled-fact")
+    assert (moved["what"], moved["day"], moved["source"], moved["detail"]) == (
+        "changed", "2026-11-30", "git", "renamed from old-fact"
+    )  # fmt: skip

@@ -37,14 +37,16 @@ ALL_TOOLS = [
     "kura_map",
     "kura_list",
     "kura_recent",
+    "kura_history",
     "kura_doctor",
     "kura_use",
     "kura_remember",
+    "kura_edit",
     "kura_memory",
     "kura_observe",
 ]
 MEMORY_TOOLS = ALL_TOOLS[:-2]  # a proxy (KURA_URL) offers these alone
-READ_TOOLS = [t for t in ALL_TOOLS if t not in ("kura_remember", "kura_observe")]
+READ_TOOLS = [t for t in ALL_TOOLS if t not in ("kura_remember", "kura_edit", "kura_observe")]
 TOKEN = "s3cret-token-for-tests"
 PAGER = "recalled from store 'team' (embedded): runbooks-location\n\n"
 
@@ -169,8 +171,8 @@ def test_free_and_writable_offers_every_tool_with_honest_hints(free: Client) -> 
         assert tool.description and len(tool.description) > 80, name
         hints = tool.annotations
         assert hints is not None
-        writes = name in ("kura_remember", "kura_memory", "kura_observe")
-        destroys = name in ("kura_remember", "kura_memory")
+        writes = name in ("kura_remember", "kura_edit", "kura_memory", "kura_observe")
+        destroys = name in ("kura_remember", "kura_edit", "kura_memory")
         assert (hints.read_only_hint, hints.destructive_hint) == (not writes, destroys), name
         assert hints.idempotent_hint is True and hints.open_world_hint is False
     recall = tools["kura_recall"].input_schema
