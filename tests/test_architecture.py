@@ -123,6 +123,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ): "only to make the integer model, once per machine: the cached file needs none",
     ("serve/http.py", "starlette"): WITH_SERVER,
     ("serve/listener.py", "h11"): WITH_SERVER,
+    ("serve/mcp_listeners.py", "anyio"): WITH_SERVER,
     ("serve/mcp_server.py", "anyio"): WITH_SERVER,
     ("serve/mcp_stdio.py", "anyio"): WITH_SERVER,
     ("serve/mcp_stdio.py", "kura.serve.mcp_server"): HELLO + "the SDK and kura's core",

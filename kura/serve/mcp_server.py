@@ -24,8 +24,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kura.config import load_config
+from kura.errors import KuraError, NotFound
 from kura.request import EditRequest
 from kura.serve import edit_ops
+from kura.serve.mcp_listeners import Listeners, watch_stores
+from kura.serve.mcp_resources import MARKDOWN, TEMPLATE, Argument, Prompt, Resources, error_text
 from kura.serve.mcp_specs import NAME, TITLE, USE, Spec, readonly_from
 from kura.serve.mcp_threads import ThreadTools
 from kura.serve.pool import StorePool
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kura.mcp")
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_NOT_FOUND = -32002  # the MCP specification's code for a resource that does not exist
 
 
 class Local:
@@ -130,28 +134,36 @@ def _thread(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return str(found) if found is not None else None
 
 
-def build_server(tools: ThreadTools) -> Server[Any]:
-    """The low-level MCP server for these tools: tools/list and tools/call, nothing else."""
+def build_server(tools: ThreadTools, listeners: Listeners | None = None) -> Server[Any]:
+    """The low-level MCP server for these tools, with the store's resources and prompts
+    (``kura.serve.mcp_resources``). ``listeners`` learns each session that sends a request,
+    so a change the watcher sees can be told to it (``notifications/resources/list_changed``)."""
     import anyio.to_thread
     from mcp import types
     from mcp.server.lowlevel import NotificationOptions, Server
 
+    heard = listeners if listeners is not None else Listeners()
+    served = Resources(tools)
+
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        heard.heard(ctx)
         listed = await anyio.to_thread.run_sync(tools.listed, _session(ctx), _thread(ctx))
         return types.ListToolsResult(tools=[_tool(spec, schema) for spec, schema in listed])
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        heard.heard(ctx)
         session = _session(ctx)
         text, failed = await anyio.to_thread.run_sync(
             tools.call, params.name, params.arguments, session, _thread(ctx)
         )
         if params.name == USE.name and not failed:
-            try:  # what is offered may differ in the new store (kura_remember)
+            try:  # what is offered may differ in the new store (kura_remember, the remember prompt)
                 await ctx.session.send_tool_list_changed()
+                await ctx.session.send_prompt_list_changed()
             except Exception as err:  # noqa: BLE001 - a client that cannot hear it lists again anyway
                 log.debug("tool list change not sent: %s", err)
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
@@ -160,7 +172,9 @@ def build_server(tools: ThreadTools) -> Server[Any]:
         def create_initialization_options(
             self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
         ) -> Any:
-            changes = notification_options or NotificationOptions(tools_changed=True)
+            changes = notification_options or NotificationOptions(
+                tools_changed=True, resources_changed=True, prompts_changed=True
+            )
             return super().create_initialization_options(changes, *args, **kwargs)
 
     return KuraServer(
@@ -170,7 +184,80 @@ def build_server(tools: ThreadTools) -> Server[Any]:
         instructions=tools.instructions(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        **resource_handlers(served, heard),
     )
+
+
+def resource_handlers(served: Resources, heard: Listeners) -> dict[str, Any]:
+    """The SDK handlers for resources and prompts (``kura.serve.mcp_resources``); a
+    refusal is a protocol error saying what to do (resources have no error result)."""
+    import anyio.to_thread
+    from mcp import types
+    from mcp.shared.exceptions import MCPError
+
+    async def run(call: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return await anyio.to_thread.run_sync(call, *args)
+        except KuraError as err:
+            code = _NOT_FOUND if isinstance(err, NotFound) else types.INVALID_PARAMS
+            raise MCPError(code, error_text(err)) from None
+
+    async def list_resources(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        heard.heard(ctx)
+        found, following = await run(served.listed, params.cursor if params is not None else None)
+        shown = [
+            types.Resource(uri=r.uri, name=r.name, title=r.title, description=r.description, mime_type=r.mime)
+            for r in found
+        ]
+        return types.ListResourcesResult(resources=shown, next_cursor=following)
+
+    async def list_templates(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        heard.heard(ctx)
+        template = types.ResourceTemplate(
+            uri_template=TEMPLATE, name="memory", title="One memory",
+            description="One memory's file (frontmatter and body) by store and slug.", mime_type=MARKDOWN,
+        )  # fmt: skip
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        heard.heard(ctx)
+        text, mime = await run(served.read, str(params.uri))
+        contents: list[types.TextResourceContents | types.BlobResourceContents] = [
+            types.TextResourceContents(uri=str(params.uri), mime_type=mime, text=text)
+        ]
+        return types.ReadResourceResult(contents=contents)
+
+    async def list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        heard.heard(ctx)
+        offered = await run(served.prompts, _session(ctx))
+        return types.ListPromptsResult(prompts=[_prompt(p, served.arguments(p)) for p in offered])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        heard.heard(ctx)
+        said = await run(served.said, params.name, params.arguments, _session(ctx))
+        message = types.PromptMessage(role=said.role, content=types.TextContent(text=said.text))
+        return types.GetPromptResult(description=said.description, messages=[message])
+
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates,
+        "on_read_resource": read_resource,
+        "on_list_prompts": list_prompts,
+        "on_get_prompt": get_prompt,
+    }
+
+
+def _prompt(prompt: Prompt, arguments: tuple[Argument, ...]) -> Any:
+    from mcp import types
+
+    given = [
+        types.PromptArgument(name=a.name, description=a.description, required=a.required) for a in arguments
+    ]
+    return types.Prompt(name=prompt.name, title=prompt.title, description=prompt.description, arguments=given)
 
 
 def _tool(spec: Spec, schema: dict[str, Any]) -> Any:
@@ -197,13 +284,22 @@ def serve_stdio(tools: ThreadTools, stdin: Any = None, stdout: Any = None) -> No
     import anyio
     from mcp.server.stdio import stdio_server
 
-    server = build_server(tools)
+    listeners = Listeners()
+    server = build_server(tools, listeners)
+    service = getattr(tools.backend, "service", None)
+    watching = (
+        watch_stores(service, Resources(tools).stores, listeners) if isinstance(service, StorePool) else None
+    )
 
     async def main() -> None:
         async with stdio_server(stdin, stdout) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        if watching is not None:
+            watching.stop()
 
 
 SERVE_UNLOCK = "restart `kura serve` with --writable (or KURA_READONLY=0)"

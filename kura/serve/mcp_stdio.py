@@ -202,11 +202,18 @@ def _hello(params: Any, said: str) -> dict[str, Any] | None:
     if not (isinstance(client.get("name"), str) and isinstance(client.get("version"), str)):
         return None
     return {
-        "capabilities": {"tools": {"listChanged": True}},
+        "capabilities": _capabilities(changes=True),
         "instructions": said,
         "protocolVersion": params["protocolVersion"],
         "serverInfo": {"name": NAME, "title": TITLE, "version": __version__},
     }
+
+
+def _capabilities(*, changes: bool) -> dict[str, Any]:
+    """What the SDK's server announces (``mcp_server.build_server``): tools, resources
+    (no subscriptions) and prompts, each list's changes told or not (``changes``)."""
+    told = {"listChanged": changes}
+    return {"prompts": told, "resources": {**told, "subscribe": False}, "tools": told}
 
 
 def _meta(params: Any) -> dict[str, Any]:
@@ -267,7 +274,7 @@ def _discover(said: str) -> dict[str, Any]:
     """The ``server/discover`` result the SDK would give (``Server._handle_discover``): at
     2026-07-28 a tools list change is announced only to ``subscriptions/listen``, which
     kura does not serve, hence ``listChanged`` false."""
-    capabilities = {"tools": {"listChanged": False}}
+    capabilities = _capabilities(changes=False)
     return _stamped({"capabilities": capabilities, "instructions": said, "supportedVersions": [MODERN]})
 
 

@@ -45,7 +45,7 @@ from kura.recall.recall import Recall, recall
 from kura.recall.search import SearchIndex, remote_embedder
 from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
 from kura.serve.compat import labelled, role_models
-from kura.store.listing import listing
+from kura.store.catalog import listing  # kura.store.listing's answer, from the catalog
 from kura.store.store import Store
 
 if TYPE_CHECKING:

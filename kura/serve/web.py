@@ -16,10 +16,15 @@ under a Content-Security-Policy that allows no inline script and no other origin
   ``--readonly`` and the store's policy lets the distiller write; their POSTs check the same
   again and also need an ``Origin`` naming this server (no cross-site form can pour). Pour
   is ``kura.distill.drafts.pour`` — the door ``kura distill pour`` uses — and a tampered
-  or incomplete draft is refused before it (it stays staged, shown and marked).
+  or incomplete draft is refused before it (it stays staged, shown and marked). Editing,
+  forgetting and the health page's fixes are ``kura.serve.web_edit``'s, under the same rules
+  for the person's own writes (the store must take direct writes).
+* **Big stores.** The memories and the findings come a page at a time, and what a page
+  shows is read from the catalog or from the few files it names (``kura.serve.web_data``).
 """
 
 import datetime as _dt
+from collections import Counter
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
@@ -27,15 +32,16 @@ from urllib.parse import parse_qs
 from kura.distill import drafts as dr
 from kura.distill.final_check import violations
 from kura.errors import KuraError, NotFound, PolicyRefused, UnknownStore
-from kura.files.link_names import names as names_of
 from kura.life.why import explain, to_json
 from kura.request import CONTEXT
 from kura.serve.pool import MAX_BUDGET, MIN_BUDGET, InvalidRequest, StorePool
 from kura.serve.web_access import PAGE_HEADERS, same_origin
+from kura.serve.web_data import Kept, descriptions, links_of, page_number, paged
+from kura.serve.web_data import report as kept_report
+from kura.serve.web_edit import done_note, edit_refusal, edit_routes, health_fixes, memory_actions
 from kura.serve.web_pages import DraftView, Here, drafts_page, home, layout, memories_page, memory_page
 from kura.serve.web_pages import e as _e
 from kura.serve.web_views import context_page, health_page, search_page
-from kura.store import catalog
 from kura.transcripts.segments import Segment, from_comment
 
 if TYPE_CHECKING:
@@ -54,6 +60,7 @@ def web_routes(service: StorePool) -> "APIRouter":
     from fastapi.responses import Response
 
     router = APIRouter(include_in_schema=False)
+    reports, listings, links = Kept(), Kept(), Kept()
 
     def page(request: Request, run: Any) -> Response:
         try:
@@ -61,7 +68,10 @@ def web_routes(service: StorePool) -> "APIRouter":
         except KuraError as err:
             return _html(_bare(service.private(str(err))), _status(err))
         try:
-            status, text = run(here)
+            answered = run(here)
+            if isinstance(answered, Response):
+                return answered  # a redirect after a write
+            status, text = answered
         except KuraError as err:
             status, text = (
                 _status(err),
@@ -74,14 +84,23 @@ def web_routes(service: StorePool) -> "APIRouter":
             prefix + "/", _get(page, lambda here, request: _home(service, here)), methods=["GET"]
         )
         router.add_api_route(prefix + "/ui/drafts", _get(page, lambda here, r: (200, _drafts(service, here))))
-        router.add_api_route(prefix + "/ui/memories", _get(page, lambda here, r: _memories(service, here)))
+        router.add_api_route(
+            prefix + "/ui/memories", _get(page, lambda here, r: _memories(service, here, r, listings))
+        )
         router.add_api_route(
             prefix + "/ui/memory/{slug:path}",
-            _get(page, lambda here, r: _memory(service, here, r.path_params["slug"])),
+            _get(
+                page,
+                lambda here, r: _memory(
+                    service, here, r.path_params["slug"], links, r.query_params.get("done")
+                ),
+            ),
         )
         router.add_api_route(prefix + "/ui/search", _get(page, lambda here, r: _search(service, here, r)))
         router.add_api_route(prefix + "/ui/context", _get(page, lambda here, r: _context(service, here, r)))
-        router.add_api_route(prefix + "/ui/health", _get(page, lambda here, r: _health(service, here)))
+        router.add_api_route(
+            prefix + "/ui/health", _get(page, lambda here, r: _health(service, here, r, reports))
+        )
 
         async def act(request: Request, draft: str, action: str) -> Response:
             body = (await request.body()).decode("utf-8", "replace")  # a form; the Guard called it JSON
@@ -89,6 +108,7 @@ def web_routes(service: StorePool) -> "APIRouter":
             return page(request, lambda here: _act(service, here, request, draft, action, form))
 
         router.add_api_route(prefix + "/ui/drafts/{draft}/{action}", act, methods=["POST"])
+        edit_routes(router, prefix, service, page)
 
     @router.get("/ui/static/kura.css")
     def stylesheet() -> Response:
@@ -208,24 +228,36 @@ def _act(
     )
 
 
-def _memories(service: StorePool, here: Here) -> tuple[int, str]:
-    return 200, memories_page(here, service.memories(None, here.store, everything=True))
+def _memories(service: StorePool, here: Here, request: "Request", listings: Kept) -> tuple[int, str]:
+    """A page of the memories (``?page=``, ``?type=``), with the count of each type."""
+    kind = request.query_params.get("type") or None
+    store = service.served(here.store).store
+    everyone = listings.get(
+        store.name, store.root, lambda: service.memories(None, here.store, everything=True)
+    )
+    counts = Counter(str(m.get("type") or "?") for m in everyone)
+    shown = [m for m in everyone if kind is None or str(m.get("type") or "?") == kind]
+    number = page_number(request.query_params.get("page"))
+    return 200, memories_page(here, paged(shown, number), counts, kind)
 
 
-def _memory(service: StorePool, here: Here, slug: str) -> tuple[int, str]:
+def _memory(
+    service: StorePool, here: Here, slug: str, kept: Kept, done: str | None = None
+) -> tuple[int, str]:
     memory = service.memory(slug, here.store)
     store = service.served(here.store).store
-    everyone = store.list()
-    known = {m.slug for m in everyone}
-    names = names_of(catalog.entries(store).values())  # a [[Title]] link leads where doctor says
-    memory = {**memory, "links": list(names.linked(memory.get("links") or ()))}
-    links_in = sorted(m.slug for m in everyone if memory["slug"] in names.linked(m.note.links))
+    turned = kept.get(store.name, store.root, lambda: links_of(store))
+    links_in, known = list(turned.into.get(memory["slug"], ())), set(turned.slugs)
+    memory = {**memory, "links": list(turned.names.linked(memory.get("links") or ()))}  # as doctor reads them
+    meta = memory.get("meta") or {}
+    retired = bool(meta.get("archived") or meta.get("superseded_by"))
+    actions = memory_actions(here, memory["slug"], edit_refusal(service, store), retired=retired)
     try:
         # no git: a page view runs no subprocess in the store's folder (`kura why` shows the last commit)
         why: dict[str, Any] | None = to_json(explain(store, memory["slug"], _dt.date.today(), git=False))
     except KuraError:
         why = None
-    return 200, memory_page(here, memory, why, links_in, known)
+    return 200, memory_page(here, memory, why, links_in, known, actions=actions, status=done_note(done))
 
 
 def _search(service: StorePool, here: Here, request: "Request") -> tuple[int, str]:
@@ -233,9 +265,8 @@ def _search(service: StorePool, here: Here, request: "Request") -> tuple[int, st
     if not question:
         return 200, search_page(here, "", None, {})
     found = service.recall(question, selector=here.store)
-    described = {
-        m["slug"]: m.get("description") or "" for m in service.memories(None, here.store, everything=True)
-    }
+    named = [p["slug"] for p in found.get("picked") or ()] + list(found.get("walked") or ())
+    described = descriptions(service.served(here.store).store, named)
     return 200, search_page(here, question, found, described)
 
 
@@ -249,10 +280,17 @@ def _context(service: StorePool, here: Here, request: "Request") -> tuple[int, s
     return 200, context_page(here, task, budget, told, (MIN_BUDGET, MAX_BUDGET))
 
 
-def _health(service: StorePool, here: Here) -> tuple[int, str]:
-    report = service.doctor(here.store)
-    slugs = set(service.served(here.store).store.slugs())
-    return 200, health_page(here, report, slugs)
+def _health(service: StorePool, here: Here, request: "Request", reports: Kept) -> tuple[int, str]:
+    store = service.served(here.store).store
+    report = kept_report(reports, store.name, store.root, lambda: service.doctor(here.store))
+    number = page_number(request.query_params.get("page"))
+    findings = paged(report.get("findings") or [], number)
+    refusal = edit_refusal(service, store)
+    fixes = health_fixes(here, report.get("findings") or [], refusal)
+    done = done_note(request.query_params.get("done"))
+    return 200, health_page(
+        here, report, set(store.slugs()), findings, fixes=fixes, editable=refusal is None, status=done
+    )
 
 
 # -- answers -------------------------------------------------------------------------------

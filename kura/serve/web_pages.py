@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from kura.distill.drafts import Draft
+from kura.serve.web_data import Paged
 
 NAV = (
     ("map", "Map", "/"),
@@ -203,33 +204,86 @@ def _draft(here: Here, view: DraftView, writable: bool) -> str:
 # -- memories ------------------------------------------------------------------------------
 
 
-def memories_page(here: Here, memories: Iterable[dict[str, Any]]) -> str:
+def memories_page(
+    here: Here, shown: Paged[dict[str, Any]], counts: Mapping[str, int], kind: str | None = None
+) -> str:
+    """A page of the memories (of ``kind``), grouped by type, with every type's count as a
+    filter and the links to the other pages."""
     by_type: dict[str, list[dict[str, Any]]] = {}
-    for m in memories:
+    for m in shown.rows:
         by_type.setdefault(str(m.get("type") or "?"), []).append(m)
-    order = [t for t in TYPE_ORDER if t in by_type] + sorted(t for t in by_type if t not in TYPE_ORDER)
     parts = []
-    for kind in order:
-        rows = "".join(
-            f'<li class="t-{e(kind)}"><a href="{here.memory(m["slug"])}">{e(m.get("name") or m["slug"])}</a>'
-            + (
-                f' <span class="badge">{e(m["state"])}</span>'
-                if m.get("state") not in (None, "current")
-                else ""
-            )
-            + f'<div class="desc">{e(m.get("description") or "")}</div></li>'
-            for m in by_type[kind]
-        )
-        parts.append(f'<section><h2 class="t-{e(kind)}">{e(kind)} ({len(by_type[kind])})</h2>'
+    for kind_shown in _ordered(by_type):
+        rows = "".join(_memory_row(here, kind_shown, m) for m in by_type[kind_shown])
+        parts.append(f'<section><h2 class="t-{e(kind_shown)}">{e(kind_shown)}</h2>'
                      f'<ul class="list">{rows}</ul></section>')  # fmt: skip
-    total = sum(len(v) for v in by_type.values())
-    body = f"<p>{total} memories, archived and superseded ones included.</p>" + "".join(parts)
-    return layout(here, "memories", "Memories", body)
+    total = sum(counts.values())
+    filters = " · ".join(
+        (f"<b>{e(t)} ({counts[t]})</b>" if t == kind else
+         f'<a href="{here.href("/ui/memories", type=t)}">{e(t)} ({counts[t]})</a>')
+        for t in _ordered(counts)
+    )  # fmt: skip
+    every = "all" if kind is None else f'<a href="{here.href("/ui/memories")}">all</a>'
+    intro = f"<p>{total} memories, archived and superseded ones included.</p>"
+    intro += f'<p class="filters">{every} · {filters}</p>'
+    intro += counted(shown, "memories")
+    pager = pager_links(here, "/ui/memories", shown, type=kind)
+    return layout(here, "memories", "Memories", intro + pager + "".join(parts) + pager)
+
+
+def _ordered(kinds: Iterable[str]) -> list[str]:
+    kinds = set(kinds)
+    return [t for t in TYPE_ORDER if t in kinds] + sorted(t for t in kinds if t not in TYPE_ORDER)
+
+
+def _memory_row(here: Here, kind: str, m: dict[str, Any]) -> str:
+    state = m.get("state")
+    badge = f' <span class="badge">{e(state)}</span>' if state not in (None, "current") else ""
+    return (
+        f'<li class="t-{e(kind)}"><a href="{here.memory(m["slug"])}">{e(m.get("name") or m["slug"])}</a>'
+        f'{badge}<div class="desc">{e(m.get("description") or "")}</div></li>'
+    )
+
+
+def counted(shown: Paged[Any], what: str) -> str:
+    """ "Showing 201–400 of 10,000 memories." when there is more than one page."""
+    if shown.pages <= 1:
+        return ""
+    return f'<p class="small">Showing {shown.first}–{shown.last} of {shown.total} {e(what)}.</p>'
+
+
+def pager_links(here: Here, path: str, shown: Paged[Any], **params: Any) -> str:
+    """Links to the first, previous, next and last pages, when there is more than one."""
+    if shown.pages <= 1:
+        return ""
+    n, last = shown.number, shown.pages
+    steps = [
+        ("first", 1, n > 1),
+        ("previous", n - 1, n > 1),
+        ("next", n + 1, n < last),
+        ("last", last, n < last),
+    ]
+    rel = {"previous": "prev", "next": "next", "first": "first", "last": "last"}
+    links = " ".join(
+        f'<a rel="{rel[label]}" href="{here.href(path, **params, page=to)}">{label}</a>'
+        if live else f'<span class="off">{label}</span>'
+        for label, to, live in steps
+    )  # fmt: skip
+    return f'<nav class="pager" aria-label="pages">page {n} of {last} · {links}</nav>'
 
 
 def memory_page(
-    here: Here, memory: dict[str, Any], why: dict[str, Any] | None, links_in: Sequence[str], known: set[str]
+    here: Here,
+    memory: dict[str, Any],
+    why: dict[str, Any] | None,
+    links_in: Sequence[str],
+    known: set[str],
+    *,
+    actions: str = "",
+    status: str = "",
 ) -> str:
+    """One memory: its text, why it is believed, its links; ``actions``: the edit and forget
+    controls (markup of ``kura.serve.web_edit``), ``status``: what the last write did."""
     out = "".join(
         f'<li><a href="{here.memory(s)}">{e(s)}</a></li>'
         if s in known
@@ -242,6 +296,7 @@ def memory_page(
         f'<div class="meta"><span class="type t-{e(memory.get("type"))}">{e(memory.get("type"))}</span> '
         f"<code>{e(memory.get('path'))}</code></div>"
         f'<p class="desc">{e(memory.get("description") or "")}</p>'
+        + actions
         + (_why(here, why) if why else "")
         + f'<h2>Text</h2><pre class="body">{e(memory.get("text") or "")}</pre>'
         + ('<h2>Problems</h2><ul class="bad">' + findings + "</ul>" if findings else "")
@@ -251,7 +306,7 @@ def memory_page(
         + (into or "<li>none</li>")
         + "</ul></section></div>"
     )
-    return layout(here, "memories", str(memory.get("name") or memory.get("slug")), body)
+    return layout(here, "memories", str(memory.get("name") or memory.get("slug")), body, status=status)
 
 
 def _why(here: Here, why: dict[str, Any]) -> str:

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
-from kura.serve.web_pages import Here, e, layout
+from kura.serve.web_data import Paged
+from kura.serve.web_pages import Here, counted, e, layout, pager_links
+
+LEFT_SHOWN = 50  # left-out items a context section lists; the rest are counted by reason
 
 
 def search_page(here: Here, question: str, found: dict[str, Any] | None, described: Mapping[str, str]) -> str:
@@ -111,7 +115,10 @@ def _section(
     chunk: str,
 ) -> str:
     rows = "".join(_row(here, i) for i in items)
-    out = "".join(_row(here, i) for i in left)
+    out = "".join(_row(here, i) for i in left[:LEFT_SHOWN])
+    if len(left) > LEFT_SHOWN:  # at 10,000 memories the map alone leaves thousands of lines out
+        more = len(left) - LEFT_SHOWN
+        out += f'<tr><td colspan="3">and {more} more left out ({e(_reasons(left[LEFT_SHOWN:]))})</td></tr>'
     return (
         f'<section class="ctx"><h2>{e(section.get("heading") or section["name"])}</h2>'
         f'<p class="small">{e(section["name"])} · {int(section.get("tokens") or 0)} tokens, '
@@ -131,6 +138,15 @@ def _section(
         )
         + "</section>"
     )
+
+
+def _reasons(items: Sequence[dict[str, Any]]) -> str:
+    """The reasons ``items`` were left out, each with its count, most common first."""
+    counts: dict[str, int] = {}
+    for item in items:
+        why = str(item.get("why") or "no reason given")
+        counts[why] = counts.get(why, 0) + 1
+    return "; ".join(f"{n} {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def _row(here: Here, item: dict[str, Any]) -> str:
@@ -160,11 +176,21 @@ def _chunk(text: str, section: dict[str, Any], told: dict[str, Any]) -> str:
     return text[at:stop].strip("\n")
 
 
-def health_page(here: Here, report: dict[str, Any], slugs: set[str]) -> str:
-    """``kura doctor``: every finding with its file:line, linked to the memory it is about."""
-    findings = report.get("findings") or []
+def health_page(
+    here: Here,
+    report: dict[str, Any],
+    slugs: set[str],
+    findings: Paged[dict[str, Any]],
+    *,
+    fixes: str = "",
+    editable: bool = False,
+    status: str = "",
+) -> str:
+    """``kura doctor``: its findings a page at a time, each with its file:line, linked to the
+    memory it is about (and to its edit form, to resolve it there); ``fixes``: the buttons
+    that fix what ``kura doctor --fix`` fixes (markup of ``kura.serve.web_edit``)."""
     rows = []
-    for f in findings:
+    for f in findings.rows:
         path = str(f.get("path") or "")
         where = f"{path}:{f.get('line')}" if f.get("line") else path
         stem = path[:-3] if path.endswith(".md") else ""
@@ -172,6 +198,8 @@ def health_page(here: Here, report: dict[str, Any], slugs: set[str]) -> str:
         shown = (
             f'<a href="{here.memory(slug)}">{e(where)}</a>' if slug in slugs else f"<code>{e(where)}</code>"
         )
+        if editable and slug in slugs:  # this page may write: the memory's own form resolves it
+            shown += f' <a class="small" href="{here.href("/ui/edit/" + quote(slug, safe="/"))}">edit</a>'
         rows.append(
             f'<li class="sev-{e(f.get("severity"))}"><span class="badge">{e(f.get("severity"))}</span> '
             f"{shown} <span class=small>{e(f.get('check'))}</span><div>{e(f.get('message'))}</div></li>"
@@ -192,7 +220,9 @@ def health_page(here: Here, report: dict[str, Any], slugs: set[str]) -> str:
     if islands:
         summary += "<p>Islands: " + ", ".join(_slug_links(here, islands, slugs)) + "</p>"
     listing = f'<ul class="findings">{"".join(rows)}</ul>' if rows else "<p>No findings.</p>"
-    return layout(here, "health", "Health", summary + listing)
+    pager = pager_links(here, "/ui/health", findings)
+    body = summary + fixes + counted(findings, "findings") + pager + listing + pager
+    return layout(here, "health", "Health", body, status=status)
 
 
 def _slug_links(here: Here, values: Sequence[str], slugs: set[str]) -> list[str]:
