@@ -9,13 +9,15 @@ Two things, both at the serving edge (HTTP and MCP), where those clients meet ku
   client of either reads what it knows. The command line keeps kura's own word.
 * **The model of each role in ``GET /stores``**: ``thinker``, ``brain``, ``scribe`` and
   ``embedder``, each the model's name or ``"none"``. A role not declared is the one above
-  it (``kura.files.model_table``); the embedder is the configured ``/embeddings`` model,
-  else the built-in one when it is installed.
+  it (``kura.files.model_table``); the embedder is the configured ``/embeddings`` model or
+  model folder (``[embedder] path``, named by its folder), else the built-in one when it is
+  installed.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from typing import TYPE_CHECKING, Any
 
 from kura.files.model_table import ROLES
@@ -39,7 +41,12 @@ def role_models(models: dict[str, ModelConfig | None]) -> dict[str, str]:
     """Role → the model that fills it, or ``"none"``."""
     named = {role: _name(models.get(role)) for role in ROLES}
     embedder = models.get("embedder")
-    named["embedder"] = embedder.model if embedder is not None else _built_in()
+    if embedder is None:
+        named["embedder"] = _built_in()
+    elif embedder.path:  # ``[embedder] path``: a local folder has no model name of its own
+        named["embedder"] = f"{os.path.basename(os.path.normpath(embedder.path))} (model folder)"
+    else:
+        named["embedder"] = embedder.model
     return named
 
 

@@ -90,6 +90,19 @@ def test_the_built_in_embedder_is_named_when_none_is_configured(tmp_path: Path) 
         service.close()
 
 
+def test_a_model_folder_is_named_by_its_folder(tmp_path: Path) -> None:
+    """``[embedder] path = DIR``: the embedder role is the folder, never an empty name."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "models" / "e5-small").mkdir(parents=True)
+    config = _plain(tmp_path)
+    config.write_text(config.read_text() + '\n[embedder]\npath = "models/e5-small"\n')
+    service = StorePool(load_config(str(config)))
+    try:
+        assert service.stores()[0]["models"]["embedder"] == "e5-small (model folder)"
+    finally:
+        service.close()
+
+
 def _plain(base: Path) -> Path:
     config = base / "kura.toml"
     config.write_text('[stores.s]\npath = "s"\n')
