@@ -8,9 +8,8 @@ or one inside another (they would share data and write policy), a mode that name
 and a store bound to a model profile that is not defined (never a quiet fall back to the
 shared endpoint).
 
-Found via ``--config``, ``$KURA_CONFIG``, ``./kura.toml``, then the user config dir
-(``$KURA_HOME``, else ``$XDG_CONFIG_HOME/kura``, else ``~/.config/kura``). With none, one
-store named ``main`` lives at ``$KURA_DIR`` or ``./memory``.
+Found via ``--config``, ``$KURA_CONFIG``, ``./kura.toml``, then ``$KURA_HOME``, else
+``$XDG_CONFIG_HOME/kura``, else ``~/.config/kura``; with none, ``main`` at ``$KURA_DIR`` or ``./memory``.
 
 Inside a project, the project's store (``kura.store.project``: the nearest ``memory/``
 with a ``MEMORY.md`` from here up to the git root) is the default, whatever a personal

@@ -45,12 +45,16 @@ def import_distill_kura(ctx: typer.Context, folder: Path, as_json: bool) -> None
 
 
 def _say(name: str, report: Any, carried: Any) -> None:
-    say(
+    line = (
         f"imported {len(report.imported)}, unchanged {len(report.unchanged)}, "
-        f"conflicts {len(report.conflicts)} into '{name}'; brought {len(carried.drafts)} draft(s), "
-        f"{len(carried.watermarks)} watermark(s), {len(carried.seeds)} seed(s); "
-        f"{len(carried.not_brought)} thing(s) not brought"
+        f"conflicts {len(report.conflicts)} into '{name}'"
     )
+    if carried.drafts or carried.watermarks or carried.seeds or carried.not_brought:  # work in progress
+        line += (
+            f"; brought {len(carried.drafts)} draft(s), {len(carried.watermarks)} watermark(s), "
+            f"{len(carried.seeds)} seed(s); {len(carried.not_brought)} thing(s) not brought"
+        )
+    say(line)
     for line in [*carried.drafts, *carried.watermarks, *(f"seed {s!r}" for s in carried.seeds)]:
         say(f"  brought {line}")
     for line in report.conflicts:

@@ -13,8 +13,7 @@ snapshot of the store to findings:
   none by design), a line naming no memory, two lines for one, and a line still offering
   an archived or superseded memory as current;
 * observations — what the observation log's reader tolerated, and conflict markers in it;
-* links — ``[[links]]`` naming no memory, with a "did you mean" (never silently resolved); a
-  link resolves by slug, else by title or alias (``kura.files.link_names``);
+* links — ``[[links]]`` naming no memory by slug, title or alias, with a "did you mean";
 * graph — islands (nothing links in or out) and dead ends (links nowhere), as warnings;
 * descriptions — two memories with the same description cannot both be recognised;
 * titles — two current memories answering to one title or alias: a link by that name

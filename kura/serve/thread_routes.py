@@ -40,7 +40,7 @@ class UpdatesIn(BaseModel):
 class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=4000, description="What to look for, in your own words.")
+    question: str = Field(min_length=1, description="What to look for, in your own words.")
     top: int = Field(5, ge=1, le=50, description="At most this many items.")
 
 

@@ -9,7 +9,7 @@ of eight, yet they are one claim, and the ladder needs them to meet (TIDE + CALL
 What makes them one is a rare identifier (a name with a digit or an inner dash, dot, slash
 or underscore: ``acme-builds-eu``, ``db-staging.internal``, ``flags_v2``) and the nouns said
 round it (``artifacts``, ``bucket``). So two claims are **restated** when, with the same
-polarity, they name one identifier in common and the same numbers (``port 4000`` and ``64
+polarity, they name one identifier in common and the same numbers (``port 8080`` and ``64
 GB`` against none are two facts), and of their other words, leaving out those of naming,
 using and time ("called", "named", "now", "these days", "use"):
 

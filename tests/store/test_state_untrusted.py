@@ -193,7 +193,7 @@ READ_FILES = (
     "drafts/*.md",
 )
 KEPT_FILES = ("lock", "weave.lock", "journals.lock", "seeds.lock", "observations.lock", "map.md.1",
-              "observations/dropped-*.md", "scratch.lock", "observed.lock")  # fmt: skip
+              "observations/dropped-*.md", "scratch.lock", "observed.lock", "index-build.lock")  # fmt: skip
 JSON_DAMAGE = ("random", "half", "inner", "top")
 NOTICED = {  # (file, damage) a command reads and must say it rebuilt: an empty database is a valid one,
     # an empty or cut seed file is still text, and a small store never reads its sector map
