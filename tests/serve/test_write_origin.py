@@ -132,8 +132,9 @@ def test_the_servers_own_origin_and_plain_clients_still_write(server: Server) ->
     assert said.status_code == 200, said.text
     assert {"from-own-page.md", "from-a-script.md", "typed.md"} <= {p.name for p in server.root.iterdir()}
     # reads keep the old, documented leniency: `curl -d` (a form type) may ask a question
-    asked = httpx.post(server.url + "/recall", content=b'{"question":"deploy"}',
+    asked = httpx.post(server.url + "/recall", content=b'{"question":"deploy"}', timeout=60,
                        headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+    # (the server's first recall loads the model and embeds the store: seconds on a busy machine)
     assert asked.status_code == 200, asked.text
 
 
