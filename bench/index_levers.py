@@ -71,19 +71,12 @@ def cpu_ms(work: Callable[[], Any], rows: int, rounds: int) -> tuple[float, floa
 
 
 def hf_tokenizer(cap: int) -> Any:
-    from tokenizers import Tokenizer
-    from tokenizers.models import WordPiece
-    from tokenizers.normalizers import BertNormalizer
-    from tokenizers.pre_tokenizers import BertPreTokenizer
-    from tokenizers.processors import BertProcessing
+    """The built-in model's tokenizer as HF ``tokenizers`` builds it (the tests' model folder's
+    own, ``tests/recall/model_folders.py``), truncating at ``cap`` word pieces."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "recall"))
+    from model_folders import tokenizer
 
-    vocab = minilm().vocab
-    made = Tokenizer(WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
-    made.normalizer = BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
-    )
-    made.pre_tokenizer = BertPreTokenizer()
-    made.post_processor = BertProcessing(("[SEP]", vocab["[SEP]"]), ("[CLS]", vocab["[CLS]"]))
+    made = tokenizer()
     made.enable_truncation(cap)
     return made
 

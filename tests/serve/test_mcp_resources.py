@@ -7,21 +7,16 @@ a live session, and the ``recall`` and ``remember`` prompts.
 
 from __future__ import annotations
 
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
-from anyio.from_thread import start_blocking_portal
 from conftest import write_memory
 from mcp import types
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from test_mcp import Client as McpClient
 
 from kura.recall.recall import FRAME
 
@@ -42,31 +37,11 @@ def root(tmp_path_factory: pytest.TempPathFactory, sample_copy: Callable[[Path],
     return base
 
 
-class Client:
-    """A ``kura mcp`` process and an SDK session on it, for synchronous tests."""
+class Client(McpClient):
+    """``test_mcp``'s ``kura mcp`` process and SDK session, with resources and prompts."""
 
     def __init__(self, root: Path, *args: str, **env: str) -> None:
-        self.notes: list[Any] = []
-        self.stack = ExitStack()
-        self.portal = self.stack.enter_context(start_blocking_portal())
-        base = {
-            "KURA_CONFIG": str(root / "kura.toml"),
-            "KURA_HOME": str(root / "home"),
-            "HOME": str(root / "home"),
-        }
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "kura", "mcp", *args], env={**base, **env}, cwd=str(root)
-        )
-        self.errlog = self.stack.enter_context(tempfile.TemporaryFile("w+"))  # noqa: SIM115 - closed by the stack
-        read, write = self.stack.enter_context(
-            self.portal.wrap_async_context_manager(stdio_client(params, self.errlog))
-        )
-        session = ClientSession(read, write, message_handler=self._note)
-        self.session = self.stack.enter_context(self.portal.wrap_async_context_manager(session))
-        self.init = self.portal.call(self.session.initialize)
-
-    async def _note(self, message: Any) -> None:
-        self.notes.append(message)
+        super().__init__(root, "mcp", *args, **env)
 
     def resources(self, cursor: str | None = None) -> types.ListResourcesResult:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
@@ -92,9 +67,6 @@ class Client:
         (message,) = result.messages
         assert message.role == "user" and isinstance(message.content, types.TextContent)
         return message.content.text
-
-    def close(self) -> None:
-        self.stack.close()
 
 
 @pytest.fixture(scope="module")
