@@ -86,6 +86,10 @@ def _bound(family: int, address: Any) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait out TIME_WAIT
+        # Each answer leaves in one go: with Nagle on, a reply written as headers then body
+        # waits for the client's delayed ACK (40 ms on Linux) before its last segment.
+        # Accepted connections inherit the option (asyncio sets it only for proto=IPPROTO_TCP).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # "::" and "0.0.0.0" are two sockets
         sock.bind(address)
