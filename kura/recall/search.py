@@ -53,6 +53,7 @@ Progress = Callable[[str, int, int], None]  # stage, done, total
 AnyEmbedder = Embedder | RemoteEmbedder | FolderEmbedder | Unavailable
 PATCH = 200  # at most this many changed memories: patch the saved matrix instead of rebuilding
 QUICK_LIMIT = 8  # more texts than this to embed: worth loading the optimised session
+ASKED = 4  # question vectors kept for a recall's later steps (``question_vector``)
 HEAL = Budget(0.0, 64)  # a question embeds a few itself (an endpoint back up); the rest is a build's
 _EMPTY = hashlib.sha256(b"").hexdigest()  # the sha of a memory indexed without reading it
 BM25_WEIGHTS = (10.0, 5.0, 1.0)
@@ -133,7 +134,7 @@ class SearchIndex:
         self._unread: tuple[str, ...] | None = None  # kept until the index changes
         self._count: int | None = None  # memories in the index, kept with the matrix
         self._stamp = ""
-        self._asked: tuple[str, np.ndarray] | None = None  # the last question searched and its vector
+        self._asked: dict[str, np.ndarray] = {}  # the last few questions searched, and their vectors
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -337,7 +338,7 @@ class SearchIndex:
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
             queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
-            self._asked = (question, queries[0])
+            self._asked = {**dict(list(self._asked.items())[-(ASKED - 1) :]), question: queries[0]}
             if matrix.slugs and matrix.half.shape[1] != queries.shape[1]:  # another width: not this model's
                 reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
                 return Results(self._bm25(words, k), "lexical", reason)
@@ -362,10 +363,11 @@ class SearchIndex:
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
 
     def question_vector(self, question: str) -> np.ndarray:
-        """``question``'s vector as ``search`` embeds it (query prompt and all): the one the last
-        search made when it asked the same, else made now (EmbedFailed when it cannot be)."""
-        if self._asked is not None and self._asked[0] == question:
-            return self._asked[1]
+        """``question``'s vector as ``search`` embeds it (query prompt and all): the one a recent
+        search made when it asked the same (a recall's hop searches in between), else made now
+        (EmbedFailed when it cannot be)."""
+        if question in self._asked:
+            return self._asked[question]
         vector: np.ndarray = questions(self.embedder, [question])[0]
         return vector
 
