@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from first_recall import stop_build
 from map_scale import ENV, generate, generate_distill
 
 QUESTIONS = (
@@ -131,9 +132,10 @@ def map_rows(home: Path, template: Path, scratch: Path, n: int) -> list[Row]:
 
 def first_recall(home: Path, template: Path, scratch: Path) -> Row:
     runs = []
-    for _ in range(3):
-        store = copy_of(template, scratch / "first")
+    for run in range(3):
+        store = copy_of(template, scratch / f"first-{run}")
         runs.append(kura(home, "-s", str(store), "recall", QUESTIONS[0], "--no-model"))
+        stop_build(store)  # the background build it left would load the next figures
     return Row("first recall", middle(runs), 5.0, "no vectors yet, default embedding budget")
 
 
