@@ -21,7 +21,7 @@ import hashlib
 import json
 import sqlite3
 from functools import partial
-from itertools import chain
+from itertools import chain, compress, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -171,12 +171,13 @@ def _lines(
         return None
     if not all(set(map(type, column)) <= {int} and min(column, default=0) >= 0 for column in counts):
         return None
-    if not {name for kind_, name in zip(layer, slug, strict=True) if kind_ in _LOOKED_UP} <= entries.keys():
+    if not set(compress(slug, map(_LOOKED_UP.__contains__, layer))) <= entries.keys():
         return None  # the weave looks pinned and trigger lines up among the memories
     rows = zip(
         layer, text, short, slug, kind, head, map(tuple, slugs), zip(*counts, strict=True), strict=True
     )
-    return list(map(Layered._make, rows))
+    # each row is exactly Layered's eight fields (zip of eight columns): made in C, not by _make
+    return list(map(tuple.__new__, repeat(Layered), rows))
 
 
 def _save(path: Path, key: str, layering: Layering) -> str:

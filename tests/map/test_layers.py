@@ -65,6 +65,7 @@ def test_the_cache_read_back_gives_the_lines_a_fresh_layering_makes(tmp_path: Pa
     cached, fresh = _both(store)
     assert cached is not None, "the weave saved no cache this index can use"
     assert cached.lines == fresh.lines and cached.sectors == fresh.sectors
+    assert all(type(line) is layers.Layered and type(line.slugs) is tuple for line in cached.lines)
     kinds = {line.kind for line in fresh.lines}
     assert {"entry", "group", "comment", "prose", "blank", "heading"} <= kinds  # every kind went through
     edited = store.root / "m00004.md"
