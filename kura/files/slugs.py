@@ -30,6 +30,7 @@ import re
 import unicodedata
 import zlib
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from pathlib import Path
 
 from kura.errors import StoreError
@@ -209,7 +210,7 @@ def file_stats(root: Path) -> Stats:
     stats = [
         (rel, ident, kind == "link") for rel, kind, ident in _scan(root, with_stats=True) if ident is not None
     ]
-    stats.sort()
+    stats.sort(key=itemgetter(0))  # each path once: the tuples' own order, without comparing tuples
     return stats
 
 

@@ -21,7 +21,7 @@ import hashlib
 import json
 import sqlite3
 from functools import partial
-from itertools import chain
+from itertools import chain, compress, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from kura.config import ModelConfig
 
 CACHE = "layers.json"
-VERSION = 1
+VERSION = 2  # 2: no text column (the index's own lines), a short equal to its text stored as null
 LAYERS = frozenset({"pinned", "trigger", "grouped", "other"})
 KINDS = frozenset({"entry", "group", "heading", "comment", "prose", "blank"})
 _LOOKED_UP = frozenset({"pinned", "trigger"})
@@ -92,7 +92,8 @@ def layering(
     layered = [_layer(line, entries, triggers, settings) for line in index.lines]
     lines = verbatim(layered, settings.verbatim_after)
     fresh = Layering(lines, sector_map(index), calls, capped)
-    if state is not None:
+    # a cached line's text is the index's line: saved only when that gives back these lines
+    if state is not None and [line.text for line in lines] == _written(data):
         fresh = fresh._replace(unsaved=_save(state / CACHE, key, fresh))
     return fresh
 
@@ -129,16 +130,20 @@ def _load(path: Path, key: str, data: bytes, entries: dict[str, catalog.Entry]) 
         return None
     if stored["key"] != key or stored.get("version") != VERSION or not isinstance(capped, bool):
         return None  # made for another index, other memories or settings: not damage, just stale
-    text, _, _ = normalize(data.decode("utf-8", errors="replace"))
-    written = text.split("\n")[:-1] if text.endswith("\n") else ([] if text == "" else text.split("\n"))
-    lines = _lines(columns, written, entries)
+    lines = _lines(columns, _written(data), entries)
     if lines is None:
         st.damaged(path, "does not describe the index it is keyed to", _THEN)
         return None
     return Layering(lines, sectors, 0, capped)
 
 
-_STRINGS = ("layer", "text", "short", "slug", "kind", "head")
+def _written(data: bytes) -> list[str]:
+    """The index's lines, as ``parse_index`` splits them."""
+    text, _, _ = normalize(data.decode("utf-8", errors="replace"))
+    return text.split("\n")[:-1] if text.endswith("\n") else ([] if text == "" else text.split("\n"))
+
+
+_STRINGS = ("layer", "slug", "kind", "head")
 _COUNTS = ("full", "folded", "bare")
 
 
@@ -146,34 +151,40 @@ def _lines(
     columns: dict[str, Any], written: list[str], entries: dict[str, catalog.Entry]
 ) -> list[Layered] | None:
     """The cached lines, if every column has the type and range the weave relies on and
-    the texts are the index's own lines. Stored by column, so 20,000 lines are checked with
-    a few set operations rather than 20,000 calls."""
-    got: list[list[Any]] = [columns.get(name) or [] for name in (*_STRINGS, "slugs", *_COUNTS)]
+    as many rows as the index has lines. Each line's text is the index's own line (not
+    stored, so never trusted from the file), and a short stored as null is that text.
+    Stored by column, so 20,000 lines are checked with a few set operations rather than
+    20,000 calls."""
+    got: list[list[Any]] = [columns.get(name) or [] for name in ("short", *_STRINGS, "slugs", *_COUNTS)]
     if not all(type(column) is list and len(column) == len(written) for column in got):
         return None
-    layer, text, short, slug, kind, head, slugs, *counts = got
-    if text != written or not all(
-        set(map(type, column)) <= {str} for column in (layer, short, slug, kind, head)
+    stored, layer, slug, kind, head, slugs, *counts = got
+    if not set(map(type, stored)) <= {str, type(None)} or not all(
+        set(map(type, column)) <= {str} for column in (layer, slug, kind, head)
     ):
         return None
+    text = written
+    short = [line if kept is None else kept for line, kept in zip(text, stored, strict=True)]
     if not set(layer) <= LAYERS or not set(kind) <= KINDS:
         return None
     if not set(map(type, slugs)) <= {list} or not set(map(type, chain.from_iterable(slugs))) <= {str}:
         return None
     if not all(set(map(type, column)) <= {int} and min(column, default=0) >= 0 for column in counts):
         return None
-    if not {name for kind_, name in zip(layer, slug, strict=True) if kind_ in _LOOKED_UP} <= entries.keys():
+    if not set(compress(slug, map(_LOOKED_UP.__contains__, layer))) <= entries.keys():
         return None  # the weave looks pinned and trigger lines up among the memories
     rows = zip(
         layer, text, short, slug, kind, head, map(tuple, slugs), zip(*counts, strict=True), strict=True
     )
-    return list(map(Layered._make, rows))
+    # each row is exactly Layered's eight fields (zip of eight columns): made in C, not by _make
+    return list(map(tuple.__new__, repeat(Layered), rows))
 
 
 def _save(path: Path, key: str, layering: Layering) -> str:
     """Write the cache; "" or why it could not be (a cache that is not written is only slower)."""
     lines = layering.lines
-    columns: dict[str, list[Any]] = {name: [line[i] for line in lines] for i, name in enumerate(_STRINGS)}
+    columns: dict[str, list[Any]] = {name: [getattr(line, name) for line in lines] for name in _STRINGS}
+    columns["short"] = [None if line.short == line.text else line.short for line in lines]
     columns["slugs"] = [list(line.slugs) for line in lines]
     columns.update((name, [line.cost[i] for line in lines]) for i, name in enumerate(_COUNTS))
     blob = {"version": VERSION, "key": key, "columns": columns, "sectors": layering.sectors,

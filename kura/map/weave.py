@@ -130,7 +130,7 @@ def weave(
     data, index_seen = _read_index(store)
     db = catalog.connect(store)
     try:
-        scan = catalog.scan(store, db, max_parse=max_parse, stats=stats)
+        scan = catalog.scan(store, db, max_parse=max_parse, stats=stats, brief=True)
         if scan is None:
             return None
         age = ages(store.root, scan.entries, db)

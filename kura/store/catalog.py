@@ -103,6 +103,13 @@ class Entry(NamedTuple):
         return tuple(self.links_text.split("\n")) if self.links_text else ()
 
 
+# every column of ``notes`` in order, those the map never reads as constants (``scan``'s ``brief``)
+_BRIEF = (
+    "SELECT rel, slug, ino, size, mtime_ns, ctime_ns, type, '', '', written, '', 0, '', standing, '', '', '' "
+    "FROM notes"
+)
+
+
 class Said(NamedTuple):
     """What a memory says, as the scan parsed it: what the search index holds (``Memory``'s
     name, description and body), so the first recall of a big store parses each file once."""
@@ -157,12 +164,17 @@ def scan(
     max_parse: int | None = None,
     stats: Stats | None = None,
     said: dict[str, Said] | None = None,
+    brief: bool = False,
 ) -> Scan | None:
     """Every memory's entry, re-reading only files whose identity changed. None when more
     than ``max_parse`` files would need reading (the caller wanted a quick answer).
     ``stats`` (from ``slugs.file_stats``, taken by the caller) saves a second walk.
-    ``said``: filled, by slug, with what each file read again says (``Said``)."""
-    known = {row[0]: row for row in db.execute("SELECT * FROM notes")}
+    ``said``: filled, by slug, with what each file read again says (``Said``).
+    ``brief``: the map's scan (``kura.map.weave``): an entry not read again holds only its
+    identity, type, written date and standing; its name, description, links, findings, sha,
+    listing, found and aliases stand empty (not fetched: 20,000 rows at about two-thirds
+    the cost). Nothing else may read those fields from a brief scan."""
+    known = {row[0]: row for row in db.execute(_BRIEF if brief else "SELECT * FROM notes")}
     entries: dict[str, Entry] = {}
     stale: list[tuple[str, str, tuple[int, int, int, int]]] = []
     for rel, ident, link in stats if stats is not None else file_stats(store.root):

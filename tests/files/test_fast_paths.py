@@ -19,6 +19,7 @@ from kura.files import body, frontmatter
 from kura.files.belief import summary
 from kura.files.memory_file import _CLOSE, _OPEN, parse
 from kura.files.memory_index import normalize
+from kura.files.slugs import _scan, file_stats
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -283,3 +284,19 @@ def test_distill_kuras_flat_frontmatter_is_read_without_a_yaml_parse_per_key(
 
 def _no_yaml(text: str) -> Any:
     raise AssertionError(f"a YAML parse of {text!r}")
+
+
+def test_file_stats_are_in_the_order_sorting_the_whole_tuples_gives(tmp_path: Path) -> None:
+    """``slugs.file_stats`` sorts by path alone (each path is there once): the order sorting
+    the (path, identity, link) tuples gave, across folders, names that share a prefix and a link."""
+    rng = random.Random(5)
+    for i in range(300):
+        folder = tmp_path / rng.choice(["", "a", "a/b", "a-b", "a.b", "Z", "é"])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{rng.choice(['m', 'm-', 'm.', 'M', 'ü'])}{i}.md").write_text("x")
+    (tmp_path / "link.md").symlink_to(tmp_path / "a" / next(p.name for p in (tmp_path / "a").glob("*.md")))
+    whole = sorted(
+        (rel, ident, kind == "link") for rel, kind, ident in _scan(tmp_path, with_stats=True) if ident
+    )
+    got = file_stats(tmp_path)
+    assert got == whole and len({rel for rel, _, _ in got}) == len(got) == 301

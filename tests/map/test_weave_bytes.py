@@ -74,7 +74,7 @@ def cloth(root: Path, settings: MapSettings) -> dict[str, str]:
     woven = weave(Store(root), settings, today=TODAY)
     assert woven is not None and not woven.error
     state = root / ".kura"
-    layers = json.loads((state / "layers.json").read_text())["columns"]
+    layers = as_pinned(json.loads((state / "layers.json").read_text())["columns"], root / "MEMORY.md")
     recorded = json.loads((state / "map.json").read_text())
     return {
         "map.md": hashlib.sha256((state / "map.md").read_bytes()).hexdigest(),
@@ -84,6 +84,15 @@ def cloth(root: Path, settings: MapSettings) -> dict[str, str]:
             json.dumps({k: recorded[k] for k in SUMMARY}, sort_keys=True).encode()
         ).hexdigest(),
     }
+
+
+def as_pinned(columns: dict[str, list[object]], index: Path) -> dict[str, list[object]]:
+    """The cache's columns as the pinned hashes saw them (layer cache version 1): each line's
+    text, which version 2 takes from the index instead of storing, and every short spelled out
+    (version 2 stores a short equal to its text as null)."""
+    text = index.read_text().split("\n")[:-1]
+    short = [line if kept is None else kept for line, kept in zip(text, columns["short"], strict=True)]
+    return {**columns, "text": text, "short": short}
 
 
 def edit_one(root: Path) -> None:
