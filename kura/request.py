@@ -119,9 +119,14 @@ REMEMBER = RememberRequest("", "")
 
 EDIT_OPS = ("append", "prepend", "replace", "section", "rename", "forget", "purge")
 _EDIT_NEEDS = {
-    "append": ("text",), "prepend": ("text",), "replace": ("find",), "section": ("heading", "text"),
-    "rename": ("to",), "forget": (), "purge": ("confirm",),
-}  # fmt: skip
+    "append": ("text",),
+    "prepend": ("text",),
+    "replace": ("find",),
+    "section": ("heading", "text"),
+    "rename": ("to",),
+    "forget": (),
+    "purge": ("confirm",),
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,8 +79,11 @@ def run(
     from kura.distill.scribe_language import configured
 
     config, chosen, journals, opened = _distilling(ctx, store)
-    minds = Minds(charter=opened.charter, reading=Reading.of(config.distill, chosen.distill),
-                  language=configured(config.distill, chosen.distill))  # fmt: skip
+    minds = Minds(
+        charter=opened.charter,
+        reading=Reading.of(config.distill, chosen.distill),
+        language=configured(config.distill, chosen.distill),
+    )
     if not no_model:
         minds.brain, minds.scribe = config.brain_for(chosen), config.scribe_for(chosen)
     bar = ProgressLine()

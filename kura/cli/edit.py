@@ -51,11 +51,21 @@ def edit(
 
 def _request(slug: str, **given: str | None) -> EditRequest:
     """The one op the options name (``-`` as text reads stdin), or a usage failure."""
-    ops = [op for op, key in (("append", "append"), ("prepend", "prepend"), ("replace", "find"),
-                               ("section", "heading")) if given[key] is not None]  # fmt: skip
+    ops = [
+        op
+        for op, key in (
+            ("append", "append"),
+            ("prepend", "prepend"),
+            ("replace", "find"),
+            ("section", "heading"),
+        )
+        if given[key] is not None
+    ]
     if len(ops) != 1:
-        fail("give one of --append TEXT, --prepend TEXT, --replace OLD --with NEW, "
-             "--section HEADING --body TEXT")  # fmt: skip
+        fail(
+            "give one of --append TEXT, --prepend TEXT, --replace OLD --with NEW, "
+            "--section HEADING --body TEXT"
+        )
     op = ops[0]
     if op == "replace" and given["new"] is None:
         fail("--replace OLD needs --with NEW (--with '' removes OLD)")
@@ -63,8 +73,12 @@ def _request(slug: str, **given: str | None) -> EditRequest:
         fail("--section HEADING needs --body TEXT (- reads it from stdin)")
     if op not in ("replace", "section") and (given["new"] is not None or given["body"] is not None):
         fail("--with goes with --replace, --body with --section")
-    text = {"append": given["append"], "prepend": given["prepend"], "replace": given["new"],
-            "section": given["body"]}[op] or ""  # fmt: skip
+    text = {
+        "append": given["append"],
+        "prepend": given["prepend"],
+        "replace": given["new"],
+        "section": given["body"],
+    }[op] or ""
     text = stdin_text() if text == "-" else text
     if op == "replace" and not text:
         return EditRequest(slug, op, find=given["find"] or "", text="")

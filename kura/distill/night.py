@@ -95,8 +95,9 @@ def tasks_for(
     meanwhile are read too)."""
 
     def one_pass() -> NightReport:
-        minds = Minds(brain=brain, scribe=scribe, charter=store.charter, reading=reading or Reading(),
-                      language=language)  # fmt: skip
+        minds = Minds(
+            brain=brain, scribe=scribe, charter=store.charter, reading=reading or Reading(), language=language
+        )
         now = journals() if callable(journals) else journals
         metrics = run_pass(store, now, minds=minds, window_tokens=window_tokens)
         return NightReport(metrics.line(), not metrics.nothing)

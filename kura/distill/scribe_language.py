@@ -34,11 +34,26 @@ NAMES = {
     "ru": "Russian (русский)",
 }
 _ALIASES = {
-    "japanese": "ja", "日本語": "ja", "chinese": "zh", "中文": "zh", "汉语": "zh", "中国語": "zh",
-    "korean": "ko", "한국어": "ko", "spanish": "es", "español": "es", "french": "fr", "français": "fr",
-    "german": "de", "deutsch": "de", "portuguese": "pt", "português": "pt", "russian": "ru",
-    "русский": "ru", "english": "en",
-}  # fmt: skip
+    "japanese": "ja",
+    "日本語": "ja",
+    "chinese": "zh",
+    "中文": "zh",
+    "汉语": "zh",
+    "中国語": "zh",
+    "korean": "ko",
+    "한국어": "ko",
+    "spanish": "es",
+    "español": "es",
+    "french": "fr",
+    "français": "fr",
+    "german": "de",
+    "deutsch": "de",
+    "portuguese": "pt",
+    "português": "pt",
+    "russian": "ru",
+    "русский": "ru",
+    "english": "en",
+}
 _FUNCTION_WORDS = {
     "en": "the and is are to of in that it for with on not this be we".split(),
     "es": "el la los las que de del y en es por para con una está no se".split(),

@@ -107,8 +107,10 @@ def embedder_model(where: str, table: Any, base: str = "") -> ModelConfig:
         return replace(model(where, "embedder", table), multilingual=multilingual)
     endpoint = sorted(set(table) & {"url", "model", "api_key_env"})
     if endpoint:
-        raise ConfigError(f"[{where}] has path and {', '.join(endpoint)}: a model folder or an endpoint, "
-                          "not both — keep one")  # fmt: skip
+        raise ConfigError(
+            f"[{where}] has path and {', '.join(endpoint)}: a model folder or an endpoint, "
+            "not both — keep one"
+        )
     if base and not os.path.isabs(os.path.expanduser(path)):
         path = os.path.join(base, path)
     return ModelConfig(

@@ -26,12 +26,13 @@ def ambiguous_titles(
         paths = ", ".join(f"{store}/{entries[s].rel}" for s in slugs)
         linked = key in used
         yield Finding(
-            f"{store}/{entries[slugs[0]].rel}", 1,
+            f"{store}/{entries[slugs[0]].rel}",
+            1,
             f'{len(slugs)} current memories answer to the title or alias "{said}" ({paths}): '
             + (f"[[{said}]] links reach none of them" if linked else f"a [[{said}]] link would reach none")
             + " — give each a title of its own, or move the alias to one of them",
             "warning" if linked else "note",
-        )  # fmt: skip
+        )
 
 
 def ambiguous_link(names: Names, entries: Mapping[str, Entry], target: str) -> str:

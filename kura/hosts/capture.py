@@ -205,8 +205,13 @@ def one_pass(store_root: Path, cwd: Path) -> str:
         own = journals_for(config.distill, chosen.distill, config_source=config.source, store=chosen.name)
         reading = Reading.of(config.distill, chosen.distill)
         language = configured(config.distill, chosen.distill)
-        minds = Minds(config.brain_for(chosen), config.scribe_for(chosen), store.charter, reading=reading,
-                      language=language)  # fmt: skip
+        minds = Minds(
+            config.brain_for(chosen),
+            config.scribe_for(chosen),
+            store.charter,
+            reading=reading,
+            language=language,
+        )
         window = config.map_settings(chosen).window_tokens
         metrics = run_pass(store, hj.with_hosts(own, store), minds=minds, window_tokens=window)
         done: dict[Path, tuple[int, ...]] = {}

@@ -68,11 +68,20 @@ class Edited:
     purged: dict[str, Any] | None = None  # the closure removed (``kura.life.purge.Closure``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"store": self.store, "op": self.op, "slug": self.slug, "changed": self.changed,
-                "path": self.path, "was": self.was or None, "detail": self.detail,
-                "index_changed": self.index_changed, "relinked": list(self.relinked),
-                "revises": self.revises or None, "revised_claim": self.revised_claim or None,
-                "purged": self.purged}  # fmt: skip
+        return {
+            "store": self.store,
+            "op": self.op,
+            "slug": self.slug,
+            "changed": self.changed,
+            "path": self.path,
+            "was": self.was or None,
+            "detail": self.detail,
+            "index_changed": self.index_changed,
+            "relinked": list(self.relinked),
+            "revises": self.revises or None,
+            "revised_claim": self.revised_claim or None,
+            "purged": self.purged,
+        }
 
     def said(self) -> dict[str, Any]:
         """``to_dict()`` with the notes the writer should read (``kura.life.edit_say``)."""
@@ -133,8 +142,17 @@ def _content(store: Store, request: EditRequest, origin: str, today: dt.date) ->
     if note.description != old.description and not _retired(note):
         moved = store.edit_index(partial(own_line, slug=result.slug, note=note, title=None, was=old))
     found = _revises(store, result.slug, request, note)
-    return Edited(store.name, request.op, result.slug, result.changed, path=_rel(store, result.path),
-                  detail=detail, index_changed=moved, revises=found[0], revised_claim=found[1])  # fmt: skip
+    return Edited(
+        store.name,
+        request.op,
+        result.slug,
+        result.changed,
+        path=_rel(store, result.path),
+        detail=detail,
+        index_changed=moved,
+        revises=found[0],
+        revised_claim=found[1],
+    )
 
 
 def _words(note: nt.MemoryFile, request: EditRequest, where: str) -> tuple[str, str, str]:
@@ -226,8 +244,16 @@ def rename(store: Store, old: str, new: str) -> Edited:
     ]
     _remove(store, memory, data)
     usage.moved(store.state_dir, memory.slug, new)
-    return Edited(store.name, "rename", new, True, path=_rel(store, written.path), was=memory.slug,
-                  index_changed=moved or written.index_changed, relinked=tuple(relinked))  # fmt: skip
+    return Edited(
+        store.name,
+        "rename",
+        new,
+        True,
+        path=_rel(store, written.path),
+        was=memory.slug,
+        index_changed=moved or written.index_changed,
+        relinked=tuple(relinked),
+    )
 
 
 def _free(store: Store, new: str, data: bytes, where: str) -> None:

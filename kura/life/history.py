@@ -84,10 +84,17 @@ class History:
     older: int = 0  # commits past MAX_VERSIONS, not read
 
     def to_dict(self) -> dict[str, Any]:
-        return {"store": self.store, "slug": self.slug, "in_git": self.in_git,
-                "versions": [v.to_dict() for v in self.versions],
-                "chain": [{"slug": c.slug, "description": c.description, "state": c.state, "until": c.until}
-                          for c in self.chain], "older": self.older}  # fmt: skip
+        return {
+            "store": self.store,
+            "slug": self.slug,
+            "in_git": self.in_git,
+            "versions": [v.to_dict() for v in self.versions],
+            "chain": [
+                {"slug": c.slug, "description": c.description, "state": c.state, "until": c.until}
+                for c in self.chain
+            ],
+            "older": self.older,
+        }
 
 
 def history(store: Store, slug: str) -> History:
@@ -149,8 +156,18 @@ def _from_git(root: Path, rel: str, now: bytes | None) -> tuple[list[Version], i
         inside = run(root, "rev-parse", "--is-inside-work-tree", check=False)
         if not inside.ok or inside.text != "true":
             return None
-        log = run(root, "-c", "core.quotePath=false", "log", "--follow", "--name-status",
-                  f"--format={_RS}%H{_US}%ct{_US}%an{_US}%s", "--", rel, check=False)  # fmt: skip
+        log = run(
+            root,
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--follow",
+            "--name-status",
+            f"--format={_RS}%H{_US}%ct{_US}%an{_US}%s",
+            "--",
+            rel,
+            check=False,
+        )
     except GitError:
         return None
     commits = _commits(log.text if log.ok else "")
@@ -176,9 +193,17 @@ def _commits(log: str) -> list[dict[str, str]]:
         if len(parts) != 4 or not changes:
             continue
         status = changes[-1]
-        found.append({"sha": parts[0], "time": parts[1], "author": parts[2], "subject": parts[3],
-                      "status": status[0], "path": status[-1],
-                      "from": status[1] if len(status) == 3 else ""})  # fmt: skip
+        found.append(
+            {
+                "sha": parts[0],
+                "time": parts[1],
+                "author": parts[2],
+                "subject": parts[3],
+                "status": status[0],
+                "path": status[-1],
+                "from": status[1] if len(status) == 3 else "",
+            }
+        )
     return found
 
 
@@ -197,15 +222,30 @@ def _version(commit: dict[str, str], data: bytes | None, before: bytes | None, *
         what = "deleted"
     when = dt.datetime.fromtimestamp(int(commit["time"])).strftime("%Y-%m-%d %H:%M")
     message = commit["subject"] + (f" (renamed from {commit['from']})" if status == "R" else "")
-    return Version(when, what, _who(note, was, commit["subject"]), "git", by=commit["author"],
-                   commit=commit["sha"][:12], message=redact(message)[0], path=commit["path"],
-                   description=redact(note.description)[0], text=_shown(data))  # fmt: skip
+    return Version(
+        when,
+        what,
+        _who(note, was, commit["subject"]),
+        "git",
+        by=commit["author"],
+        commit=commit["sha"][:12],
+        message=redact(message)[0],
+        path=commit["path"],
+        description=redact(note.description)[0],
+        text=_shown(data),
+    )
 
 
 def _uncommitted(path: Path, rel: str, now: bytes | None, head: bytes | None, *, tracked: bool) -> Version:
     if now is None:
-        return Version(dt.date.today().isoformat(), "deleted", "person", "uncommitted",
-                       message="deleted, not committed yet", path=rel)  # fmt: skip
+        return Version(
+            dt.date.today().isoformat(),
+            "deleted",
+            "person",
+            "uncommitted",
+            message="deleted, not committed yet",
+            path=rel,
+        )
     note = nt.from_bytes(now, rel)
     was = nt.from_bytes(head, rel) if head is not None else None
     try:
@@ -213,9 +253,16 @@ def _uncommitted(path: Path, rel: str, now: bytes | None, head: bytes | None, *,
     except OSError:
         when = dt.date.today().isoformat()
     what = _change(note, was) if tracked else "created"
-    return Version(when, what, _who(note, was, ""), "uncommitted" if tracked else "untracked",
-                   message="not committed yet", path=rel, description=redact(note.description)[0],
-                   text=_shown(now))  # fmt: skip
+    return Version(
+        when,
+        what,
+        _who(note, was, ""),
+        "uncommitted" if tracked else "untracked",
+        message="not committed yet",
+        path=rel,
+        description=redact(note.description)[0],
+        text=_shown(now),
+    )
 
 
 def _shown(data: bytes | None) -> str:

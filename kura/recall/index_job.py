@@ -112,9 +112,14 @@ def start(root: Path, *, config: Path | None = None, cwd: Path | None = None) ->
             return False  # a build runs
         subprocess.Popen(  # our own module, by this Python
             [sys.executable, "-m", "kura.recall.index_worker", str(fd), str(root), str(config or "")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, pass_fds=(fd,), close_fds=True, cwd=cwd,
-        )  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=(fd,),
+            close_fds=True,
+            cwd=cwd,
+        )
         return True
     except OSError:
         return False
@@ -147,8 +152,15 @@ def _checked(data: dict[str, Any]) -> Progress | None:
     if not all(type(data.get(k)) in (int, float) for k in ("started", "updated")):
         return None
     reason = data.get("reason", "")
-    return Progress(data["state"], data["pid"], data["done"], data["total"], float(data["started"]),
-                    float(data["updated"]), reason[:500] if isinstance(reason, str) else "")  # fmt: skip
+    return Progress(
+        data["state"],
+        data["pid"],
+        data["done"],
+        data["total"],
+        float(data["started"]),
+        float(data["updated"]),
+        reason[:500] if isinstance(reason, str) else "",
+    )
 
 
 def _state(root: Path, *, create: bool = True) -> Path:

@@ -152,8 +152,10 @@ def _pooling(root: Path, modules: Any) -> str:
         raise _Bad(f"{folder.name}/config.json is not an object — fix or remove it")
     modes = [mode for mode, key in _POOLING_KEYS.items() if config.get(key) is True]
     if len(modes) != 1:
-        raise _Bad(f"{folder.name}/config.json asks for {len(modes)} pooling modes; kura reads exactly one "
-                   f"of {', '.join(POOLINGS)}")  # fmt: skip
+        raise _Bad(
+            f"{folder.name}/config.json asks for {len(modes)} pooling modes; kura reads exactly one "
+            f"of {', '.join(POOLINGS)}"
+        )
     return modes[0]
 
 

@@ -20,11 +20,23 @@ import unicodedata
 SHARE = 0.5  # of a question's letters in other scripts: answered from words
 # a letter's script, from the first word of its Unicode name; Latin letters are read
 _SCRIPTS = {
-    "CJK": "CJK", "HIRAGANA": "Japanese", "KATAKANA": "Japanese", "HALFWIDTH": "Japanese",
-    "HANGUL": "Korean", "CYRILLIC": "Cyrillic", "GREEK": "Greek", "ARABIC": "Arabic",
-    "HEBREW": "Hebrew", "THAI": "Thai", "DEVANAGARI": "Devanagari", "BENGALI": "Bengali",
-    "TAMIL": "Tamil", "GEORGIAN": "Georgian", "ARMENIAN": "Armenian", "ETHIOPIC": "Ethiopic",
-}  # fmt: skip
+    "CJK": "CJK",
+    "HIRAGANA": "Japanese",
+    "KATAKANA": "Japanese",
+    "HALFWIDTH": "Japanese",
+    "HANGUL": "Korean",
+    "CYRILLIC": "Cyrillic",
+    "GREEK": "Greek",
+    "ARABIC": "Arabic",
+    "HEBREW": "Hebrew",
+    "THAI": "Thai",
+    "DEVANAGARI": "Devanagari",
+    "BENGALI": "Bengali",
+    "TAMIL": "Tamil",
+    "GEORGIAN": "Georgian",
+    "ARMENIAN": "Armenian",
+    "ETHIOPIC": "Ethiopic",
+}
 
 
 def unread_script(question: str) -> str | None:

@@ -32,8 +32,12 @@ class EditIn(BaseModel):
 
     slug: str = Field(min_length=1, max_length=200, description="The memory to edit, e.g. deploy-day.")
     op: Op = Field(description="What to do; the fields below that it reads are named with each.")
-    text: str = Field("", max_length=64 * 1024, description="append / prepend: the paragraph; replace: "
-                      'the new words ("" removes the phrase); section: its new text.')  # fmt: skip
+    text: str = Field(
+        "",
+        max_length=64 * 1024,
+        description="append / prepend: the paragraph; replace: "
+        'the new words ("" removes the phrase); section: its new text.',
+    )
     find: str = Field("", max_length=2000, description="replace: the phrase, which must occur once.")
     heading: str = Field("", max_length=200, description="section: its heading (## Steps or Steps).")
     to: str = Field("", max_length=200, description="rename: the new slug.")
@@ -94,13 +98,15 @@ def edit_routes(service: StorePool, choose: Callable[[StorePool, Given], str]) -
 
     def given(request: Request) -> Given:
         query = request.query_params
-        return [("the path", request.path_params.get("name")),
-                *(("?store", v) for v in query.getlist("store")),
-                *(("?mode", v) for v in query.getlist("mode"))]  # fmt: skip
+        return [
+            ("the path", request.path_params.get("name")),
+            *(("?store", v) for v in query.getlist("store")),
+            *(("?mode", v) for v in query.getlist("mode")),
+        ]
 
     @router.post(
         "/edit", response_model=EditedOut, tags=["write"], responses=errors(400, 401, 403, 404, 413, 422)
-    )  # fmt: skip
+    )
     def edit(body: EditIn, request: Request) -> dict[str, Any]:
         """Change one memory in place — append, prepend, replace (a phrase that occurs once),
         section (by heading), rename (links rewritten), forget (archived), purge (``confirm``

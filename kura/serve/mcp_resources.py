@@ -69,20 +69,24 @@ class Said:
 
 _STORE_ARG = Argument("store", "Store or mode to use instead of this session's current one.")
 RECALL_PROMPT = Prompt(
-    "recall", "Recall before answering",
+    "recall",
+    "Recall before answering",
     "Answer a question with what kura's memory holds about it: the memories that bear on it "
     "are recalled first and given to the model with the question.",
     (Argument("question", "What you want answered, in your own words.", required=True), _STORE_ARG),
-)  # fmt: skip
+)
 REMEMBER_PROMPT = Prompt(
-    "remember", "Remember this",
+    "remember",
+    "Remember this",
     "Ask the model to save one fact in kura's memory (through kura_remember), in its own "
     "one-fact memory with a description that says when it matters.",
-    (Argument("fact", "What to remember, in your own words.", required=True),
-     Argument("type", f"Memory type: {', '.join(TYPES)} (the model picks when left out)."),
-     _STORE_ARG),
+    (
+        Argument("fact", "What to remember, in your own words.", required=True),
+        Argument("type", f"Memory type: {', '.join(TYPES)} (the model picks when left out)."),
+        _STORE_ARG,
+    ),
     writes=True,
-)  # fmt: skip
+)
 PROMPTS = (RECALL_PROMPT, REMEMBER_PROMPT)
 
 
@@ -235,9 +239,13 @@ def _store_resources(store: str, rows: list[dict[str, Any]], skip: int, room: in
     made: list[Resource] = []
     if skip == 0:
         made.append(
-            Resource(uri(store), f"{store} map", f"The map of store '{store}'",
-                     "What an agent is given at the start: the memories that matter most, then a line each.")
-        )  # fmt: skip
+            Resource(
+                uri(store),
+                f"{store} map",
+                f"The map of store '{store}'",
+                "What an agent is given at the start: the memories that matter most, then a line each.",
+            )
+        )
     for row in rows[max(0, skip - 1) : max(0, skip - 1) + room - len(made)]:
         slug = str(row["slug"])
         title = str(row.get("name") or slug)

@@ -218,9 +218,12 @@ def resource_handlers(served: Resources, heard: Listeners) -> dict[str, Any]:
     ) -> types.ListResourceTemplatesResult:
         heard.heard(ctx)
         template = types.ResourceTemplate(
-            uri_template=TEMPLATE, name="memory", title="One memory",
-            description="One memory's file (frontmatter and body) by store and slug.", mime_type=MARKDOWN,
-        )  # fmt: skip
+            uri_template=TEMPLATE,
+            name="memory",
+            title="One memory",
+            description="One memory's file (frontmatter and body) by store and slug.",
+            mime_type=MARKDOWN,
+        )
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:

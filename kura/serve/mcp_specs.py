@@ -154,7 +154,8 @@ REMEMBER = Spec(
     read_only=False, destructive=True,
 )  # fmt: skip
 EDIT = Spec(
-    "kura_edit", "Edit one memory in place",
+    "kura_edit",
+    "Edit one memory in place",
     "Change one memory without rewriting it: op append or prepend (text: a paragraph), replace "
     "(find: a phrase that occurs exactly once in its description or body, text: the new words, "
     "empty to remove it; a phrase found nowhere or more than once is refused, saying where), "
@@ -163,32 +164,52 @@ EDIT = Spec(
     "disk) or purge (confirm: the slug again; deletes it for good — only when the person asked). "
     "Read the memory first. Never store secrets.",
     (
-        Param("op", "append, prepend, replace, section, rename, forget or purge.",
-              ("operation", "action", "do"), required=True, choices=rq.EDIT_OPS),
-        Param("slug", "The memory to edit, e.g. deploy-commands.",
-              ("name", "id", "memory", "key", "file", "note", "identifier"), required=True),
-        Param("text", "append/prepend: the paragraph; replace: the new words; section: its new text.",
-              ("content", "body", "new", "new_text", "replacement", "with")),
-        Param("find", "replace: the phrase to replace, as written (it must occur once).",
-              ("find_text", "old", "old_text", "search", "phrase")),
-        Param("heading", "section: the heading of the section to replace, e.g. Steps.",
-              ("section", "header")),
+        Param(
+            "op",
+            "append, prepend, replace, section, rename, forget or purge.",
+            ("operation", "action", "do"),
+            required=True,
+            choices=rq.EDIT_OPS,
+        ),
+        Param(
+            "slug",
+            "The memory to edit, e.g. deploy-commands.",
+            ("name", "id", "memory", "key", "file", "note", "identifier"),
+            required=True,
+        ),
+        Param(
+            "text",
+            "append/prepend: the paragraph; replace: the new words; section: its new text.",
+            ("content", "body", "new", "new_text", "replacement", "with"),
+        ),
+        Param(
+            "find",
+            "replace: the phrase to replace, as written (it must occur once).",
+            ("find_text", "old", "old_text", "search", "phrase"),
+        ),
+        Param(
+            "heading", "section: the heading of the section to replace, e.g. Steps.", ("section", "header")
+        ),
         Param("to", "rename: the new slug.", ("new_slug", "destination", "destination_path", "rename_to")),
         Param("reason", "forget: why it is forgotten (kept with it).", ("why",)),
         Param("confirm", "purge: the slug again, to say the deletion is meant.", ("confirmation",)),
         STORE,
     ),
-    read_only=False, destructive=True,
-)  # fmt: skip
+    read_only=False,
+    destructive=True,
+)
 HISTORY = Spec(
-    "kura_history", "Every version of a memory",
+    "kura_history",
+    "Every version of a memory",
     "What a memory said before and when it changed: every version, newest first (from git when "
     "the store is in git, else what its file records), who or what wrote each (person, agent, "
     "distiller, setup, sync) and the chain of memories it replaced or that replaced it.",
-    (Param("slug", "The memory's slug.", ("name", "id", "memory", "key", "file", "note"), required=True),
-     Param("full", "Also each version's whole text (default false).", ("verbose", "texts"), flag=True),
-     STORE),
-)  # fmt: skip
+    (
+        Param("slug", "The memory's slug.", ("name", "id", "memory", "key", "file", "note"), required=True),
+        Param("full", "Also each version's whole text (default false).", ("verbose", "texts"), flag=True),
+        STORE,
+    ),
+)
 SPECS = (RECALL, CONTEXT, READ, MAP, LIST, RECENT, HISTORY, DOCTOR, USE, REMEMBER, EDIT)
 
 

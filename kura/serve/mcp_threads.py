@@ -185,10 +185,17 @@ class ThreadTools(Tools):
             return _observed_text(done)
         if len(updates) > 1:
             raise InvalidRequest("kura_memory got updates twice; pass one map")
-        found = thread_ops.memory(service, selector, operation=args["operation"], key=args.get("key"),
-                                  value=args.get("value"), namespace=args.get("namespace"),
-                                  updates=_map(updates[0]) if updates else None, query=args.get("query"),
-                                  **common)  # fmt: skip
+        found = thread_ops.memory(
+            service,
+            selector,
+            operation=args["operation"],
+            key=args.get("key"),
+            value=args.get("value"),
+            namespace=args.get("namespace"),
+            updates=_map(updates[0]) if updates else None,
+            query=args.get("query"),
+            **common,
+        )
         return _memory_text(args["operation"], found)
 
     def _context(

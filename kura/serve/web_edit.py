@@ -181,8 +181,10 @@ def _save(
     store = service.served(here.store).store
     data, memory = store.read(slug)
     if given.get("base") != digest(data):
-        said = ("Not saved: the file changed since this form was opened (an editor or an agent wrote it). "
-                "Your text is below; open the memory again to see theirs.")  # fmt: skip
+        said = (
+            "Not saved: the file changed since this form was opened (an editor or an agent wrote it). "
+            "Your text is below; open the memory again to see theirs."
+        )
         return 409, edit_page(service, here, slug, given, status=said)
     kind = given.get("type") or None
     try:

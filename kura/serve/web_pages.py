@@ -219,10 +219,13 @@ def memories_page(
                      f'<ul class="list">{rows}</ul></section>')  # fmt: skip
     total = sum(counts.values())
     filters = " · ".join(
-        (f"<b>{e(t)} ({counts[t]})</b>" if t == kind else
-         f'<a href="{here.href("/ui/memories", type=t)}">{e(t)} ({counts[t]})</a>')
+        (
+            f"<b>{e(t)} ({counts[t]})</b>"
+            if t == kind
+            else f'<a href="{here.href("/ui/memories", type=t)}">{e(t)} ({counts[t]})</a>'
+        )
         for t in _ordered(counts)
-    )  # fmt: skip
+    )
     every = "all" if kind is None else f'<a href="{here.href("/ui/memories")}">all</a>'
     intro = f"<p>{total} memories, archived and superseded ones included.</p>"
     intro += f'<p class="filters">{every} · {filters}</p>'
@@ -266,9 +269,10 @@ def pager_links(here: Here, path: str, shown: Paged[Any], **params: Any) -> str:
     rel = {"previous": "prev", "next": "next", "first": "first", "last": "last"}
     links = " ".join(
         f'<a rel="{rel[label]}" href="{here.href(path, **params, page=to)}">{label}</a>'
-        if live else f'<span class="off">{label}</span>'
+        if live
+        else f'<span class="off">{label}</span>'
         for label, to, live in steps
-    )  # fmt: skip
+    )
     return f'<nav class="pager" aria-label="pages">page {n} of {last} · {links}</nav>'
 
 

@@ -37,9 +37,8 @@ _HAN, _KANA, _HIRA, _HANGUL, _OTHER = "han", "kana", "hira", "hangul", ""
 # ASCII: what ``spaced_words`` and the trimmer leave out (ASCII words have their own rules).
 STOP = frozenset(
     "está están à où já não são é für über "
-    "и в во на с со к по за из от у о об что это как а но не ни же ли бы то для при"
-    .split()
-)  # fmt: skip
+    "и в во на с со к по за из от у о об что это как а но не ни же ли бы то для при".split()
+)
 
 
 # Negation in the spotter's other languages: Japanese verb endings (ない, ません, ず), Chinese
