@@ -338,7 +338,10 @@ class SearchIndex:
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
             queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
-            self._asked = {**dict(list(self._asked.items())[-(ASKED - 1) :]), question: queries[0]}
+            self._asked.pop(question, None)  # newest last; the oldest goes past ASKED
+            self._asked[question] = queries[0]
+            if len(self._asked) > ASKED:
+                del self._asked[next(iter(self._asked))]
             if matrix.slugs and matrix.half.shape[1] != queries.shape[1]:  # another width: not this model's
                 reason = "the saved vectors do not fit the embedder; run kura index --rebuild"
                 return Results(self._bm25(words, k), "lexical", reason)
