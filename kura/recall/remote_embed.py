@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kura.config import ModelConfig
 
 BATCH = 64
-TEXT = "t2"  # the version of ``index_build.text_of`` (``embed.MODEL_ID`` carries it too)
+TEXT = "t3"  # the version of ``index_build.text_of`` (``embed.MODEL_ID`` carries it too)
 
 
 class RemoteEmbedder:
@@ -32,7 +32,7 @@ class RemoteEmbedder:
     def __init__(self, model: ModelConfig) -> None:
         self.model = model
         self.model_id = f"api:{model.model}/{TEXT}"  # what is embedded changed: vectors made again
-        self.superseded = (f"api:{model.model}",)
+        self.superseded = (f"api:{model.model}", f"api:{model.model}/t2")
         self.multilingual = model.multilingual  # kura.recall.script: it reads more than English
 
     def full(self) -> RemoteEmbedder:

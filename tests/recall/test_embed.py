@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 import kura.recall.embed as embed_module
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder
+from kura.recall.wordpiece import UNREAD_BUDGET
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +83,67 @@ def test_a_waiting_onnxruntime_thread_does_not_spin() -> None:
     options = embed_module.session_options(quick=False)
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     assert options.enable_cpu_mem_arena  # off, a batch's peak memory doubles (measured)
+
+
+class Counted:
+    """The real session, with what each run was given and whether two runs were in it at once."""
+
+    def __init__(self, session: object, *, meet: bool = False) -> None:
+        self.session = session
+        self.widths: list[tuple[int, int]] = []  # (rows, width) of each run
+        self.met: bool | None = None
+        self._meet = threading.Barrier(2) if meet else None
+
+    def run(self, names: object, inputs: dict[str, np.ndarray]) -> object:
+        self.widths.append(inputs["input_ids"].shape)
+        if self._meet is not None and self.met is None:
+            try:  # the first two runs wait for each other: they meet only if they run at once
+                self._meet.wait(timeout=20)
+                self.met = True
+            except threading.BrokenBarrierError:
+                self.met = False
+        return self.session.run(names, inputs)  # type: ignore[attr-defined]
+
+
+MIXED = [
+    "設定更新は queue flaky でデプロイする (KR-1); ticket の方針速度はバックアップ, coverage lockfile を使う。"
+    * 3,
+    "The deck oven needs 90 minutes to reach 250°C, so it is switched on at 04:30.",
+    "who fixes the oven when it breaks",
+    "ステージング環境は kobo-8 で動いている。本番とは別のサーバー。",
+    "Zoë said on 3 March that the landlord's agent answers about the boiler. " * 6,
+    "",
+    "Пароль от Wi-Fi в офисе меняется каждый месяц",
+]
+
+
+def test_batches_run_a_core_at_a_time_make_the_vectors_made_one_by_one(embedder: Embedder) -> None:
+    texts = [f"{text} {i}" for i in range(12) for text in MIXED]  # many batches, of every length
+    together = embedder.embed(texts)
+    alone = np.concatenate([embedder.embed([text]) for text in texts])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_a_text_given_twice_is_embedded_once(embedder: Embedder) -> None:
+    counted = Counted(embedder.session)
+    twice = Embedder(counted).embed([MIXED[1], MIXED[2], MIXED[1]])
+    assert sum(rows for rows, _ in counted.widths) == 2
+    assert np.array_equal(twice[0], twice[2]) and np.abs(twice[:2] - embedder.embed(MIXED[1:3])).max() < 1e-5
+
+
+@pytest.mark.skipif(embed_module.cores() < 2, reason="one core: one run at a time")
+def test_batches_run_on_every_core_at_once(embedder: Embedder) -> None:
+    counted = Counted(embedder.session, meet=True)
+    Embedder(counted).embed([f"{MIXED[4]} {i}" for i in range(16)])  # 16 rows of ~100 pieces: 4+ batches
+    assert len(counted.widths) >= 2 and counted.met is True
+
+
+def test_a_mixed_memory_is_embedded_from_what_the_english_model_reads(embedder: Embedder) -> None:
+    counted = Counted(embedder.session)
+    text = MIXED[0]  # past the 128-piece cap, one piece a Japanese character
+    Embedder(counted).embed([text])
+    pieces = embedder.tokenizer.tokenize(text)
+    japanese = [piece for piece in pieces if "\u3040" <= piece[-1] <= "\u9fff"]  # kana, ideographs
+    read = len(pieces) - len(japanese) - pieces.count("[UNK]")
+    assert len(pieces) > 126 and read + UNREAD_BUDGET < 126  # all of it once read to the cap
+    assert counted.widths == [(1, 2 + read + UNREAD_BUDGET)]

@@ -118,10 +118,14 @@ def test_the_vectors_agree_with_the_float_model_row_by_row() -> None:
     assert cosines.min() >= 0.98, cosines
 
 
-def test_the_model_id_changed_and_the_float_models_vectors_are_dropped(
-    tmp_path: Path, sample_copy: Callable[[Path], Path]
+@pytest.mark.parametrize(
+    "old",
+    ["all-MiniLM-L6-v2-int8/t2", "all-MiniLM-L6-v2-w8a8/t2"],
+    ids=["the-float-model", "every-piece-read"],
+)
+def test_the_model_id_changed_and_the_older_vectors_are_dropped(
+    tmp_path: Path, sample_copy: Callable[[Path], Path], old: str
 ) -> None:
-    old = "all-MiniLM-L6-v2-int8/t2"
     assert old != MODEL_ID and old in SUPERSEDED
     store = Store(sample_copy(tmp_path / "store"))
     db = sqlite3.connect(store.root / ".kura" / "search.db")

@@ -27,6 +27,7 @@ from kura.config import load_config
 from kura.recall.embed import MODEL_ID
 from kura.recall.index_build import text_of
 from kura.recall.recall import recall
+from kura.recall.remote_embed import TEXT
 from kura.recall.search import SearchIndex, remote_embedder
 from kura.serve.pool import StorePool
 from kura.store.store import Store, init_store
@@ -167,23 +168,23 @@ def test_a_killed_build_resumes_without_embedding_finished_rows_again(
         while len(asked) <= 40 and build.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert build.poll() is None, "the build finished before it could be killed"
-        kept = vector_count(root, "api:toy/t2")
+        kept = vector_count(root, f"api:toy/{TEXT}")
         while not kept and time.monotonic() < deadline:
             time.sleep(0.02)
-            kept = vector_count(root, "api:toy/t2")
+            kept = vector_count(root, f"api:toy/{TEXT}")
         os.kill(build.pid, signal.SIGKILL)
         build.wait(10)
     finally:
         gate.set()
         if build.poll() is None:
             build.kill()
-    kept = vector_count(root, "api:toy/t2")
+    kept = vector_count(root, f"api:toy/{TEXT}")
     assert 0 < kept < 300
     before = len(asked)
     resumed = kura("--config", str(config), "index", "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert len(asked) - before == 300 - kept  # every memory with a vector was left alone
-    assert vector_count(root, "api:toy/t2") == 300
+    assert vector_count(root, f"api:toy/{TEXT}") == 300
     assert json.loads(resumed.stdout)["vectors"] == 300
 
 
@@ -249,6 +250,18 @@ def test_a_body_that_repeats_its_description_embeds_it_once_without_markdown_mar
     assert text_of("Oven", "Bakeline services the deck oven", other) == (
         f"Oven. Bakeline services the deck oven. {other}"
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("label", ["Why", "決定", "Gotcha", "Rule of thumb"])
+def test_a_description_the_body_says_after_a_label_is_embedded_once(label: str) -> None:
+    said = "レビュー夜間は timeout hetzner で必ずする (KR-199); redis の本番バックアップは週次"
+    body = f"{said}。\n\n**Why:** 証明書速度は backup staging で対応する.\n"
+    assert text_of("m00199-restore", f"{label}: {said}", body) == (
+        f"m00199-restore. {said}。\n\nWhy: 証明書速度は backup staging で対応する.\n"
+    )
+    assert text_of("m1", f"{label}: the staging host moved", body).startswith(
+        f"m1. {label}: the staging host moved. "
+    )  # what the body does not say is kept, label and all
 
 
 def test_vectors_an_older_kura_made_are_made_again_and_dropped(tmp_path: Path) -> None:

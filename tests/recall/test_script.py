@@ -48,7 +48,7 @@ def test_an_embedder_marked_multilingual_reads_every_script() -> None:
     assert told.startswith("the question is written in Cyrillic script, which the built-in embedder "
                            "(all-MiniLM-L6-v2, English only) cannot read, so it was answered from its words")  # fmt: skip
     remote = ModelConfig(role="embedder", url="http://127.0.0.1:9", model="bge-m3")
-    assert "the embedder api:bge-m3/t2 (not marked multilingual = true)" in unreadable(
+    assert "the embedder api:bge-m3/t3 (not marked multilingual = true)" in unreadable(
         "где?", RemoteEmbedder(remote)
     )
     marked = ModelConfig(role="embedder", url="http://127.0.0.1:9", model="bge-m3", multilingual=True)

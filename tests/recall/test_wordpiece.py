@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from kura.recall.wordpiece import MAX_TOKENS, VOCAB, VOCAB_SHA256, basic_split, minilm
+from kura.recall.wordpiece import MAX_TOKENS, UNREAD_BUDGET, VOCAB, VOCAB_SHA256, basic_split, minilm
 
 KNOWN = [
     ("Hello, world!", [101, 7592, 1010, 2088, 999, 102]),
@@ -201,3 +201,19 @@ def test_basic_split() -> None:
         "!",
     ]
     assert minilm().tokenize("unaffable") == ["una", "##ffa", "##ble"]
+
+
+@pytest.mark.parametrize(("text", "ids"), [(text, ids) for text, ids in KNOWN if 100 not in ids])
+def test_the_embedder_reads_every_piece_of_a_text_with_no_unknown_piece(text: str, ids: list[int]) -> None:
+    assert list(minilm().readable(text).ids) == ids
+
+
+def test_unknown_pieces_and_japanese_past_the_budget_are_not_read() -> None:
+    text = "蒸留蔵のアーカイブは遅いディスクに置く。 nightly backup to hetzner " * 4
+    read = minilm().readable(text).tokens
+    every = minilm().encode(text, max_tokens=10_000).tokens
+    assert "[UNK]" in every and "[UNK]" not in read
+    japanese = [piece for piece in read if "\u3040" <= piece[-1] <= "\u9fff"]
+    assert japanese == [piece for piece in every if "\u3040" <= piece[-1] <= "\u9fff"][:UNREAD_BUDGET]
+    assert [p for p in read if p.isascii()] == [p for p in every if p.isascii() and p != "[UNK]"]
+    assert len(minilm().readable("word " * 400).ids) == MAX_TOKENS  # the cap still holds
