@@ -241,7 +241,7 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
     kept = [labelled_kept(*part) for part in parts]
     pieces = statistics.mean(len(wp.readable(t).ids) for t in kept)
     kept_ms, _, _ = cpu_ms(lambda: base.embed(kept), n, rounds)
-    changed = sum(a != b for a, b in zip(kept, texts, strict=True))
+    changed = sum(a != index_build.text_of(*part) for a, part in zip(kept, parts, strict=True))
     print(f"  a labelled description once ({changed} of {n} memories): {read:.1f} pieces ({base_ms:.2f} ms); "
           f"kept: {pieces:.1f} ({kept_ms:.2f} ms)")  # fmt: skip
     tokens_once = sum(len(wp.readable(t).ids) for t in texts) / n
