@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -83,36 +84,30 @@ class Embedder:
         run a batch a core (``_runs``)."""
         import numpy as np
 
-        where: dict[str, int] = {}
-        for text in texts:
-            where.setdefault(text, len(where))
-        times = [0] * len(where)
-        for text in texts:
-            times[where[text]] += 1
-        encoded = [self.tokenizer.readable(text).ids for text in where]
-        made = np.zeros((len(where), DIM), dtype=np.float32)
-        order = sorted(range(len(where)), key=lambda i: len(encoded[i]))
-        groups, start = [], 0
-        for size in batches([len(encoded[i]) for i in order]):
-            groups.append(order[start : start + size])
-            start += size
+        counts = Counter(texts)  # in the order first given
+        distinct = list(counts)
+        encoded = [self.tokenizer.readable(text).ids for text in distinct]
+        made = np.zeros((len(distinct), DIM), dtype=np.float32)
+        groups = _groups([len(ids) for ids in encoded])
         done = 0
-        for rows, vectors in zip(
-            groups, self._runs([[encoded[i] for i in rows] for rows in groups]), strict=True
-        ):
+        for rows, vectors in zip(groups, self._runs([[encoded[i] for i in g] for g in groups]), strict=True):
             made[rows] = vectors
-            done += sum(times[i] for i in rows)
+            done += sum(counts[distinct[i]] for i in rows)
             if progress is not None:
                 progress(done, len(texts))
-        return made if len(where) == len(texts) else made[[where[text] for text in texts]]
+        if len(distinct) == len(texts):
+            return made
+        where = {text: i for i, text in enumerate(distinct)}
+        return made[[where[text] for text in texts]]
 
     def _runs(self, work: list[list[tuple[int, ...]]]) -> Iterator[np.ndarray]:
         """Each batch's vectors, in order, a batch a core at once. onnxruntime runs a batch
         without the interpreter lock, and one session may run several at once: the parts of
-        a run that one thread does alone (the small ops, the pooling) overlap the other
-        run's. Measured (bench/index_levers.py, 2 cores): CPU a memory 19.1 → 18.3 ms, and
-        the wall time near half the CPU time on idle cores, where one run at a time was not.
-        A quick session runs one at a time: each run makes its own float32 copy of the weights."""
+        a run that one thread does alone (the small ops, the pooling) can then overlap the
+        other run's, so on idle cores the wall time can come near half the CPU time. The CPU
+        is about the same (measured, bench/index_levers.py at load 6–18: 19.1 → 18.3 ms a
+        memory with every piece read, 10.6 → 11.0 with today's reading). A quick session runs
+        one batch at a time: each of its runs makes its own float32 copy of the weights."""
         workers = 1 if self.quick else min(cores(), len(work))
         if workers <= 1:
             yield from (self._batch(batch) for batch in work)
@@ -161,6 +156,16 @@ def batches(lengths: Sequence[int]) -> list[int]:
         sizes.append(rows)
         start += rows
     return sizes
+
+
+def _groups(lengths: Sequence[int]) -> list[list[int]]:
+    """The batches, as lists of indexes into ``lengths``: by length, sized by ``batches``."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups, start = [], 0
+    for size in batches([lengths[i] for i in order]):
+        groups.append(order[start : start + size])
+        start += size
+    return groups
 
 
 def cores() -> int:
