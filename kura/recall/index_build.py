@@ -65,7 +65,7 @@ ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
 # three seconds make are little beside the 20,000 the build makes within minutes, and the
 # first recall of a 20,000-memory store stays within 5 s
 # (a small store too, when its memories are long: 500 of distill-kura's mixed Japanese and
-# English ones take 11 s of CPU to embed, where 500 short ones take 3)
+# English ones take 5 s of CPU to embed (11 s when every piece was read), 500 short ones 3)
 HANDED_ON = Budget(1.0, whole_for=4.0)
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
