@@ -93,13 +93,16 @@ def test_a_killed_build_is_resumed_by_the_next_recall_and_shown_meanwhile(tmp_pa
     until(lambda: (p := index_job.progress(root)) is not None and p.done > 0, "the first chunk")
     said = index_job.progress(root)
     assert said is not None and said.state == "running"
-    stores = json.loads(kura(tmp_path, "stores", "--json").stdout)["stores"][0]["index_build"]
+    os.kill(said.pid, signal.SIGSTOP)  # held mid-build: a fast build must not end before the kill
+    try:
+        stores = json.loads(kura(tmp_path, "stores", "--json").stdout)["stores"][0]["index_build"]
+    finally:
+        os.kill(said.pid, signal.SIGKILL)
     assert (
         stores["state"] == "running"
         and stores["pid"] == said.pid
         and stores["line"].startswith(f"index build running (pid {said.pid}): ")
     )
-    os.kill(said.pid, signal.SIGKILL)
     until(lambda: not index_job.running(root), "the lock to go with the killed build", 30)
     kept = vectors(root)
     assert 0 < kept < 600
