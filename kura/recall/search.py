@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import fusion, index_build, vectors
+from kura.recall import fusion, headline, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -210,11 +210,15 @@ class SearchIndex:
                 self.db, self.embedder, budget=budget, progress=report, only=only, after_chunk=self.filled,
                 bulk_above=QUICK_LIMIT,
             )  # fmt: skip
+            if only is not None:  # kura.recall.headline: after the memories' own vectors, in time left
+                headline.keep(self.db, self.embedder, sorted(only))
+            elif index_build.complete(self.db, self._model_id()) and headline.fill(
+                self.db, self.embedder, seconds=budget.seconds, whole_below=budget.whole_below
+            ):
+                self._set_filled()
         except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
             self._failed = str(err)
             return 0
-        if only is None and index_build.complete(self.db, self._model_id()):
-            self._set_filled()
         return done
 
     def filled(self) -> None:
@@ -234,11 +238,11 @@ class SearchIndex:
         return self._filled()
 
     def _filled(self) -> bool:
-        return bool(self._kv("filled") == f"{self._kv('stamp')}:{self._model_id()}")
+        return bool(self._kv("filled") == f"{self._kv('stamp')}:{headline.key(self._model_id())}")
 
     def _set_filled(self) -> None:
         with self.db:
-            self._set_kv("filled", f"{self._kv('stamp')}:{self._model_id()}")
+            self._set_kv("filled", f"{self._kv('stamp')}:{headline.key(self._model_id())}")
 
     def refresh(self, slugs: Iterable[str]) -> int:
         """Re-read just these memories (a watcher saw them change); gone ones are dropped.
@@ -350,6 +354,7 @@ class SearchIndex:
             )
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
+        both = headline.lift(self.db, self._model_id(), matrix.slugs, both, queries)
         cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
         holders = [matrix.rows(ids) for ids in rows]
         bonus = fusion.share(holders, len(matrix.slugs))

@@ -259,6 +259,7 @@ def test_vectors_an_older_kura_made_are_made_again_and_dropped(tmp_path: Path) -
     old = "all-MiniLM-L6-v2-int8"  # what kura saved before it embedded a repeated description once
     db = sqlite3.connect(root / ".kura" / "search.db")
     with db:
+        db.execute("DELETE FROM vectors WHERE model != ?", (MODEL_ID,))  # it made no headlines
         db.execute("UPDATE vectors SET model = ?", (old,))
         db.execute("UPDATE kv SET value = replace(value, ?, ?) WHERE key IN ('model', 'filled', 'matrix_model')",
                    (MODEL_ID, old))  # fmt: skip

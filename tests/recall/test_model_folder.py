@@ -21,6 +21,7 @@ from model_folders import minilm_folder
 
 from kura.config import parse_config
 from kura.errors import ConfigError, EmbedFailed
+from kura.recall import headline
 from kura.recall.embed import Unavailable, load_embedder
 from kura.recall.model_folder import TOKENIZER_CAP, FolderEmbedder, folder_embedder, questions
 from kura.recall.search import SearchIndex, remote_embedder
@@ -167,7 +168,7 @@ def test_a_search_index_keeps_the_folder_model_vectors_apart(folder: Path, tmp_p
     models = {
         row[0] for row in sqlite3.connect(root / ".kura" / "search.db").execute("SELECT model FROM vectors")
     }
-    assert models == {embedder.model_id}
+    assert models == {embedder.model_id, headline.key(embedder.model_id)}  # its own, and its headlines'
     index.close()
 
 
