@@ -88,6 +88,35 @@ def test_every_memory_with_a_description_gets_its_headline_under_its_own_key(bak
     index.close()
 
 
+def test_an_edited_memory_gets_the_headline_of_what_it_says_now(bakery: Path, tmp_path: Path) -> None:
+    """A watcher's refresh of one edited memory makes its new headline at once (keyed by the
+    new content), so the next question is lifted by what the memory says now."""
+    edited = tmp_path / "edited"
+    shutil.copytree(bakery, edited)
+    store = Store(edited)
+    index = SearchIndex(store)
+    index.update()
+    path = edited / "sourdough-starter-feeding.md"
+    text = path.read_text(encoding="utf-8")
+    old = text.split("description: ", 1)[1].split("\n", 1)[0]
+    path.write_text(text.replace(old, "The levain is fed at 05:00 with dark rye flour"), encoding="utf-8")
+    assert index.refresh(["sourdough-starter-feeding"]) == 1
+    (sha,) = index.db.execute("SELECT sha FROM docs WHERE slug = 'sourdough-starter-feeding'").fetchone()
+    (vec,) = index.db.execute(
+        "SELECT vec FROM vectors WHERE sha = ? AND model = ?", (sha, headline.key(index.embedder.model_id))
+    ).fetchone()
+    made = index.embedder.embed(
+        ["Sourdough starter feeding. The levain is fed at 05:00 with dark rye flour"]
+    )[0]
+    kept = np.frombuffer(vec, dtype=np.float16).astype(np.float32)
+    name = index.db.execute(
+        "SELECT name FROM docs_fts JOIN docs ON docs.fts = docs_fts.rowid WHERE docs.slug = ?",
+        ("sourdough-starter-feeding",),
+    ).fetchone()[0]
+    assert name == "Sourdough starter feeding" and float(kept @ made) > 0.999
+    index.close()
+
+
 def test_an_index_made_before_headlines_gets_them_at_its_next_update(bakery: Path, tmp_path: Path) -> None:
     """An older kura's index: the memories' vectors, no headline, marked complete the old way.
     The next recall makes the headlines without embedding a memory again, and answers."""
