@@ -46,6 +46,7 @@ from kura.recall.search import SearchIndex, remote_embedder
 from kura.request import CONTEXT, RECALL, ContextRequest, RecallRequest
 from kura.serve.compat import labelled, role_models
 from kura.store.catalog import listing  # kura.store.listing's answer, from the catalog
+from kura.store.named import linked, read_named
 from kura.store.store import Store
 
 if TYPE_CHECKING:
@@ -211,8 +212,13 @@ class StorePool:
     @_private_paths
     def memory(self, slug: str, selector: str | None = None) -> dict[str, Any]:
         store = self.served(selector).store
-        data, memory = store.read(slug)
-        return {**memory.to_dict(), "path": _rel(store, memory.path), "text": data.decode("utf-8", "replace")}
+        data, memory = read_named(store, slug)  # by slug, else by the title or alias a link uses
+        return {
+            **memory.to_dict(),
+            "linked": linked(store, memory.note.links),
+            "path": _rel(store, memory.path),
+            "text": data.decode("utf-8", "replace"),
+        }
 
     @_private_paths
     def memories(
