@@ -41,6 +41,7 @@ from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
+from kura.recall.word_rows import WordRows
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -66,7 +67,6 @@ _STOP = frozenset(
 )
 SCHEMA_VERSION = 3  # 3: the grams column (kura.text.scripts)
 _INSERT = "INSERT INTO docs_fts (slug, name, description, body, grams) VALUES (?, ?, ?, ?, ?)"
-_ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 _OLD = "DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS kv;"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);
@@ -135,6 +135,7 @@ class SearchIndex:
         self._count: int | None = None  # memories in the index, kept with the matrix
         self._stamp = ""
         self._asked: dict[str, np.ndarray] = {}  # the last few questions searched, and their vectors
+        self._words = WordRows(self.db)  # each word's rows, kept while the index is the same
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -431,13 +432,7 @@ class SearchIndex:
 
     def _word_rows(self, words: list[str]) -> list[np.ndarray]:
         """Per question word: the full-text row ids of the memories that hold it."""
-        import numpy as np
-
-        found = []
-        for word in words:  # row ids as one string: SQLite and numpy do the per-row work
-            (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
-            found.append(np.fromstring(joined or "", sep=",", dtype=np.int64))
-        return found
+        return self._words.rows([quote(word) for word in words])
 
     def _bm25(self, words: list[str], k: int) -> tuple[Hit, ...]:
         if not words:
