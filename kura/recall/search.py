@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import fusion, index_build, vectors
+from kura.recall import asking, fusion, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -338,7 +338,8 @@ class SearchIndex:
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
-            queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
+            texts = [question] if narrow is None else [question, narrow]
+            queries = questions(asking.side(self.embedder), texts)  # one thread: ``kura.recall.asking``
             self._asked.pop(question, None)  # newest last; the oldest goes past ASKED
             self._asked[question] = queries[0]
             if len(self._asked) > ASKED:
@@ -372,7 +373,7 @@ class SearchIndex:
         (EmbedFailed when it cannot be)."""
         if question in self._asked:
             return self._asked[question]
-        vector: np.ndarray = questions(self.embedder, [question])[0]
+        vector: np.ndarray = questions(asking.side(self.embedder), [question])[0]
         return vector
 
     def _unembedded(self, words: list[str], k: int, *, total: int) -> list[Hit]:
