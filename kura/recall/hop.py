@@ -43,21 +43,22 @@ are linked to it by meaning the small model does not see ("own language" → Bul
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import TYPE_CHECKING
 
 from kura.recall import fusion
 from kura.recall.search import Hit, Results, SearchIndex, query_words, quote
+from kura.recall.vectors import Matrix
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from kura.recall.vectors import Matrix
 
 WORDS = 5  # the lead's rarest words that bridge to other memories
 RARE = 0.05  # a word held by more than this share of the memories tells nothing apart
 LEAST = 20  # a smaller store is not hopped in: a word held by one memory in five is not rare
 DISCOUNT = 0.85  # a second-hop score counts for this much against a first-hop one
 ASKED = 0.5  # the question's share of the hop's meaning; the rest is what the lead adds
+KEPT = 100_000  # words whose counts a warm index keeps, at most
 READ = 48  # at most this many of the lead's words are counted (name, description, body)
 TRUSTED = (0.4, 0.6)  # the lead's cosine from which what it adds counts not at all, to fully
 STEM = 5  # two words sharing this many first letters are one word ("commission", "commissioned")
@@ -65,6 +66,7 @@ _LEAD = (
     "SELECT name, description, body, docs.fts FROM docs JOIN docs_fts ON docs_fts.rowid = docs.fts "
     "WHERE docs.slug = ?"
 )
+_COUNTS: weakref.WeakKeyDictionary[SearchIndex, tuple[Matrix, dict[str, int]]] = weakref.WeakKeyDictionary()
 _COUNT = "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)"
 _ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 
@@ -118,7 +120,7 @@ def bridging(index: SearchIndex, text: str, question: str, total: int) -> list[B
         key = _stem(word)
         if key in asked or key in held or (len(word) < 3 and not word.isdigit()):
             continue
-        (count,) = index.db.execute(_COUNT, (quote(word), cap + 1)).fetchone()
+        count = _held(index, word, cap)
         if 2 <= count <= cap:  # counted no further than the cap: a common word costs no more
             held[key] = (count, word)
     matrix = index.matrix()
@@ -127,6 +129,19 @@ def bridging(index: SearchIndex, text: str, question: str, total: int) -> list[B
         (joined,) = index.db.execute(_ROWIDS, (quote(word),)).fetchone()
         out.append(Bridge(word, fusion.idf(count, total), matrix.rows(_ids(joined.split(",")))))
     return out
+
+
+def _held(index: SearchIndex, word: str, cap: int) -> int:
+    """How many memories hold ``word``, counted no further than ``cap + 1``; kept while the
+    index's matrix is the same (a warm index asks about the same words again and again)."""
+    matrix = index.matrix()
+    known = _COUNTS.get(index)
+    if known is None or known[0] is not matrix or len(known[1]) > KEPT:
+        known = _COUNTS[index] = (matrix, {})
+    counts = known[1]
+    if word not in counts:
+        (counts[word],) = index.db.execute(_COUNT, (quote(word), cap + 1)).fetchone()
+    return counts[word]
 
 
 def _found(
