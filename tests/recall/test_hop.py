@@ -101,3 +101,29 @@ def test_a_word_only_the_lead_holds_bridges_to_nothing(chat: Path) -> None:
         assert all(len(bridge.rows) >= 2 for bridge in hop.bridging(index, text, question, total))
     finally:
         index.close()
+
+
+def test_a_memory_written_since_the_last_hop_is_counted(chat: Path, tmp_path: Path) -> None:
+    """The counts the hop keeps are the index's: a word only the lead held becomes a bridge
+    once a new memory holds it too."""
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(chat, store, ignore=shutil.ignore_patterns(".kura"))
+    index = SearchIndex(Store(store))
+    try:
+        index.update()
+        lead = index.search(BOOK, k=12).hits[0]
+        assert lead.slug == "nadia-book-project"
+        (text,) = index.db.execute("SELECT description FROM docs_fts WHERE slug = ?", (lead.slug,)).fetchone()
+        total = len(index.matrix().slugs)
+        assert "agreed" not in [b.word for b in hop.bridging(index, text, BOOK, total)]
+        said = "Priya agreed to a sequel about the greyhound at the seaside."
+        (store / "priya-sequel.md").write_text(
+            f"---\nname: priya sequel\ndescription: {said}\ntype: user\n---\n\n{said}\n", encoding="utf-8"
+        )
+        index.update()
+        total = len(index.matrix().slugs)
+        assert "agreed" in [b.word for b in hop.bridging(index, text, BOOK, total)]
+    finally:
+        index.close()
