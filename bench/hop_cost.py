@@ -7,7 +7,8 @@ bench/map_scale.py --write DIR 20000``; the first run embeds it whole), asks eve
 once to warm it, then asks ``--runs`` different questions in turn, each twice: the search
 recall starts from (``SearchIndex.search``), and the hop alone on its result
 (``kura.recall.hop.second_hop``), then the hop again with the words' counts forgotten (as
-if every word of the lead were new to the process). Prints the medians, wall and CPU, and the
+if every word of the lead were new to the process), then the whole ``recall()`` (its search,
+hop, floor and the memories' text). Prints the medians, wall and CPU, and the
 load. The questions differ, so no per-question cache makes a figure look better than it is.
 """
 
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 from kura.recall import hop
-from kura.recall.recall import FLOOR
+from kura.recall.recall import FLOOR, recall
 from kura.recall.search import open_index
 from kura.store.store import Store
 
@@ -52,7 +53,8 @@ def main(root: Path, runs: int) -> None:
     depth = 12  # what recall() searches for its default top of 3
     for question in asked:  # warm: the matrix in float32, the model loaded, every page cached
         hop.second_hop(index, question, index.search(question, k=depth), depth, least=FLOOR)
-    rows: dict[str, list[tuple[float, float]]] = {"search": [], "hop": [], "hop, counts forgotten": []}
+    labels = ("search", "hop", "hop, counts forgotten", "recall()")
+    rows: dict[str, list[tuple[float, float]]] = {label: [] for label in labels}
     for question in asked:
         wall, cpu, first = timed(lambda q=question: index.search(q, k=depth))
         rows["search"].append((wall, cpu))
@@ -61,6 +63,8 @@ def main(root: Path, runs: int) -> None:
         hop._COUNTS.clear()  # as if every word of the lead were new to this process
         wall, cpu, _ = timed(lambda q=question, f=first: hop.second_hop(index, q, f, depth, least=FLOOR))
         rows["hop, counts forgotten"].append((wall, cpu))
+        wall, cpu, _ = timed(lambda q=question: recall(store, q, index=index))
+        rows["recall()"].append((wall, cpu))
     load = os.getloadavg()[0]
     (memories,) = index.db.execute("SELECT count(*) FROM docs").fetchone()
     print(f"{memories} memories, {len(asked)} questions, load {load:.2f}")

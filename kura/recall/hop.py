@@ -35,7 +35,9 @@ MRR and top 5: the lead's own vector instead of the residual (0.40, 8/15), the r
 (0.45, 8/15) or at 70 % (0.42, 10/15 but longchat 0.822), the question's cosine plus the shared
 words only (0.39, 5/15), eight words (0.45, 9/15), names (capitalised words) allowed twice as
 common and weighed 1.5–2× (no change), the question's own words as bridges, the share weighed
-with the lead left out (0.43, 7/15), a discount of 0.95 (0.42), a hop from the second hit too
+with the lead left out (0.43, 7/15), a discount of 0.95 (0.42), the question less its component
+along the lead (what it asks beyond the lead) as a third part of the meaning (0.42–0.43,
+7/15), a hop from the second hit too
 when it is within 0.03–0.1 of the first (no gain, twice the cost), and the hop's best find put
 right after the lead (0.47, but conversational 0.881 → 0.877). The 0.60 target is not reached:
 of the first targets still missed, most share with the lead only a name a tenth of the
