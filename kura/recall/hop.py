@@ -121,7 +121,7 @@ def bridging(index: SearchIndex, text: str, question: str, total: int) -> list[B
     asked = {_stem(word) for word in query_words(question)}
     cap = max(int(RARE * total), 2)
     held: dict[str, tuple[int, str]] = {}
-    for word in query_words(text)[:READ]:
+    for word in query_words(text[: READ * 40])[:READ]:  # a long body is not split whole
         key = _stem(word)
         if key in asked or key in held or (len(word) < 3 and not word.isdigit()):
             continue
