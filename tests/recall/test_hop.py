@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_converse import chat_store
+from test_converse import chat_store, embedded
 
 from kura.recall import hop
 from kura.recall.embed import load_embedder
@@ -24,8 +24,8 @@ BOOK = "Which real dog shares a fear with the hero of Priya's children's book?"
 
 
 @pytest.fixture(scope="module")
-def chat(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return chat_store(tmp_path_factory.mktemp("hop") / "store")
+def chat(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    return embedded(chat_store(tmp_path_factory.mktemp("hop") / "store"), user_cache)
 
 
 class _Counting:
