@@ -367,6 +367,10 @@ class SearchIndex:
         partial = coverage if coverage.indexed < coverage.memories else None
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
 
+    def matrix(self) -> vectors.Matrix:
+        """Every memory's vector, one row each (what a search reads; the second hop's rows)."""
+        return self._vectors()
+
     def question_vector(self, question: str) -> np.ndarray:
         """``question``'s vector as ``search`` embeds it (query prompt and all): the one a recent
         search made when it asked the same (a recall's hop searches in between), else made now
