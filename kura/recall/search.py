@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import fusion, headline, index_build, vectors
+from kura.recall import asking, fusion, headline, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -41,6 +41,7 @@ from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
+from kura.recall.word_rows import WordRows
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -66,7 +67,6 @@ _STOP = frozenset(
 )
 SCHEMA_VERSION = 3  # 3: the grams column (kura.text.scripts)
 _INSERT = "INSERT INTO docs_fts (slug, name, description, body, grams) VALUES (?, ?, ?, ?, ?)"
-_ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 _OLD = "DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS kv;"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);
@@ -135,6 +135,7 @@ class SearchIndex:
         self._count: int | None = None  # memories in the index, kept with the matrix
         self._stamp = ""
         self._asked: dict[str, np.ndarray] = {}  # the last few questions searched, and their vectors
+        self._words = WordRows(self.db)  # each word's rows, kept while the index is the same
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -341,7 +342,8 @@ class SearchIndex:
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
-            queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
+            texts = [question] if narrow is None else [question, narrow]
+            queries = questions(asking.side(self.embedder), texts)  # one thread: ``kura.recall.asking``
             self._asked.pop(question, None)  # newest last; the oldest goes past ASKED
             self._asked[question] = queries[0]
             if len(self._asked) > ASKED:
@@ -370,13 +372,17 @@ class SearchIndex:
         partial = coverage if coverage.indexed < coverage.memories else None
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
 
+    def matrix(self) -> vectors.Matrix:
+        """Every memory's vector, one row each (what a search reads; the second hop's rows)."""
+        return self._vectors()
+
     def question_vector(self, question: str) -> np.ndarray:
         """``question``'s vector as ``search`` embeds it (query prompt and all): the one a recent
         search made when it asked the same (a recall's hop searches in between), else made now
         (EmbedFailed when it cannot be)."""
         if question in self._asked:
             return self._asked[question]
-        vector: np.ndarray = questions(self.embedder, [question])[0]
+        vector: np.ndarray = questions(asking.side(self.embedder), [question])[0]
         return vector
 
     def _unembedded(self, words: list[str], k: int, *, total: int) -> list[Hit]:
@@ -436,13 +442,7 @@ class SearchIndex:
 
     def _word_rows(self, words: list[str]) -> list[np.ndarray]:
         """Per question word: the full-text row ids of the memories that hold it."""
-        import numpy as np
-
-        found = []
-        for word in words:  # row ids as one string: SQLite and numpy do the per-row work
-            (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
-            found.append(np.fromstring(joined or "", sep=",", dtype=np.int64))
-        return found
+        return self._words.rows([quote(word) for word in words])
 
     def _bm25(self, words: list[str], k: int) -> tuple[Hit, ...]:
         if not words:
