@@ -53,6 +53,7 @@ from kura.request import REMEMBER
 from kura.serve.watch import stop_watching, watch
 from kura.store.catalog import listing
 from kura.store.importer import import_folder
+from kura.store.named import linked, read_named
 from kura.store.policy import POLICIES
 from kura.store.store import init_store
 from kura.text.secrets import refuse_secrets
@@ -186,15 +187,17 @@ def _tell(done: Remembered, slug: str) -> None:
 @app.command()
 def show(
     ctx: typer.Context,
-    slug: Annotated[str, typer.Argument(help="The memory's slug.")],
+    slug: Annotated[str, typer.Argument(help="The memory's slug, or the title or alias its [[links]] use.")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Print one memory as it is on disk."""
-    data, memory = core(lambda: store_from(ctx).read(slug))
+    """Print one memory as it is on disk (found by slug, else by title or alias); --json adds
+    ``linked``, the slug each of its [[links]] reaches."""
+    store = store_from(ctx)
+    data, memory = core(lambda: read_named(store, slug))
     if not data and memory.note.raw is None:  # not read at all: a FIFO, over the cap, a link swapped in
         fail(str(memory.findings[0]))
     if as_json:
-        print_json(memory.to_dict())
+        print_json({**memory.to_dict(), "linked": linked(store, memory.note.links)})
         return
     sys.stdout.flush()
     sys.stdout.buffer.write(data)

@@ -87,8 +87,9 @@ def lead(scores: np.ndarray) -> float:
         return 0.0
     if len(scores) == 1:
         return float(scores[0])
-    first, second = np.partition(scores, len(scores) - 2)[-2:][::-1]
-    return float(first - second)
+    best = int(np.argmax(scores))  # two maxima: np.partition took 1.6 ms on 20,000 mostly-zero shares
+    second = max(scores[:best].max(initial=-np.inf), scores[best + 1 :].max(initial=-np.inf))
+    return float(scores[best] - second)
 
 
 def meaning(cosines: np.ndarray, narrowed: np.ndarray | None) -> np.ndarray:

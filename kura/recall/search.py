@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import fusion, index_build, vectors
+from kura.recall import asking, fusion, headline, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -41,6 +41,7 @@ from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
+from kura.recall.word_rows import WordRows
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -66,7 +67,6 @@ _STOP = frozenset(
 )
 SCHEMA_VERSION = 3  # 3: the grams column (kura.text.scripts)
 _INSERT = "INSERT INTO docs_fts (slug, name, description, body, grams) VALUES (?, ?, ?, ?, ?)"
-_ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 _OLD = "DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS kv;"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);
@@ -135,6 +135,7 @@ class SearchIndex:
         self._count: int | None = None  # memories in the index, kept with the matrix
         self._stamp = ""
         self._asked: dict[str, np.ndarray] = {}  # the last few questions searched, and their vectors
+        self._words = WordRows(self.db)  # each word's rows, kept while the index is the same
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -210,11 +211,15 @@ class SearchIndex:
                 self.db, self.embedder, budget=budget, progress=report, only=only, after_chunk=self.filled,
                 bulk_above=QUICK_LIMIT,
             )  # fmt: skip
+            if only is not None:  # kura.recall.headline: after the memories' own vectors, in time left
+                headline.keep(self.db, self.embedder, sorted(only))
+            elif index_build.complete(self.db, self._model_id()) and headline.fill(
+                self.db, self.embedder, seconds=budget.seconds, whole_below=budget.whole_below
+            ):
+                self._set_filled()
         except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
             self._failed = str(err)
             return 0
-        if only is None and index_build.complete(self.db, self._model_id()):
-            self._set_filled()
         return done
 
     def filled(self) -> None:
@@ -234,11 +239,11 @@ class SearchIndex:
         return self._filled()
 
     def _filled(self) -> bool:
-        return bool(self._kv("filled") == f"{self._kv('stamp')}:{self._model_id()}")
+        return bool(self._kv("filled") == f"{self._kv('stamp')}:{headline.key(self._model_id())}")
 
     def _set_filled(self) -> None:
         with self.db:
-            self._set_kv("filled", f"{self._kv('stamp')}:{self._model_id()}")
+            self._set_kv("filled", f"{self._kv('stamp')}:{headline.key(self._model_id())}")
 
     def refresh(self, slugs: Iterable[str]) -> int:
         """Re-read just these memories (a watcher saw them change); gone ones are dropped.
@@ -337,7 +342,8 @@ class SearchIndex:
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
-            queries = questions(self.embedder, [question] if narrow is None else [question, narrow])
+            texts = [question] if narrow is None else [question, narrow]
+            queries = questions(asking.side(self.embedder), texts)  # one thread: ``kura.recall.asking``
             self._asked.pop(question, None)  # newest last; the oldest goes past ASKED
             self._asked[question] = queries[0]
             if len(self._asked) > ASKED:
@@ -350,6 +356,7 @@ class SearchIndex:
             )
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
+        both = headline.lift(self.db, self._model_id(), matrix.slugs, both, queries)
         cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
         holders = [matrix.rows(ids) for ids in rows]
         bonus = fusion.share(holders, len(matrix.slugs))
@@ -365,13 +372,17 @@ class SearchIndex:
         partial = coverage if coverage.indexed < coverage.memories else None
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
 
+    def matrix(self) -> vectors.Matrix:
+        """Every memory's vector, one row each (what a search reads; the second hop's rows)."""
+        return self._vectors()
+
     def question_vector(self, question: str) -> np.ndarray:
         """``question``'s vector as ``search`` embeds it (query prompt and all): the one a recent
         search made when it asked the same (a recall's hop searches in between), else made now
         (EmbedFailed when it cannot be)."""
         if question in self._asked:
             return self._asked[question]
-        vector: np.ndarray = questions(self.embedder, [question])[0]
+        vector: np.ndarray = questions(asking.side(self.embedder), [question])[0]
         return vector
 
     def _unembedded(self, words: list[str], k: int, *, total: int) -> list[Hit]:
@@ -431,13 +442,7 @@ class SearchIndex:
 
     def _word_rows(self, words: list[str]) -> list[np.ndarray]:
         """Per question word: the full-text row ids of the memories that hold it."""
-        import numpy as np
-
-        found = []
-        for word in words:  # row ids as one string: SQLite and numpy do the per-row work
-            (joined,) = self.db.execute(_ROWIDS, (quote(word),)).fetchone()
-            found.append(np.fromstring(joined or "", sep=",", dtype=np.int64))
-        return found
+        return self._words.rows([quote(word) for word in words])
 
     def _bm25(self, words: list[str], k: int) -> tuple[Hit, ...]:
         if not words:

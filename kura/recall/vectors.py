@@ -43,11 +43,10 @@ class Matrix:
         if self.full is None and self.asked > 1:
             self.full = self.half.astype(np.float32)
         if self.full is not None:
-            out: np.ndarray = self.full @ query
-            return out
+            return products(self.full, query)
         out = np.empty((len(self.slugs), *query.shape[1:]), dtype=np.float32)
         for start in range(0, len(self.slugs), CHUNK):
-            out[start : start + CHUNK] = self.half[start : start + CHUNK].astype(np.float32) @ query
+            out[start : start + CHUNK] = products(self.half[start : start + CHUNK].astype(np.float32), query)
         return out
 
     def rows(self, fts_ids: np.ndarray) -> np.ndarray:
@@ -94,6 +93,24 @@ class Matrix:
         rows = [np.frombuffer(changed[s][1], dtype=np.float16) for s in new]
         half = np.vstack([self.half[keep], *rows]) if rows else self.half[keep]
         return Matrix(slugs, fts, half.reshape(len(slugs), self.half.shape[1]))
+
+
+def products(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``rows @ query`` (float32), one query column at a time through numpy's own loop rather
+    than BLAS. OpenBLAS splits a 20,000-row product over threads that then spin waiting for
+    the next one, so on a busy machine each question paid for a core it hardly used; one
+    column at a time is also the loop numpy runs fastest (a two-column ``einsum`` picks a far
+    slower order). Measured on 20,000 × 384 at load 3: 8–19 ms wall and 9–11 ms CPU through
+    BLAS against 2.4 ms wall and CPU for two columns; values agree to float32 rounding."""
+    import numpy as np
+
+    if query.ndim == 1:
+        single: np.ndarray = np.einsum("ij,j->i", rows, np.ascontiguousarray(query, dtype=np.float32))
+        return single
+    out = np.empty((len(rows), query.shape[1]), dtype=np.float32)
+    for column in range(query.shape[1]):
+        out[:, column] = np.einsum("ij,j->i", rows, np.ascontiguousarray(query[:, column], dtype=np.float32))
+    return out
 
 
 def saved(db: sqlite3.Connection, model: str, dim: int) -> Matrix | None:

@@ -419,6 +419,7 @@ def _start_watchers(service: StorePool) -> list[tuple[Any, Any]]:
             # no heartbeat: this watcher does not re-weave, so it must not write .kura/watch.json
             # (doctor would call it a live `kura watch`, and it would overwrite a real one's)
             started.append(watch(root, _nothing, after=_tell(service, name), beat=False))
+            service.watching(name)
         except OSError as err:
             log.warning("kura serve: not watching store '%s' at %s (%s)", name, root, err)
     return started

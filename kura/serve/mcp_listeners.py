@@ -98,6 +98,7 @@ def watch_stores(service: StorePool, stores: Callable[[], list[str]], listeners:
             root = service.config.stores[name].path
             try:
                 started = watch(root, _nothing, after=_tell(service, name, listeners), beat=False)
+                service.watching(name)
             except OSError as err:
                 log.warning("kura mcp: not watching store '%s' (%s)", name, err)
                 continue

@@ -172,7 +172,11 @@ class MemoryOut(MemoryItem):
     path: str
     meta: dict[str, Any]
     body: str
-    links: list[str]
+    links: list[str] = Field(description="Its [[links]] as written.")
+    linked: list[str] = Field(
+        default_factory=list,
+        description="The slug each link reaches (by slug, title or alias), or as written.",
+    )
     findings: list[str]
     text: str = Field(description="The file exactly as it is on disk.")
 

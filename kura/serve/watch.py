@@ -36,6 +36,7 @@ from kura.store.atomic import write_atomic
 from kura.store.safe_read import INDEX_CAP, MEMORY_CAP, Refused, read_in
 
 DEBOUNCE = 0.1
+LOST = "./"  # the changed "folder" when events were lost: the store as a whole
 HEARTBEAT = 5.0
 _IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", ".crswap", ".bak")
 _WRITE_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
@@ -106,6 +107,14 @@ class Watcher:
             self._pending.setdefault(rel, now)
             self._last_event = now
             self._hashes.setdefault(rel, _UNKNOWN)
+
+    def lost(self) -> None:
+        """The kernel dropped events (its queue overflowed): what changed is unknown, so the
+        whole store counts as changed, as when a folder moves (``LOST``)."""
+        now = time.monotonic()
+        with self._lock:
+            self._pending.setdefault(LOST, now)
+            self._last_event = now
 
     def remember_hashes(self) -> None:
         """Hash the current files, so the first event on each can be compared."""
@@ -189,6 +198,9 @@ def watch(
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
+            if event.event_type == "events_lost":
+                watcher.lost()
+                return
             if event.event_type not in _WRITE_EVENTS:
                 return
             folder = event.is_directory

@@ -5,6 +5,7 @@ per store (``kura.recall.floor``)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -48,9 +49,30 @@ def picked(found: dict[str, Any]) -> list[str]:
     return [p["slug"] for p in found["picked"]]
 
 
+def embedded(root: Path, cache: Path) -> Path:
+    """``root`` with every memory's vector made here, with the user's state kept in tmp: a
+    first ``kura recall`` on a loaded machine otherwise answers from a part-built index
+    (partial: the rest found by words) while its background build finishes."""
+    from kura.recall.search import SearchIndex
+    from kura.store.store import Store
+
+    with pytest.MonkeyPatch.context() as patch:
+        for key in [key for key in os.environ if key.startswith(("KURA_", "OPENAI_"))]:
+            patch.delenv(key)
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        patch.setenv("HOME", str(root.parent))
+        patch.setenv("KURA_HOME", str(root.parent))
+        index = SearchIndex(Store(root))
+        try:
+            index.update()
+        finally:
+            index.close()
+    return root
+
+
 @pytest.fixture(scope="module")
-def chat(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return chat_store(tmp_path_factory.mktemp("longchat") / "store")
+def chat(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    return embedded(chat_store(tmp_path_factory.mktemp("longchat") / "store"), user_cache)
 
 
 def test_the_second_hop_finds_what_only_the_first_pick_names(chat: Path) -> None:
@@ -91,8 +113,10 @@ def test_a_month_in_the_question_picks_that_months_chat(chat: Path, question: st
     assert picked(found)[0] == first
 
 
-def test_the_calibration_is_kept_and_made_again_when_the_index_changes(chat: Path, tmp_path: Path) -> None:
-    store = chat_store(tmp_path / "copy")
+def test_the_calibration_is_kept_and_made_again_when_the_index_changes(
+    chat: Path, tmp_path: Path, user_cache: Path
+) -> None:
+    store = embedded(chat_store(tmp_path / "copy"), user_cache)
     recall(store, "Which gym does Owen go to?")
     first = _kept(store)
     assert first["margin"] > 0.2 and len(first["centroid"]) == 384

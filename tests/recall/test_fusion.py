@@ -219,3 +219,17 @@ def test_a_name_is_found_by_its_words_and_a_paraphrase_by_its_meaning(tmp_path: 
     assert hits[0].slug == "sourdough-starter-feeding"
     decoy = next(h for h in hits if h.slug == "grandma-rut-saturdays")
     assert decoy.lexical > 0 and hits[0].lexical == 0  # the words mislead
+
+
+def test_the_lead_is_the_partitions_lead_on_ties_zeros_and_one_best() -> None:
+    rng = np.random.default_rng(5)
+    for size in (2, 3, 50, 20_000):
+        for shares in (
+            np.zeros(size),
+            rng.random(size),
+            np.where(rng.random(size) < 0.9, 0.0, rng.random(size)),
+        ):
+            shares = shares.astype(np.float32)
+            first, second = np.partition(shares, size - 2)[-2:][::-1]
+            assert fusion.lead(shares) == float(first - second)
+    assert fusion.lead(np.array([0.5, 0.5, 0.1], dtype=np.float32)) == 0.0  # a tie for best: no lead

@@ -21,6 +21,7 @@ from model_folders import minilm_folder
 
 from kura.config import parse_config
 from kura.errors import ConfigError, EmbedFailed
+from kura.recall import headline
 from kura.recall.embed import Unavailable, load_embedder
 from kura.recall.model_folder import TOKENIZER_CAP, FolderEmbedder, folder_embedder, questions
 from kura.recall.search import SearchIndex, remote_embedder
@@ -171,7 +172,7 @@ def test_a_search_index_keeps_the_folder_model_vectors_apart(folder: Path, tmp_p
     models = {
         row[0] for row in sqlite3.connect(root / ".kura" / "search.db").execute("SELECT model FROM vectors")
     }
-    assert models == {embedder.model_id}
+    assert models == {embedder.model_id, headline.key(embedder.model_id)}  # its own, and its headlines'
     index.close()
 
 
@@ -190,7 +191,8 @@ def test_recall_through_a_model_folder_and_through_a_broken_one(folder: Path, tm
     said = json.loads(answered.stdout)
     assert said["how"] == "embedded" and said["reason"] == "" and said["picked"]
     db = sqlite3.connect(tmp_path / "memory" / ".kura" / "search.db")
-    assert {row[0] for row in db.execute("SELECT model FROM vectors")} == {loaded(folder).model_id}
+    made = loaded(folder).model_id
+    assert {row[0] for row in db.execute("SELECT model FROM vectors")} == {made, headline.key(made)}
     (tmp_path / "kura.toml").write_text('[stores.s]\npath = "memory"\n\n[embedder]\npath = "models/none"\n')
     answered = kura("recall", "--json", "--no-model", "when do the backups run", cwd=tmp_path)
     said = json.loads(answered.stdout)

@@ -1,0 +1,56 @@
+"""Questions embedded on one thread.
+
+A warm process (``kura serve``, an MCP server) embeds each question alone: a dozen tokens.
+Its optimised session runs on every core this process may use, which is what a build's
+batches of 32 memories want; for a dozen tokens the second thread is mostly woken and waited
+for (onnxruntime's threads do not spin: ``kura.recall.embed.session_options``). Measured on
+120 benchmark questions, the built-in integer model, load 5.7 on 2 cores: one thread 3.5–3.7
+ms CPU and 4.0–4.2 ms wall a question, two threads 4.4–6.1 ms CPU and 4.7–7.8 ms wall.
+
+So the built-in embedder's questions go through a second session of the same model file with
+one thread, made once per process when the first question is asked (about 25 MB: the model's
+int8 weights; the embedding tables are no longer unpacked into floats, ``kura.recall.int8_rows``).
+The products are integer and the rest is per token, so the vectors are the same to float32
+rounding. A quick embedder (one question, then exit), a model folder or an endpoint is used
+as it is.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any
+
+from kura.recall import embed
+
+_making = threading.Lock()
+
+
+def side(embedder: Any) -> Any:
+    """What embeds questions for ``embedder``: its one-thread twin for the built-in optimised
+    embedder (when it can be made), else ``embedder`` itself."""
+    if type(embedder) is not embed.Embedder or embedder.quick:
+        return embedder
+    with _making:
+        twin = _one_thread()
+    return embedder if twin is None else twin
+
+
+@lru_cache(maxsize=1)
+def _one_thread() -> embed.Embedder | None:
+    model = embed._integer_model()
+    if isinstance(model, embed.Unavailable):
+        return None
+    import onnxruntime
+
+    options = embed.session_options(False)
+    options.intra_op_num_threads = 1
+    try:
+        session = onnxruntime.InferenceSession(
+            str(model) if not isinstance(model, bytes) else model, options, providers=["CPUExecutionProvider"]
+        )
+    except Exception:  # noqa: BLE001 - onnxruntime raises its own untyped errors; the shared session answers
+        return None
+    twin = embed.Embedder(session)
+    twin.embed(["warm"])  # the first run sets up onnxruntime's buffers
+    return twin

@@ -1,0 +1,63 @@
+"""Each question word's rows are kept while the index is the same: the same rows as a query
+made now (equivalence), one query a word however often it is asked, and a change to the index
+— made by this process or by another ``kura`` process — seen by the next search."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from kura.recall.search import SearchIndex, query_words, quote
+from kura.store.store import Store
+
+QUESTIONS = ("how do I run the tests?", "where do nightly database dumps go", "who runs the nightly tests")
+
+
+def _now(index: SearchIndex, word: str) -> np.ndarray:
+    (joined,) = index.db.execute(
+        "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?", (quote(word),)
+    ).fetchone()
+    return np.fromstring(joined or "", sep=",", dtype=np.int64)
+
+
+def test_kept_rows_are_the_rows_a_query_finds_and_each_word_is_asked_once(
+    tmp_path: Path, sample_copy: Callable[[Path], Path]
+) -> None:
+    index = SearchIndex(Store(sample_copy(tmp_path / "store")))
+    index.update()
+    words = [word for question in QUESTIONS for word in query_words(question)]
+    first = [index.search(question).hits for question in QUESTIONS]
+    asked = index._words.queries
+    assert asked == len(set(words))  # "tests" and "nightly" twice, queried once
+    assert [index.search(question).hits for question in QUESTIONS] == first
+    assert index._words.queries == asked  # today's code queried every word of every question
+    for word, rows in zip(words, index._word_rows(words), strict=True):
+        assert np.array_equal(np.sort(rows), np.sort(_now(index, word)))
+    index.close()
+
+
+def test_an_edit_indexed_here_or_by_another_process_reaches_the_next_search(
+    tmp_path: Path, sample_copy: Callable[[Path], Path]
+) -> None:
+    root = sample_copy(tmp_path / "store")
+    index = SearchIndex(Store(root))
+    index.update()
+    assert index._word_rows(["zanzibarquux"])[0].size == 0
+    path = root / "test-command.md"
+    path.write_text(path.read_text() + "\nThe flaky ones run under zanzibarquux.\n")
+    index.update()  # this process
+    assert index._word_rows(["zanzibarquux"])[0].tolist() == _now(index, "zanzibarquux").tolist() != []
+    path.write_text(path.read_text() + "\nAnd under quuxzanzibar too.\n")
+    assert index._word_rows(["quuxzanzibar"])[0].size == 0
+    env = {**os.environ, "KURA_INDEX_BACKGROUND": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "index"], env=env, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr  # another process brought the same index up to date
+    assert index._word_rows(["quuxzanzibar"])[0].tolist() == _now(index, "quuxzanzibar").tolist() != []
+    index.close()
