@@ -129,7 +129,7 @@ def weave(
         kept = _current(store, settings, stamp, wanted)
         if kept is not None:
             return kept
-    data, index_seen = _read_index(store)
+    data, index_text, index_seen = _index(store)
     db = catalog.connect(store)
     try:
         scan = catalog.scan(store, db, max_parse=max_parse, stats=stats, brief=True)
@@ -139,6 +139,7 @@ def weave(
         woven_lines = layering(
             state, db, data, scan.entries, settings,
             scribe=scribe, max_calls=max_model_calls, force=force, seen=index_seen[0],
+            read=(index_text, index_seen[1]),
         )  # fmt: skip
     finally:
         db.close()
@@ -187,21 +188,28 @@ def weave(
 def _read_index(store: Store) -> tuple[bytes, tuple[str, str]]:
     """The index's bytes, and (stat stamp, sha256) of exactly those bytes — the stamp
     taken first, so an index saved meanwhile never matches what was woven."""
+    data, _, seen = _index(store)
+    return data, seen
+
+
+def _index(store: Store) -> tuple[bytes, str, tuple[str, str]]:
+    """``_read_index``, and the bytes decoded (once: the weave reads them again as text)."""
     path = store.index_path
     try:
         seen = index_stamp(path)
     except FileNotFoundError:
-        return b"", ("", hashlib.sha256(b"").hexdigest())
+        return b"", "", ("", hashlib.sha256(b"").hexdigest())
     except OSError as err:
         raise StoreError(f"{path}: cannot read the index ({err.strerror})") from err
     data = store.index_bytes()  # a FIFO, a device, a huge file: a StoreError, never a hang
-    found = conflicts(data.decode("utf-8", errors="replace"), examples=False)
+    text = data.decode("utf-8", errors="replace")
+    found = conflicts(text, examples=False)
     if found:  # both sides of a merge would be woven into every prompt as one
         raise StoreError(
             f"{path}:{found[0][0]}: {conflict_message(found)}; the map was not woven and the last good "
             "one stays in use — `kura doctor` lists every conflicted file"
         )
-    return data, (seen, hashlib.sha256(data).hexdigest())
+    return data, text, (seen, hashlib.sha256(data).hexdigest())
 
 
 def describe(woven: Woven) -> str:
@@ -271,11 +279,13 @@ ON_RECORD = " (on record, may be stale)"
 def on_record(layered: list[Layered], entries: dict[str, Any], today: dt.date) -> list[Layered]:
     """Lines of memories that are findable but not asserted today (thin or aged evidence,
     a live contradiction), marked so that an agent never reads them as current fact."""
+    standing = {slug: entry.standing for slug, entry in entries.items() if entry.standing}
+    if not standing:  # no memory has a lifecycle field: every one is asserted
+        return layered
     out = []
     extra = estimate_tokens(ON_RECORD)
     for item in layered:
-        entry = entries.get(item.slug) if item.slug else None
-        found = from_summary(item.slug, entry.standing, today) if entry is not None else None
+        found = from_summary(item.slug, standing[item.slug], today) if item.slug in standing else None
         if found is not None and not found.asserted and not item.text.endswith(ON_RECORD):
             full, folded, bare = item.cost
             item = item._replace(text=item.text + ON_RECORD, short=item.short + ON_RECORD,
