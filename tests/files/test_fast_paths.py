@@ -319,3 +319,13 @@ def test_memory_names_in_one_pass_are_the_names_one_by_one() -> None:
     cases += [[*rng.sample(plain, 40), odd, *rng.sample(plain, 3)] for odd in ODD_NAMES]
     for rels in cases:
         assert memory_names(rels) == [is_memory_name(rel) for rel in rels], rels
+
+
+def test_the_characters_a_plain_value_cannot_hold_are_those_outside_what_yaml_reads_as_itself() -> None:
+    from kura.files.flat import UNPLAIN
+
+    every = "".join(map(chr, range(0x110000)))
+    outside = re.compile(
+        "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    )
+    assert UNPLAIN.findall(every) == outside.findall(every)
