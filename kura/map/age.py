@@ -31,6 +31,7 @@ import sqlite3
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from kura.map.record import git_head
@@ -51,8 +52,10 @@ def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = 
     source share one ``Age`` (a weave asks this of 20,000 memories after every edit)."""
     git = _git_dates(root, db)
     rows = list(entries.values())
-    written = [entry.written for entry in rows]
-    file_days = [_day(entry.mtime_ns) for entry in rows]
+    written = [
+        dt.date.fromisoformat(text) if text else None for text in map(attrgetter("written_text"), rows)
+    ]
+    file_days = list(map(_day, map(attrgetter("mtime_ns"), rows)))
     shared = _shared_days(rows, written, file_days, git)
     made: dict[tuple[dt.date | None, str, dt.date | None], Age] = {}
     out: dict[str, Age] = {}

@@ -105,8 +105,9 @@ class Entry(NamedTuple):
         return tuple(self.links_text.split("\n")) if self.links_text else ()
 
 
-# the columns the map reads (``scan``'s ``brief``); the others stand empty, as ``_BRIEF_EMPTY``
-_BRIEF = "SELECT rel, slug, ino, size, mtime_ns, ctime_ns, type, written, standing FROM notes"
+# the columns the map reads (``scan``'s ``brief``; its slug is the path's); the others stand
+# empty, as ``_BRIEF_EMPTY``
+_BRIEF = "SELECT rel, ino, size, mtime_ns, ctime_ns, type, written, standing FROM notes"
 _BRIEF_EMPTY = ("", "", "", 0, "")  # name, description, links, findings, sha
 
 
@@ -211,14 +212,25 @@ def _current(rows: list[Any], files: dict[str, Ident], *, brief: bool) -> dict[s
     if not rows:
         return {}
     columns = list(zip(*rows, strict=True))
-    same = list(map(eq, map(files.get, columns[0]), zip(*columns[2:6], strict=True)))
+    idents = columns[1:5] if brief else columns[2:6]
+    same = list(map(eq, map(files.get, columns[0]), zip(*idents, strict=True)))
     kept: list[Iterable[Any]] = [list(compress(column, same)) for column in columns]
     rels = list(kept[0])
-    if brief:  # rel … type, then the five columns a brief scan leaves empty, written, standing
+    slugs = [rel[:-3] for rel in rels]
+    if brief:  # rel, slug … type, the columns a brief scan leaves empty, written, standing
         empty = [repeat(value, len(rels)) for value in _BRIEF_EMPTY]
-        kept = [*kept[:7], *empty[:2], kept[7], *empty[2:], kept[8], *(repeat("", len(rels)) for _ in "lfa")]
+        kept = [
+            rels,
+            slugs,
+            *kept[1:6],
+            *empty[:2],
+            kept[6],
+            *empty[2:],
+            kept[7],
+            *(repeat("", len(rels)) for _ in "lfa"),
+        ]
     made = map(tuple.__new__, repeat(Entry), zip(*kept, strict=True))
-    return dict(zip([rel[:-3] for rel in rels], made, strict=True))
+    return dict(zip(slugs, made, strict=True))
 
 
 def entries(store: Store) -> dict[str, Entry]:
