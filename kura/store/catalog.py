@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, repeat
-from operator import eq
+from operator import eq, itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -185,7 +185,8 @@ def scan(
     fresh = [row for row, _ in parsed]
     if said is not None:
         said.update((row[1], text) for row, text in parsed if text is not None)
-    gone = {row[0] for row in rows} - {entry.rel for entry in entries.values()} - {row[0] for row in fresh}
+    # a row whose file is no memory on disk now (every other was kept or read again)
+    gone = set(map(itemgetter(0), rows)) - files.keys()
     _save(db, fresh, gone)
     for row in fresh:
         entries[row[1]] = _entry(row)
