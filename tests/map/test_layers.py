@@ -45,12 +45,12 @@ def _store(tmp_path: Path, shape: str) -> Store:
 
 def _both(store: Store) -> tuple[layers.Layering | None, layers.Layering]:
     """(the cache read back, a fresh layering) for the store as it is now."""
-    data, (seen, _) = _read_index(store)
+    data, (seen, digest) = _read_index(store)
     db = catalog.connect(store)
     try:
         entries = catalog.entries(store)
-        key = layers._key(data, entries, SETTINGS, None, seen)
-        cached = layers._load(store.state_dir / layers.CACHE, key, data, entries)
+        key = layers._key(digest, entries, SETTINGS, None, seen)
+        cached = layers._load(store.state_dir / layers.CACHE, key, data.decode("utf-8", "replace"), entries)
         fresh = layers.layering(None, db, data, entries, SETTINGS, scribe=None, max_calls=0, force=True)
     finally:
         db.close()

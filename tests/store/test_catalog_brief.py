@@ -61,3 +61,15 @@ def test_a_file_read_again_in_a_brief_scan_is_whole_and_the_catalog_keeps_every_
     with contextlib.closing(sqlite3.connect(store.state_dir / "state.db")) as db:
         empty = db.execute("SELECT count(*) FROM notes WHERE description = '' OR name = ''").fetchone()[0]
     assert empty == 0
+
+
+def test_a_scan_drops_the_rows_of_files_gone_or_renamed_and_keeps_the_rest(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store", MEMORIES)
+    _scan(store, brief=False)
+    (store.root / "ferry.md").unlink()
+    (store.root / "staging.md").rename(store.root / "staging-db.md")
+    brief = _scan(store, brief=True)
+    assert sorted(brief) == ["deploy", "staging-db"]
+    with contextlib.closing(sqlite3.connect(store.root / ".kura" / "state.db")) as db:
+        rows = sorted(rel for (rel,) in db.execute("SELECT rel FROM notes"))
+    assert rows == ["deploy.md", "staging-db.md"]

@@ -48,3 +48,49 @@ def test_a_model_that_reports_no_usage_is_tallied_by_the_same_estimate() -> None
         True,
     )
     assert usage.tokens_in == len(JAPANESE)
+
+
+def _by_pattern(text: str) -> int:
+    """``quarters`` as it was written first: the other alphabets found by a pattern."""
+    import re
+
+    narrow = len(text.encode("ascii", "ignore"))
+    letters = sum(map(len, re.findall(r"[\u0080-\u1fff]+", text)))
+    return narrow + 2 * letters + 4 * (len(text) - narrow - letters)
+
+
+def test_quarters_counted_on_the_bytes_are_the_quarters_the_pattern_counted() -> None:
+    import random
+
+    rng = random.Random(7)
+    edges = [
+        0x7F,
+        0x80,
+        0x7FF,
+        0x800,
+        0x1FFF,
+        0x2000,
+        0xD7FF,
+        0xD800,
+        0xDFFF,
+        0xE000,
+        0xFFFF,
+        0x10000,
+        0x10FFFF,
+    ]
+    spans = [
+        (0, 0x7F),
+        (0x80, 0x7FF),
+        (0x800, 0x1FFF),
+        (0x2000, 0xD7FF),
+        (0xD800, 0xDFFF),
+        (0xE000, 0x10FFFF),
+    ]
+    chars = [chr(c) for c in edges] + [chr(rng.randint(*rng.choice(spans))) for _ in range(20_000)]
+    text = "".join(chars)
+    assert quarters(text) == _by_pattern(text)  # lone surrogates (U+D800-DFFF) included
+    for start in range(0, len(text), 97):
+        piece = text[start : start + rng.randint(0, 60)]
+        assert quarters(piece) == _by_pattern(piece), repr(piece)
+    for line in (RUSSIAN, JAPANESE, "café — naïve ü", "ascii only", ""):
+        assert quarters(line) == _by_pattern(line)
