@@ -43,8 +43,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from first_recall import stop_build
 from map_scale import ENV, generate, generate_distill
@@ -162,6 +165,15 @@ def recall_cold(home: Path, store: Path, n: int) -> Row:
 
 
 def recall_warm(home: Path, store: Path, scratch: Path) -> Row:
+    with served(home, store, scratch) as (http, pid):
+        found = timed(http, pid, [QUESTIONS[i % len(QUESTIONS)] for i in range(50)])
+    return Row("recall warm serve", found, 0.020, "median of 50 POST /recall; CPU: the server's, per request")
+
+
+@contextmanager
+def served(home: Path, store: Path, scratch: Path, **env: str) -> Iterator[tuple[Any, int]]:
+    """A running ``kura serve`` of ``store`` (its config in ``scratch``), warmed up with
+    QUESTIONS: an httpx client on it and the server's pid."""
     import httpx
 
     config = scratch / "kura.toml"
@@ -169,7 +181,7 @@ def recall_warm(home: Path, store: Path, scratch: Path) -> Row:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**ENV, "KURA_HOME": str(home / "kura"), "HOME": str(home)}
+    env = {**ENV, "KURA_HOME": str(home / "kura"), "HOME": str(home), **env}
     args = [sys.executable, "-m", "kura", "--config", str(config), "serve", "--port", str(port)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
@@ -184,18 +196,21 @@ def recall_warm(home: Path, store: Path, scratch: Path) -> Row:
         with httpx.Client(base_url=url, timeout=120) as http:
             for q in QUESTIONS:  # warm-up: the model loaded, the matrix read
                 http.post("/recall", json={"question": q}).raise_for_status()
-            times, used = [], _cpu_of(proc.pid)
-            for i in range(50):
-                start = time.perf_counter()
-                http.post("/recall", json={"question": QUESTIONS[i % len(QUESTIONS)]})
-                times.append(time.perf_counter() - start)
-            used = (_cpu_of(proc.pid) - used) / 50
+            yield http, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    median = statistics.median(times)
-    return Row("recall warm serve", Run(median, used, float("nan"), os.getloadavg()[0]), 0.020,
-               "median of 50 POST /recall; CPU: the server's, per request")  # fmt: skip
+
+
+def timed(http: Any, pid: int, asked: list[str]) -> Run:
+    """Each question POSTed to /recall in turn: the median wall and the server's CPU a request."""
+    times, used = [], _cpu_of(pid)
+    for question in asked:
+        start = time.perf_counter()
+        http.post("/recall", json={"question": question}).raise_for_status()
+        times.append(time.perf_counter() - start)
+    used = (_cpu_of(pid) - used) / len(asked)
+    return Run(statistics.median(times), used, float("nan"), os.getloadavg()[0])
 
 
 def _cpu_of(pid: int) -> float:

@@ -23,19 +23,11 @@ temporary folder (the embedder's integer model is made there once).
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import socket
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
-from map_scale import ENV
-from real_shape import QUESTIONS, Run, kura, middle
+from real_shape import QUESTIONS, Run, kura, middle, served, timed
 
 
 def distinct(store: Path, count: int, seed: int = 7) -> list[str]:
@@ -53,46 +45,10 @@ def cold(home: Path, store: Path) -> Run:
 
 def warm(home: Path, store: Path, asked: list[str]) -> tuple[Run, Run]:
     """(five questions in turn, distinct questions): median wall and the server's CPU per request."""
-    config = home / "kura.toml"
-    config.write_text(f'[stores.bench]\npath = "{store}"\n')
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**ENV, "KURA_HOME": str(home / "kura"), "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
-    args = [sys.executable, "-m", "kura", "--config", str(config), "serve", "--port", str(port)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
-        with httpx.Client(base_url=url, timeout=120) as http:
-            for q in QUESTIONS:  # warm-up: the model loaded, the matrix read
-                http.post("/recall", json={"question": q}).raise_for_status()
-            turns = [QUESTIONS[i % len(QUESTIONS)] for i in range(len(asked))]
-            return _timed(http, proc.pid, turns), _timed(http, proc.pid, asked)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def _timed(http: httpx.Client, pid: int, asked: list[str]) -> Run:
-    times, used = [], _cpu_of(pid)
-    for question in asked:
-        start = time.perf_counter()
-        http.post("/recall", json={"question": question}).raise_for_status()
-        times.append(time.perf_counter() - start)
-    used = (_cpu_of(pid) - used) / len(asked)
-    return Run(statistics.median(times), used, float("nan"), os.getloadavg()[0])
-
-
-def _cpu_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    cache = {"XDG_CACHE_HOME": str(home / "cache")}
+    with served(home, store, home, **cache) as (http, pid):
+        turns = [QUESTIONS[i % len(QUESTIONS)] for i in range(len(asked))]
+        return timed(http, pid, turns), timed(http, pid, asked)
 
 
 def main() -> None:

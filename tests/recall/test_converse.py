@@ -186,7 +186,7 @@ def test_a_date_in_the_question_is_read_against_the_memories_dates(
     assert picked(found)[0] == first
 
 
-class _Counting:
+class Counting:
     """An embedder that counts what it is asked to embed, over the built-in one."""
 
     def __init__(self, inner: Any) -> None:
@@ -215,7 +215,7 @@ def test_the_floor_judges_the_question_by_the_vector_the_search_made(chat: Path,
     built = SearchIndex(Store(store))
     built.update()
     built.close()
-    counting = _Counting(load_embedder())
+    counting = Counting(load_embedder())
     index = SearchIndex(Store(store), embedder=counting)  # type: ignore[arg-type]
     try:
         index.update()

@@ -8,10 +8,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from test_converse import chat_store, embedded
+from test_converse import Counting, chat_store, embedded
 
 from kura.recall import hop
 from kura.recall.embed import load_embedder
@@ -28,21 +27,6 @@ def chat(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
     return embedded(chat_store(tmp_path_factory.mktemp("hop") / "store"), user_cache)
 
 
-class _Counting:
-    """The built-in embedder, counting what it is asked to embed."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.asked = inner, []  # type: list[str]
-        self.model_id = inner.model_id
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def embed(self, texts: list[str], progress: Any = None) -> Any:
-        self.asked.extend(texts)
-        return self.inner.embed(texts, progress)
-
-
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
@@ -55,7 +39,7 @@ def test_a_recall_that_hops_embeds_only_the_question(chat: Path) -> None:
     built = SearchIndex(store)
     built.update()
     built.close()
-    counting = _Counting(load_embedder())
+    counting = Counting(load_embedder())
     index = SearchIndex(store, embedder=counting)  # type: ignore[arg-type]
     try:
         index.update()
