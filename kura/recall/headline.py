@@ -53,6 +53,7 @@ DEPTH = 64  # memories (by the whole vector) whose headlines a question reads
 CHUNK = 256  # headlines embedded at a time by ``fill``
 RATIO = 2.0  # a memory whose whole text is shorter than this many headlines has none
 TOKENS = 24  # a headline is cut after about this many tokens (measured: see the docstring)
+BULK = 8  # more headlines to make than this: the embedder made for bulk work (``full``), as bodies
 _TEXTS = (
     "SELECT docs.sha, docs_fts.name, docs_fts.description, docs_fts.body FROM docs "
     "JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.sha IN ({marks})"
@@ -136,6 +137,8 @@ def fill(
     store of at most ``whole_below`` memories: all; at least one chunk, so a build given no
     time still gets on); whether none is missing now."""
     todo = missing(db, embedder.model_id)
+    if len(todo) > BULK:  # a one-question process's quick embedder is slow to run: as the bodies
+        embedder = embedder.full()
     if seconds is not None and todo:
         (memories,) = db.execute("SELECT count(*) FROM docs").fetchone()
         seconds = None if memories <= whole_below else seconds
