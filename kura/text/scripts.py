@@ -23,11 +23,14 @@ question's words, and the claim matcher (``kura.text.claim_match``), which decid
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-# Han (with 々 and the compatibility block), kana (with ー and half-width forms), hangul
-_CJK = re.compile(
+# Han (with 々 and the compatibility block), kana (with ー and half-width forms), hangul.
+# Compiled on first use: the class's wide ranges take ~7 ms to compile, which every process
+# importing this module (a prompt hook's prefill among them) paid even with no CJK to read.
+_CJK_CLASS = (
     "[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
     "\uff66-\uff9f]"
 )
@@ -59,7 +62,12 @@ def negated(text: str) -> bool:
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a Chinese, Japanese or Korean character."""
-    return _CJK.search(text) is not None
+    return not text.isascii() and _cjk().search(text) is not None
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    return re.compile(_CJK_CLASS)
 
 
 def script(char: str) -> str:
