@@ -258,8 +258,14 @@ def test_what_claude_saves_to_its_auto_memory_lands_in_the_store(
     done = run(claude, "-p", "the staging cluster lives in eu-west-3", "--output-format", "json", cwd=project)
     assert done.returncode == 0, done.stdout + done.stderr
     filed = project / "memory" / "project_staging.md"
+    index = project / "memory" / "MEMORY.md"
+
+    def settled() -> bool:  # the hook's background pass: the memory, its index line, the inbox emptied
+        listed = index.exists() and "project_staging" in index.read_text()
+        return filed.exists() and listed and not (box / "project_staging.md").exists()
+
     deadline = time.monotonic() + 90
-    while not filed.exists() and time.monotonic() < deadline:  # the hook's background pass
+    while not settled() and time.monotonic() < deadline:
         time.sleep(0.2)
     store = Store(project / "memory")
     assert "eu-west-3" in store.show("project_staging").note.body
