@@ -10,8 +10,7 @@ more for it.
 from __future__ import annotations
 
 from kura.errors import KuraError
-from kura.files.link_names import Names, names
-from kura.store import catalog
+from kura.store.named import Resolver
 from kura.store.store import Store
 
 
@@ -21,7 +20,7 @@ def walk(store: Store, start: list[str], hops: int) -> list[str]:
     seen = set(start)
     frontier = list(start)
     walked: list[str] = []
-    known: list[Names] = []  # the store's names, once a link needs them
+    resolver = Resolver(store)  # the store's names, once a link needs them
     for _ in range(max(hops, 0)):
         reached: list[str] = []
         for slug in frontier:
@@ -30,19 +29,10 @@ def walk(store: Store, start: list[str], hops: int) -> list[str]:
             except KuraError:  # a memory gone since the search: doctor's business, not recall's
                 continue
             for target in links:
-                if not _exists(store, target):
-                    known = known or [names(catalog.entries(store).values())]
-                    target = known[0].resolve(target) or ""
-                if target and target not in seen and _exists(store, target):
-                    seen.add(target)
-                    reached.append(target)
+                found = resolver.slug(target)
+                if found is not None and found not in seen:
+                    seen.add(found)
+                    reached.append(found)
         walked.extend(reached)
         frontier = reached
     return walked
-
-
-def _exists(store: Store, slug: str) -> bool:
-    try:
-        return store.resolve(slug).is_file()
-    except KuraError:  # not a memory of this store (or not a name at all)
-        return False

@@ -13,11 +13,39 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kura.errors import NotFound
+from kura.errors import KuraError, NotFound
 from kura.files.link_names import Names, names
 from kura.files.memory import Memory
 from kura.store import catalog
 from kura.store.store import Store
+
+
+class Resolver:
+    """One store's link targets as slugs: the store's titles and aliases are read from the
+    catalog once, when a target first names no file."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._names: Names | None = None
+
+    def slug(self, target: str) -> str | None:
+        """The memory ``target`` reaches (by slug, else by title or alias), or None."""
+        if self.exists(target):
+            return target
+        found = self.by_name(target)
+        return found if found is not None and self.exists(found) else None
+
+    def by_name(self, name: str) -> str | None:
+        """The slug whose memory has ``name`` as its title or an alias (None: none, or several)."""
+        if self._names is None:
+            self._names = names(catalog.entries(self.store).values())
+        return self._names.resolve(name)
+
+    def exists(self, slug: str) -> bool:
+        try:
+            return self.store.resolve(slug).is_file()
+        except KuraError:  # not a memory of this store (or not a name at all)
+            return False
 
 
 def read_named(store: Store, name: str) -> tuple[bytes, Memory]:
@@ -26,7 +54,7 @@ def read_named(store: Store, name: str) -> tuple[bytes, Memory]:
     try:
         return store.read(name)
     except NotFound as missing:
-        slug = _names(store).resolve(name)
+        slug = Resolver(store).by_name(name)
         if slug is None or slug == name:
             raise missing from None
         return store.read(slug)
@@ -35,23 +63,5 @@ def read_named(store: Store, name: str) -> tuple[bytes, Memory]:
 def linked(store: Store, targets: Sequence[str]) -> list[str]:
     """Each ``[[link]]`` target as the slug it reaches, or as written when it reaches none;
     each once, in order."""
-    known: list[Names] = []
-    found: list[str] = []
-    for target in targets:
-        if not _exists(store, target):
-            known = known or [_names(store)]
-            target = known[0].resolve(target) or target
-        if target not in found:
-            found.append(target)
-    return found
-
-
-def _names(store: Store) -> Names:
-    return names(catalog.entries(store).values())
-
-
-def _exists(store: Store, slug: str) -> bool:
-    try:
-        return store.resolve(slug).is_file()
-    except NotFound:
-        return False
+    resolver = Resolver(store)
+    return list(dict.fromkeys(resolver.slug(target) or target for target in targets))

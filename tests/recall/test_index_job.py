@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_index_build import generated
@@ -56,6 +57,16 @@ def until(check: object, what: str, seconds: float = 300) -> None:
     while not check():  # type: ignore[operator]
         assert time.monotonic() < deadline, f"still waiting after {seconds} s for {what}"
         time.sleep(0.1)
+
+
+def whole(pool: Any, later: dict[str, Any]) -> dict[str, Any]:
+    """``pool``'s answer to QUESTION once it is no longer partial (``later``: the last one)."""
+    deadline = time.monotonic() + 300
+    while later["partial"] is not None:
+        assert time.monotonic() < deadline, later
+        time.sleep(0.2)
+        later = pool.recall(QUESTION, hops=0)
+    return later
 
 
 def starts(root: Path) -> int:
@@ -137,12 +148,7 @@ def test_a_server_for_one_session_starts_the_detached_build_and_reads_its_vector
         first = pool.recall(QUESTION, hops=0)
         assert first["partial"] == {"indexed": 0, "memories": 300}
         until(lambda: starts(root) == 1, "the detached build to start")
-        later = first
-        deadline = time.monotonic() + 300
-        while later["partial"] is not None:
-            assert time.monotonic() < deadline, later
-            time.sleep(0.2)
-            later = pool.recall(QUESTION, hops=0)
+        later = whole(pool, first)
         assert (later["how"], later["degraded"]) == ("embedded", False)
     finally:
         pool.close()
@@ -184,12 +190,7 @@ def test_a_server_follows_the_build_a_recall_left_instead_of_starting_its_own(
     monkeypatch.setenv("KURA_INDEX_BUDGET", "0")
     pool = StorePool(load_config(str(tmp_path / "kura.toml")))  # what kura serve makes: a thread builder
     try:
-        later = pool.recall(QUESTION, hops=0)
-        deadline = time.monotonic() + 300
-        while later["partial"] is not None:
-            assert time.monotonic() < deadline, later
-            time.sleep(0.2)
-            later = pool.recall(QUESTION, hops=0)
+        later = whole(pool, pool.recall(QUESTION, hops=0))
         assert (later["how"], later["degraded"]) == ("embedded", False)
         build = pool.served(None).build
         assert build is not None and build._thread is None  # it never embedded itself
