@@ -197,7 +197,7 @@ def show(
     if not data and memory.note.raw is None:  # not read at all: a FIFO, over the cap, a link swapped in
         fail(str(memory.findings[0]))
     if as_json:
-        print_json({**memory.to_dict(), "linked": linked(store, memory.note.links)})
+        print_json({**memory.to_dict(), "linked": core(lambda: linked(store, memory.note.links))})
         return
     sys.stdout.flush()
     sys.stdout.buffer.write(data)

@@ -73,7 +73,6 @@ _LEAD = (
 )
 _COUNTS: weakref.WeakKeyDictionary[SearchIndex, tuple[Matrix, dict[str, int]]] = weakref.WeakKeyDictionary()
 _COUNT = "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)"
-_ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -129,11 +128,12 @@ def bridging(index: SearchIndex, text: str, question: str, total: int) -> list[B
         if 2 <= count <= cap:  # counted no further than the cap: a common word costs no more
             held[key] = (count, word)
     matrix = index.matrix()
-    out = []
-    for count, word in sorted(held.values())[:WORDS]:
-        (joined,) = index.db.execute(_ROWIDS, (quote(word),)).fetchone()
-        out.append(Bridge(word, fusion.idf(count, total), matrix.rows(_ids(joined.split(",")))))
-    return out
+    rarest = sorted(held.values())[:WORDS]
+    holding = index.word_rows([word for _, word in rarest])
+    return [
+        Bridge(word, fusion.idf(count, total), matrix.rows(rows))
+        for (count, word), rows in zip(rarest, holding, strict=True)
+    ]
 
 
 def _held(index: SearchIndex, word: str, cap: int) -> int:
@@ -200,10 +200,10 @@ def _rows(matrix: Matrix, rows: np.ndarray) -> np.ndarray:
     return found
 
 
-def _ids(values: list[int] | list[str]) -> np.ndarray:
+def _ids(values: list[int]) -> np.ndarray:
     import numpy as np
 
-    return np.array([int(value) for value in values], dtype=np.int64)
+    return np.array(values, dtype=np.int64)
 
 
 def _stem(word: str) -> str:

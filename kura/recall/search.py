@@ -338,7 +338,7 @@ class SearchIndex:
             coverage = self.coverage()
             if not coverage.memories:
                 return Results((), "embedded")
-            rows = self._word_rows(words)
+            rows = self.word_rows(words)
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
@@ -440,8 +440,9 @@ class SearchIndex:
                 self.db.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
                 self.db.execute("DELETE FROM docs WHERE slug = ?", (slug,))
 
-    def _word_rows(self, words: list[str]) -> list[np.ndarray]:
-        """Per question word: the full-text row ids of the memories that hold it."""
+    def word_rows(self, words: list[str]) -> list[np.ndarray]:
+        """Per word: the full-text row ids of the memories that hold it (kept while the index
+        is the same: ``kura.recall.word_rows``)."""
         return self._words.rows([quote(word) for word in words])
 
     def _bm25(self, words: list[str], k: int) -> tuple[Hit, ...]:

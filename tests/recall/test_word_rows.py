@@ -36,7 +36,7 @@ def test_kept_rows_are_the_rows_a_query_finds_and_each_word_is_asked_once(
     assert asked == len(set(words))  # "tests" and "nightly" twice, queried once
     assert [index.search(question).hits for question in QUESTIONS] == first
     assert index._words.queries == asked  # today's code queried every word of every question
-    for word, rows in zip(words, index._word_rows(words), strict=True):
+    for word, rows in zip(words, index.word_rows(words), strict=True):
         assert np.array_equal(np.sort(rows), np.sort(_now(index, word)))
     index.close()
 
@@ -47,17 +47,17 @@ def test_an_edit_indexed_here_or_by_another_process_reaches_the_next_search(
     root = sample_copy(tmp_path / "store")
     index = SearchIndex(Store(root))
     index.update()
-    assert index._word_rows(["zanzibarquux"])[0].size == 0
+    assert index.word_rows(["zanzibarquux"])[0].size == 0
     path = root / "test-command.md"
     path.write_text(path.read_text() + "\nThe flaky ones run under zanzibarquux.\n")
     index.update()  # this process
-    assert index._word_rows(["zanzibarquux"])[0].tolist() == _now(index, "zanzibarquux").tolist() != []
+    assert index.word_rows(["zanzibarquux"])[0].tolist() == _now(index, "zanzibarquux").tolist() != []
     path.write_text(path.read_text() + "\nAnd under quuxzanzibar too.\n")
-    assert index._word_rows(["quuxzanzibar"])[0].size == 0
+    assert index.word_rows(["quuxzanzibar"])[0].size == 0
     env = {**os.environ, "KURA_INDEX_BACKGROUND": "0"}
     done = subprocess.run(
         [sys.executable, "-m", "kura", "-s", str(root), "index"], env=env, capture_output=True
     )
     assert done.returncode == 0, done.stderr  # another process brought the same index up to date
-    assert index._word_rows(["quuxzanzibar"])[0].tolist() == _now(index, "quuxzanzibar").tolist() != []
+    assert index.word_rows(["quuxzanzibar"])[0].tolist() == _now(index, "quuxzanzibar").tolist() != []
     index.close()
