@@ -18,7 +18,6 @@ as it is.
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
 from typing import Any
 
 from kura.recall import embed
@@ -36,21 +35,6 @@ def side(embedder: Any) -> Any:
     return embedder if twin is None else twin
 
 
-@lru_cache(maxsize=1)
 def _one_thread() -> embed.Embedder | None:
-    model = embed._integer_model()
-    if isinstance(model, embed.Unavailable):
-        return None
-    import onnxruntime
-
-    options = embed.session_options(False)
-    options.intra_op_num_threads = 1
-    try:
-        session = onnxruntime.InferenceSession(
-            str(model) if not isinstance(model, bytes) else model, options, providers=["CPUExecutionProvider"]
-        )
-    except Exception:  # noqa: BLE001 - onnxruntime raises its own untyped errors; the shared session answers
-        return None
-    twin = embed.Embedder(session)
-    twin.embed(["warm"])  # the first run sets up onnxruntime's buffers
-    return twin
+    twin = embed._load(False, 1)  # made once, kept by its cache
+    return twin if isinstance(twin, embed.Embedder) else None

@@ -260,18 +260,20 @@ def session_options(quick: bool) -> Any:
     return options
 
 
-@lru_cache(maxsize=2)
-def _load(quick: bool) -> Embedder | Unavailable:
+@lru_cache(maxsize=3)
+def _load(quick: bool, threads: int = 0) -> Embedder | Unavailable:
+    """The embedder (``threads``: its session's, when not one per core: ``kura.recall.asking``)."""
     model = _integer_model()
     if isinstance(model, Unavailable):
         return model
     import onnxruntime
 
+    options = session_options(quick)
+    if threads:
+        options.intra_op_num_threads = threads
     try:
         session = onnxruntime.InferenceSession(
-            str(model) if isinstance(model, Path) else model,
-            session_options(quick),
-            providers=["CPUExecutionProvider"],
+            str(model) if isinstance(model, Path) else model, options, providers=["CPUExecutionProvider"]
         )
     except Exception as err:  # noqa: BLE001 - onnxruntime raises its own untyped errors
         return Unavailable(f"onnxruntime could not load the model ({err})")
