@@ -1,5 +1,8 @@
 """Telling MCP sessions that the store changed: ``notifications/resources/list_changed``.
 
+(``kura mcp`` runs its own watcher here; ``kura serve``'s ``/mcp`` hears its server's watchers
+through ``StorePool.hear``.)
+
 A person edits a memory in their editor, or another agent writes one, while a host holds
 a live session with ``kura mcp``: the resources the host listed (``kura.serve.mcp_resources``)
 are no longer what is there. The store's watcher (``kura.serve.watch``, the one ``kura
@@ -62,6 +65,11 @@ class Listeners:
                 log.debug("resource list change not sent: %s", err)
                 with self._lock:
                     self._sessions.pop(key, None)
+
+    def soon(self) -> None:
+        """``changed``, from a thread of its own: a caller on the event loop (a page's save in
+        ``kura serve``) must neither block it nor be refused the loop's own thread."""
+        threading.Thread(target=self.changed, name="kura-mcp-tell", daemon=True).start()
 
 
 class Watching:

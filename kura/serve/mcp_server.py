@@ -334,7 +334,9 @@ def streamable_http(
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(http_tools(service, readonly=readonly, thread=thread))
+    listeners = Listeners()  # told of each change the server's watchers see
+    service.hear(listeners.soon)
+    server = build_server(http_tools(service, readonly=readonly, thread=thread), listeners)
     security = None
     if host in _LOOPBACK:
         security = TransportSecuritySettings(

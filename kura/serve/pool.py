@@ -119,6 +119,7 @@ class StorePool:
         config.store_config(self.bound)  # nothing to serve by default: refuse to start (NoStore)
         self._served: dict[str, _Served] = {}
         self._watched: set[str] = set()  # stores whose file watcher tells ``changed``
+        self._hearers: list[Callable[[], None]] = []  # told after each change is taken in
         self._lock = threading.Lock()
         self.started = time.time()
 
@@ -369,7 +370,8 @@ class StorePool:
         self._watched.add(name)
 
     def changed(self, rels: set[str], selector: str | None = None) -> None:
-        """Files changed on disk (the edge's watcher says which): refresh what is warm."""
+        """Files changed on disk (the edge's watcher says which): refresh what is warm,
+        then tell whoever listens (``hear``: MCP sessions, whose resource lists moved)."""
         served = self.served(selector)
         with served.lock:
             if served.index is not None:
@@ -378,6 +380,15 @@ class StorePool:
                     served.checked = 0.0  # a folder moved: let the next call compare everything
                 elif slugs:
                     served.index.refresh(slugs)
+        with self._lock:
+            hearers = list(self._hearers)
+        for tell in hearers:
+            tell()
+
+    def hear(self, tell: Callable[[], None]) -> None:
+        """Call ``tell()`` after each change ``changed`` takes in (from the caller's thread)."""
+        with self._lock:
+            self._hearers.append(tell)
 
     def close(self) -> None:
         with self._lock:
