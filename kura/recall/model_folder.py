@@ -223,7 +223,8 @@ class FolderEmbedder:
     def __init__(self, folder: Folder, *, multilingual: bool = False) -> None:
         self.folder = folder
         self.model_id = folder.model_id
-        self.superseded: tuple[str, ...] = ()
+        # the same folder read as an earlier text version (index_build.text_of): its rows are dropped
+        self.superseded: tuple[str, ...] = (folder.model_id.rsplit("/", 1)[0] + "/t2",)
         self.multilingual = multilingual
         self._session: Any = None
         self._tokenizer: Any = None

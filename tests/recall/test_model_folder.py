@@ -174,6 +174,25 @@ def test_a_search_index_keeps_the_folder_model_vectors_apart(folder: Path, tmp_p
     }
     assert models == {embedder.model_id, headline.key(embedder.model_id)}  # its own, and its headlines'
     index.close()
+    earlier = embedder.model_id.rsplit("/", 1)[0] + "/t2"  # the same folder read as text version 2
+    db = sqlite3.connect(root / ".kura" / "search.db")
+    with db:
+        db.execute(
+            "INSERT INTO vectors SELECT sha, ?, vec FROM vectors WHERE model = ?",
+            (earlier, embedder.model_id),
+        )
+        db.execute(
+            "DELETE FROM vectors WHERE model = ? AND rowid IN (SELECT min(rowid) FROM vectors)",
+            (embedder.model_id,),
+        )
+    db.close()
+    again = SearchIndex(store, embedder=embedder)
+    again.update()
+    assert again.search("when do the backups run", k=3).partial is None
+    again.close()
+    db = sqlite3.connect(root / ".kura" / "search.db")
+    assert db.execute("SELECT count(*) FROM vectors WHERE model = ?", (earlier,)).fetchone() == (0,)
+    db.close()
 
 
 def kura(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
