@@ -48,6 +48,7 @@ language" → Bulgarian).
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 import weakref
 from typing import TYPE_CHECKING
 
@@ -207,5 +208,9 @@ def _ids(values: list[int]) -> np.ndarray:
 
 
 def _stem(word: str) -> str:
-    """One key for a word's forms, roughly: its first ``STEM`` letters."""
+    """One key for a word's forms, roughly: its first ``STEM`` letters, accents dropped as the
+    full-text index drops them (``unicode61``): "fête" in a body and "fete" in its slug-made
+    name are one word holding the same rows, not two bridges counted twice."""
+    if not word.isascii():
+        word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
     return word[:STEM]
