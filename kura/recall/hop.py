@@ -208,9 +208,16 @@ def _ids(values: list[int]) -> np.ndarray:
 
 
 def _stem(word: str) -> str:
-    """One key for a word's forms, roughly: its first ``STEM`` letters, accents dropped as the
-    full-text index drops them (``unicode61``): "fête" in a body and "fete" in its slug-made
-    name are one word holding the same rows, not two bridges counted twice."""
+    """One key for a word's forms, roughly: its first ``STEM`` letters, with a Latin letter's
+    accents dropped as the full-text index drops them (``unicode61``): "fête" in a body and
+    "fete" in its slug-made name are one word holding the same rows, not two bridges counted
+    twice. Other scripts are kept as written (a kana's voicing mark, a hangul syllable)."""
     if not word.isascii():
-        word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+        word = "".join(_latin(char) for char in word)
     return word[:STEM]
+
+
+def _latin(char: str) -> str:
+    """``char`` without its accents when it is a Latin letter with accents ("ê" → "e")."""
+    base = unicodedata.normalize("NFD", char)[0]
+    return base if base.isascii() else char

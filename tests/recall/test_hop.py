@@ -139,3 +139,23 @@ def test_a_word_and_its_accented_form_are_one_bridge(chat: Path) -> None:
     assert done.returncode == 0, done.stderr
     order = [row["slug"] for row in json.loads(done.stdout)["explain"]]
     assert {"owen-new-song-name", "owen-fete-ferris-dance"} <= set(order[:5]), order[:10]
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "same"),
+    [
+        ("fête", "fete", True),
+        ("café", "cafe", True),
+        ("zürich", "zurich", True),
+        ("zürich", "zurück", False),
+        ("が", "か", False),
+    ],
+)
+def test_only_a_latin_letters_accents_are_dropped_from_a_bridge_word(
+    one: str, other: str, same: bool
+) -> None:
+    """As the full-text index folds them: a Latin letter's accents go; a kana's voicing mark
+    makes a different word, and a hangul syllable is kept whole (before, "fête" and "fete"
+    were two keys, so both became bridges)."""
+    assert (hop._stem(one) == hop._stem(other)) is same
+    assert hop._stem("한국어") == "한국어"
