@@ -15,8 +15,9 @@ happens many times (a dozen paintings, a dozen runs, four gigs, four vet visits)
 only a date, a place or a name tells the right one apart, and most share a speaker's name;
 123 questions by kind (single fact, temporal "when …", who said, opinion, multi-hop with
 every observation it needs in ``targets``) and 15 unrelated. For multi-hop questions the
-rank is that of the first target, and "all in top 5" counts the questions whose every
-target is in the first five.
+rank is that of the first target, "all in top 5" counts the questions whose every
+target is in the first five, and "best hit is the other target" those whose first hit is the
+second target (the bridge): the first can then rank second at best.
 Methods: ``lexical`` (FTS5 BM25, the offline fallback), ``dense`` (MiniLM cosine alone) and
 ``fused`` (what kura uses: kura.recall.search). For the unrelated questions it reports how
 often recall refuses (picks nothing). Then ``through recall()``: the whole pipeline (the
@@ -289,7 +290,8 @@ def through_recall(store: Store, index: SearchIndex, queries: list[dict[str, Any
         both = ""
         if all("targets" in q for q in chosen):
             whole = sum(1 for q in chosen if set(q["targets"]) <= set(order[q["q"]][:5]))
-            both = f"   all in top 5: {whole}/{len(chosen)}"
+            other = sum(1 for q in chosen if order[q["q"]][:1] == q["targets"][1:2])  # the bridge led
+            both = f"   all in top 5: {whole}/{len(chosen)}   best hit is the other target: {other}"
         print(f"    {kind:<13} {summary(found)}   A: {parts[0]}   B: {parts[1]}{both}")
     unrelated = [q for q in queries if q["kind"] == "unrelated"]
     answered = [q for q in queries if q["kind"] != "unrelated"]

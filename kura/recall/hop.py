@@ -5,10 +5,11 @@ memories: the wedding (which names Sofia) and the painting of Sofia's rooftops, 
 question shares almost nothing with the second. The first search finds the bridge; what it
 adds to the question finds the rest. What it adds is read twice over:
 
-- its words: the lead's rarest words that the question does not hold (``WORDS`` of them,
-  each held by at least one other memory, since a word only the lead holds bridges to
-  nothing, and by at most ``RARE`` of the store). Only the memories holding one of them are
-  looked at again, so the hop reads a few hundred rows, not the store;
+- its words: the lead's rarest words that the question does not hold (``WORDS`` of them, a
+  word's forms and accents counted once, each held by at least one other memory, since a
+  word only the lead holds bridges to nothing, and by at most ``RARE`` of the store). Only
+  the memories holding one of them are looked at again, so the hop reads a few hundred
+  rows, not the store;
 - its meaning: the lead's stored vector with the question's direction taken out (what the
   lead says beyond what was asked), blended half and half with the question's own vector,
   so a memory found again must bear on both. No text is embedded: the question's vector is
@@ -43,11 +44,34 @@ right after the lead (0.47, but conversational 0.881 → 0.877). The 0.60 target
 of the first targets still missed, most share with the lead only a name a tenth of the
 memories hold ("Bruno") or are linked to it by meaning the small model does not see ("her own
 language" → Bulgarian).
+
+Session 13: a bridge word is keyed with a Latin letter's accents dropped, as the full-text
+index drops them: "fête" (body) and "fete" (the slug-made name) were two of the five bridges,
+holding the same rows, so the fête's other memories were weighed double (0.45 → 0.46, A 0.35 /
+B 0.53; all in the top 5 9 → 10/15; nothing else moves on any set). Why 0.60 is out of reach
+while the lead stays first: in 6 of the 15 the lead is the second target (the bridge the
+question describes: the dance, the retirement), so the first can rank second at best, and 5
+more lead with neither target; the ceiling is (4 + 11 × 0.5) / 15 = 0.63, met only with the
+first target second in 10 of those 11. Tried and dropped (multi-hop MRR, top 5; the other
+sets' MRR over every answerable question, before 0.829 / 0.881 / 0.914 / 0.729 for longchat,
+conversational, bakery, padded bakery), none raising the multi-hop A half by more than one
+question: a hop from the best 2 or 3 hits (0.43–0.44, 7–8/15, before the accents); a
+found-by-both bonus, the better score + 0.02–0.08 × the bridge share for a memory the question
+found too (0.46, 10/15, but conversational 0.875, padded 0.720–0.725); names (capitalised
+words) up to 8–15 % of the store as one or two extra bridges (0.45, 9–10/15); the question
+less its lead component in place of the lead less its question component, at 30–100 %
+(0.42–0.43, 7/15); what the lead adds counted as far as a memory holds its words (0.42–0.47,
+7–10/15); the blend at 0.4 or 0.6 and the discount at 0.8 or 0.9 (0.45–0.47); the hop's best
+find right after the lead when the question ranked it in its first 3–5 too (0.47, A 0.35 →
+0.38, 10/15, conversational 0.879–0.884, padded 0.726); and the pair swapped, that find first
+(0.49–0.50, but conversational 0.69–0.71, bakery 0.72–0.79), or the lead not kept first
+(0.42–0.49, longchat's other kinds 0.889 → 0.873 and lower).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 import weakref
 from typing import TYPE_CHECKING
 
@@ -207,5 +231,16 @@ def _ids(values: list[int]) -> np.ndarray:
 
 
 def _stem(word: str) -> str:
-    """One key for a word's forms, roughly: its first ``STEM`` letters."""
+    """One key for a word's forms, roughly: its first ``STEM`` letters, with a Latin letter's
+    accents dropped as the full-text index drops them (``unicode61``): "fête" in a body and
+    "fete" in its slug-made name are one word holding the same rows, not two bridges counted
+    twice. Other scripts are kept as written (a kana's voicing mark, a hangul syllable)."""
+    if not word.isascii():
+        word = "".join(_latin(char) for char in word)
     return word[:STEM]
+
+
+def _latin(char: str) -> str:
+    """``char`` without its accents when it is a Latin letter with accents ("ê" → "e")."""
+    base = unicodedata.normalize("NFD", char)[0]
+    return base if base.isascii() else char

@@ -20,6 +20,7 @@ from kura.store.store import Store
 
 TWO_RACES = "How much slower per kilometre was Owen in the half marathon than in his first 10k?"
 BOOK = "Which real dog shares a fear with the hero of Priya's children's book?"
+SONG = "Which place is the song Mr Ferris danced to named after?"
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +112,50 @@ def test_a_memory_written_since_the_last_hop_is_counted(chat: Path, tmp_path: Pa
         assert "agreed" in [b.word for b in hop.bridging(index, text, BOOK, total)]
     finally:
         index.close()
+
+
+def test_a_word_and_its_accented_form_are_one_bridge(chat: Path) -> None:
+    """The fête memory's name is made from its slug ("fete") and its body says "fête": the
+    full-text index folds accents, so the two hold the same rows. Counted as two bridges they
+    weighed the fête's other memories double, and the song the question asks about ranked 6th
+    behind them; as one word it is in the first five with the dance that names it."""
+    index = SearchIndex(Store(chat))
+    try:
+        index.update()
+        lead = index.search(SONG, k=12).hits[0]
+        assert lead.slug == "owen-fete-ferris-dance"
+        text = " ".join(
+            index.db.execute("SELECT name, body FROM docs_fts WHERE slug = ?", (lead.slug,)).fetchone()
+        )
+        assert "fete" in text and "fête" in text
+        words = [bridge.word for bridge in hop.bridging(index, text, SONG, len(index.matrix().slugs))]
+        assert words and len({word.replace("ê", "e") for word in words}) == len(words), words
+    finally:
+        index.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(chat), "recall", SONG, "--json", "--explain", "--no-model"],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    order = [row["slug"] for row in json.loads(done.stdout)["explain"]]
+    assert {"owen-new-song-name", "owen-fete-ferris-dance"} <= set(order[:5]), order[:10]
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "same"),
+    [
+        ("fête", "fete", True),
+        ("café", "cafe", True),
+        ("zürich", "zurich", True),
+        ("zürich", "zurück", False),
+        ("が", "か", False),
+    ],
+)
+def test_only_a_latin_letters_accents_are_dropped_from_a_bridge_word(
+    one: str, other: str, same: bool
+) -> None:
+    """As the full-text index folds them: a Latin letter's accents go; a kana's voicing mark
+    makes a different word, and a hangul syllable is kept whole (before, "fête" and "fete"
+    were two keys, so both became bridges)."""
+    assert (hop._stem(one) == hop._stem(other)) is same
+    assert hop._stem("한국어") == "한국어"
