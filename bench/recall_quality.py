@@ -17,7 +17,9 @@ only a date, a place or a name tells the right one apart, and most share a speak
 every observation it needs in ``targets``) and 15 unrelated. For multi-hop questions the
 rank is that of the first target, "all in top 5" counts the questions whose every
 target is in the first five, and "best hit is the other target" those whose first hit is the
-second target (the bridge): the first can then rank second at best.
+second target (the bridge): the first can then rank second at best. "MRR of the first target
+found" is MRR as usually defined where a question has several relevant memories (the rank of
+the first of them); the figure beside the target is the first-named target's.
 Methods: ``lexical`` (FTS5 BM25, the offline fallback), ``dense`` (MiniLM cosine alone) and
 ``fused`` (what kura uses: kura.recall.search). For the unrelated questions it reports how
 often recall refuses (picks nothing). Then ``through recall()``: the whole pipeline (the
@@ -291,7 +293,9 @@ def through_recall(store: Store, index: SearchIndex, queries: list[dict[str, Any
         if all("targets" in q for q in chosen):
             whole = sum(1 for q in chosen if set(q["targets"]) <= set(order[q["q"]][:5]))
             other = sum(1 for q in chosen if order[q["q"]][:1] == q["targets"][1:2])  # the bridge led
+            anyone = [_first(order[q["q"]], q["targets"]) for q in chosen]
             both = f"   all in top 5: {whole}/{len(chosen)}   best hit is the other target: {other}"
+            both += f"   MRR of the first target found (either): {mrr(anyone):.2f}"
         print(f"    {kind:<13} {summary(found)}   A: {parts[0]}   B: {parts[1]}{both}")
     unrelated = [q for q in queries if q["kind"] == "unrelated"]
     answered = [q for q in queries if q["kind"] != "unrelated"]
@@ -318,6 +322,11 @@ def _calibration(index: SearchIndex) -> str:
     if found is None:
         return ""
     return f"margin {found.margin:.3f} (p10 of the memories' own margins {found.p10:.3f})"
+
+
+def _first(order: list[str], targets: list[str]) -> int | None:
+    """The rank of whichever of ``targets`` comes first in ``order``."""
+    return min((rank for target in targets if (rank := _rank(order, target))), default=None)
 
 
 def _rank(order: list[str], target: str) -> int | None:
