@@ -77,6 +77,21 @@ def test_an_unrelated_question_far_from_every_note_is_still_refused(padded: Path
     assert (code, picked(found)) == (2, [])
 
 
+def test_a_calibration_kept_by_an_older_kura_is_made_again(padded: Path, tmp_path: Path) -> None:
+    """One kept without ``short`` (an older kura's: the bar at its ceiling, 0.40) would refuse
+    the paraphrase again; it is made again instead."""
+    store = tmp_path / "store"
+    shutil.copytree(padded, store)
+    recall(store, "Which bank do the monthly payments from upstairs go into?")
+    kept = _kept(store)
+    older = {key: value for key, value in kept.items() if key != "short"} | {"margin": 0.4}
+    with sqlite3.connect(store / ".kura" / "search.db") as db:
+        db.execute("UPDATE kv SET value = ? WHERE key = 'floor'", (json.dumps(older),))
+    code, found = recall(store, "Which bank do the monthly payments from upstairs go into?")
+    assert (code, len(picked(found)) > 0) == (0, True)
+    assert _kept(store) == kept
+
+
 def test_a_rare_word_that_singles_out_the_first_hit_answers_below_the_bar(chat: Path) -> None:
     """Every memory names Nadia or Owen, so the bar is 0.35, and this question stands 0.34
     above the store; but its first hit is the one memory holding most of its rare words (Bea
