@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import shutil
 import sqlite3
 import sys
@@ -19,6 +20,13 @@ from tests.recall.test_converse import chat_store, embedded, picked, recall
 
 BENCH = Path(__file__).parents[2] / "bench"
 PADDING = 300  # bench/distractors.py's notes: enough near-twins to lift the bar to 0.29
+FILLER = 600  # one-line notes from one template: the bar of the short ones is at its ceiling
+PARAPHRASES = [  # bench/eval/queries.jsonl's, with no content word of their memory
+    "Where are we going across the Channel this summer, and when do we shut up shop?",
+    "When must our station wagon pass its yearly roadworthiness test?",
+    "Which bank do the monthly payments from upstairs go into?",
+]
+TOPICS = "kayak harbour violin chess telescope beekeeping pottery marathon origami falconry".split()
 
 
 def distractors() -> Any:
@@ -44,18 +52,30 @@ def padded(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    """The bakery's 64 long notes among 600 one-line notes written from one template
+    (bench/recall_quality.py's ``--pad-style templated``): a store mostly of short near-twins."""
+    if isinstance(load_embedder(), Unavailable):
+        pytest.skip("the built-in embedder is not installed")
+    root = tmp_path_factory.mktemp("filled") / "store"
+    shutil.copytree(BENCH / "eval" / "store", root, ignore=shutil.ignore_patterns(".kura"))
+    rng = random.Random(3)
+    for i in range(FILLER):
+        a, b = rng.sample(TOPICS, 2)
+        (root / f"pad-{i:05d}.md").write_text(
+            f"---\nname: {a} note {i}\ndescription: {a} and {b} details number {i} for the club\n"
+            f"type: reference\n---\n\nSomething about {a} and {b}, entry {i}.\n",
+            encoding="utf-8",
+        )
+    return embedded(root, user_cache)
+
+
+@pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
     return embedded(chat_store(tmp_path_factory.mktemp("longchat") / "store"), user_cache)
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "Where are we going across the Channel this summer, and when do we shut up shop?",
-        "When must our station wagon pass its yearly roadworthiness test?",
-        "Which bank do the monthly payments from upstairs go into?",
-    ],
-)
+@pytest.mark.parametrize("question", PARAPHRASES)
 def test_a_paraphrase_on_a_store_of_long_templated_notes_is_answered(padded: Path, question: str) -> None:
     """The notes' near-twins stand far closer to one another than a question to its note (the
     memories' p10 0.33: a bar of 0.28), and these paraphrases stand 0.22–0.23 above the store
@@ -74,6 +94,32 @@ def test_an_unrelated_question_far_from_every_note_is_still_refused(padded: Path
     of the cosines or the words tells a paraphrase from an unrelated question that comes
     nearer: docs/recall.md)."""
     code, found = recall(padded, question)
+    assert (code, picked(found)) == (2, [])
+
+
+@pytest.mark.parametrize("question", PARAPHRASES)
+def test_among_short_near_twins_a_question_whose_best_memory_is_a_long_note_is_answered(
+    filled: Path, question: str
+) -> None:
+    """The store's bar is its one-line notes' (at the ceiling, 0.40: they are near-twins), and
+    it judges only a question whose best memory is one of them; these paraphrases' best
+    memories are the bakery's long notes, which the fixed floor judges."""
+    code, found = recall(filled, question)
+    assert (code, len(picked(found)) > 0) == (0, True)
+    kept = _kept(filled)
+    assert kept["margin"] == 0.4 and 0.8 < kept["short"] < 1.0
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which charity are we sponsoring in the fun run?", "When is the mooring fee for the boat due?"],
+)
+def test_among_short_near_twins_a_question_whose_best_memory_is_one_of_them_meets_the_bar(
+    filled: Path, question: str
+) -> None:
+    """Their best memories are one-line notes (marathon, harbour: cosines 0.38–0.39, above the
+    fixed floor) that stand no further above the store than the notes' near-twins do."""
+    code, found = recall(filled, question)
     assert (code, picked(found)) == (2, [])
 
 
