@@ -321,7 +321,9 @@ def _calibration(index: SearchIndex) -> str:
     found = calibration(index)
     if found is None:
         return ""
-    return f"margin {found.margin:.3f} (p10 of the memories' own margins {found.p10:.3f})"
+    short = getattr(found, "short", 1.0)  # a kura from before the share of question-sized memories: all
+    own = f"p10 of the memories' own margins {found.p10:.3f}, question-sized {short:.2f}"
+    return f"margin {found.margin:.3f} ({own})"
 
 
 def _first(order: list[str], targets: list[str]) -> int | None:

@@ -30,6 +30,5 @@ def answer(index: SearchIndex, question: str, *, k: int, today: dt.date, least: 
     results = hop.second_hop(index, question, first, depth, least=least)
     if asked is not None:
         results = when.dated(index, results, asked, k=k)
-    best = max((h.cosine for h in first.hits if h.cosine is not None), default=None)
-    apart = results.how == "embedded" and not floor.stands_out(index, question, best)
+    apart = results.how == "embedded" and not floor.stands_out(index, question, first)
     return Answer(results, apart)
