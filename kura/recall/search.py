@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import asking, fusion, headline, index_build, timed, vectors
+from kura.recall import asking, forms, fusion, headline, index_build, timed, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -338,7 +338,7 @@ class SearchIndex:
             coverage = self.coverage()
             if not coverage.memories:
                 return Results((), "embedded")
-            rows = self.word_rows(words)
+            rows = forms.rows(self.word_rows, words)  # an irregular verb in any of its forms
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
