@@ -69,7 +69,7 @@ _KINDS = {
 _TEXTS = (
     "SELECT docs.slug, docs_fts.name, docs_fts.description, substr(docs_fts.body, 1, ?) FROM docs "
     "JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.slug IN ({marks})"
-)
+)  # the body's first CAP characters, or none (``texts``)
 
 
 def asks_when(question: str) -> bool:
@@ -93,13 +93,10 @@ def telling(held: Sequence[frozenset[str]]) -> frozenset[str]:
 def lift(db: sqlite3.Connection, question: str, slugs: Sequence[str], scores: np.ndarray) -> np.ndarray:
     """``scores`` (one per memory, rows of ``slugs``) with the ``DEPTH`` best raised by ``LIFT``
     where the memory says when, in a kind that tells them apart, if ``question`` asks when."""
-    import numpy as np
-
     if not asks_when(question) or len(scores) == 0:
         return scores
-    count = min(DEPTH, len(scores))
-    rows = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
-    said = _texts(db, [slugs[i] for i in rows])
+    rows = best(scores)
+    said = texts(db, [slugs[i] for i in rows])
     held = [kinds(said.get(slugs[i], "")) for i in rows]
     counted = telling(held)
     lifted = scores.copy()
@@ -109,16 +106,25 @@ def lift(db: sqlite3.Connection, question: str, slugs: Sequence[str], scores: np
     return lifted
 
 
+def best(scores: np.ndarray) -> np.ndarray:
+    """The rows of the ``DEPTH`` best scores (in no order)."""
+    import numpy as np
+
+    count = min(DEPTH, len(scores))
+    return np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
+
+
 @functools.cache
 def _compiled() -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:
     """The patterns, compiled on first use: most processes that import search never ask when."""
     return re.compile(_ASKS, re.IGNORECASE), {kind: re.compile(said) for kind, said in _KINDS.items()}
 
 
-def _texts(db: sqlite3.Connection, slugs: list[str]) -> dict[str, str]:
-    """Each memory's name, description and the start of its body, from the search index."""
+def texts(db: sqlite3.Connection, slugs: list[str], *, body: bool = True) -> dict[str, str]:
+    """Each memory's name, description and (``body``) the start of its body, from the search
+    index."""
     query = _TEXTS.format(marks=",".join("?" * len(slugs)))
     return {
         slug: "\n".join(str(part or "")[:CAP] for part in parts)
-        for slug, *parts in db.execute(query, (CAP, *slugs))
+        for slug, *parts in db.execute(query, (CAP if body else 0, *slugs))
     }
