@@ -1,7 +1,7 @@
 """Recall quality on held-out sets: recall@1, recall@5 and MRR per method and query kind.
 
     python bench/recall_quality.py [--set bakery|conversational|longchat] [--pad N]
-        [--pad-style realistic|templated] [--floors] [--keep DIR] [--small N]
+        [--pad-style realistic|templated] [--floors] [--keep DIR] [--small N] [--misses]
 
 ``--set bakery`` (the default) uses bench/eval/store (64 memories of a family bakery and
 rental flat, not the sample store) and bench/eval/queries.jsonl (166 questions: 64 lexical,
@@ -43,6 +43,10 @@ answerable ones are wrongly refused (nothing picked).
 ``--small N`` measures small stores instead: N memories drawn at random from the set's
 store, 30 times (seeded), each asked the questions whose memory was drawn; lexical, dense and
 fused over all of them, and whether fused is at least the better part.
+
+``--misses`` lists every answerable question the fusion does not rank first: its half, kind,
+and the target's rank by lexical, dense and fused (what to look at, on the A half, before
+tuning).
 
 ``--keep DIR`` builds the (padded) store in DIR, or reuses it and its index if DIR holds
 one: a 20,000-memory store is embedded once, not on every run.
@@ -189,10 +193,19 @@ def by_half(found: list[int | None], queries: list[dict[str, Any]], which: str) 
     return [r for r, q in zip(found, queries, strict=True) if half(q["q"]) == which]
 
 
-def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, Any]]) -> None:
+def quality(
+    store: Store,
+    dense: SearchIndex,
+    lexical: SearchIndex,
+    queries: list[dict[str, Any]],
+    *,
+    listed: bool = False,
+) -> None:
     print(f"{len(store.slugs())} memories, {len(queries)} questions")
     ranked = rankings(dense, lexical, queries)
     answered = [q for q in queries if q["kind"] != "unrelated"]
+    if listed:
+        misses(ranked, answered)
     fused: dict[str, float] = {}
     for kind in sorted({q["kind"] for q in answered}):
         chosen = [q for q in answered if q["kind"] == kind]
@@ -212,6 +225,16 @@ def quality(store: Store, dense: SearchIndex, lexical: SearchIndex, queries: lis
     print(f"  refused {refused}/{len(unrelated)} unrelated questions", end="; ")
     print(f"answered {found}/{len(answered)} others (wrongly refused {len(answered) - found})")
     targets(len(store.slugs()), fused, refused, len(unrelated), len(answered) - found, len(answered))
+
+
+def misses(ranked: Ranked, answered: list[dict[str, Any]]) -> None:
+    """Every answerable question whose target the fusion does not rank first (``--misses``)."""
+    print("  not first when fused (half, kind, the target's rank: lexical / dense / fused; - past 50):")
+    for query in answered:
+        found = {method: ranks(ranked[method], [query])[0] for method in METHODS}
+        if found["fused"] != 1:
+            cells = " / ".join(str(found[method] or "-") for method in METHODS)
+            print(f"    {half(query['q'])} {query['kind']:<14} {cells:<14} {query['q']}")
 
 
 def verdict(ranked: Ranked, answered: list[dict[str, Any]]) -> float:
@@ -335,7 +358,15 @@ def _rank(order: list[str], target: str) -> int | None:
     return order.index(target) + 1 if target in order else None
 
 
-def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | None, size: int = 0) -> None:
+def main(
+    which: str,
+    padding: int,
+    style: str,
+    calibrate: bool,
+    keep: Path | None,
+    size: int = 0,
+    listed: bool = False,
+) -> None:
     source = LONGCHAT if which == "longchat" else CONVERSATIONAL
     asked = HERE / "queries.jsonl" if which == "bakery" else source / "questions.jsonl"
     queries = [json.loads(line) for line in asked.read_text().splitlines() if line.strip()]
@@ -360,7 +391,7 @@ def main(which: str, padding: int, style: str, calibrate: bool, keep: Path | Non
         if size:
             small(root, size, queries)
         else:
-            quality(store, dense, lexical, queries)
+            quality(store, dense, lexical, queries, listed=listed)
             through_recall(store, dense, queries)
         if calibrate:
             floors(dense, queries)
@@ -376,7 +407,16 @@ if __name__ == "__main__":
     parser.add_argument("--floors", action="store_true", help="print the score spread and a floor grid")
     parser.add_argument("--keep", type=Path, help="build the padded store here, or reuse it (and its index)")
     parser.add_argument("--small", type=int, default=0, help=f"measure stores of N memories ({DRAWS} draws)")
+    parser.add_argument("--misses", action="store_true", help="list the questions fused does not rank first")
     options = parser.parse_args()
     if isinstance(load_embedder(), Unavailable):
         print("the embedder is unavailable; only the lexical figures mean anything")
-    main(options.set, options.pad, options.pad_style, options.floors, options.keep, options.small)
+    main(
+        options.set,
+        options.pad,
+        options.pad_style,
+        options.floors,
+        options.keep,
+        options.small,
+        options.misses,
+    )

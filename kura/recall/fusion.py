@@ -33,6 +33,26 @@ Earlier, under the single weight: a weight of 0 to 0.3, BM25 scaled by its best,
 proportional to the cosine, centred vectors, a hubness penalty, pseudo-relevance feedback and
 the best of per-paragraph vectors each moved the sets' mean MRR by 0.02 or less.
 
+Session 13 (issue 30, fused ≥ each part on every half; longchat 0.88): the rules that help are
+outside this sum, in what the question asks for (``kura.recall.asked``: a time, an opinion)
+and in a verb's forms (``kura.recall.forms``). Tried here on the A halves and dropped, MRR
+over every answerable question, bakery / conversational / longchat / padded (offline, on each
+question's saved cosines and word rows, the time rule in place): every constant here moved
+within reach (RARE 2.0–3.0, SMALL 0.6–0.8, BASE 0–0.1, TRUST 0.6–1.0, NEAR shifted ±0.03)
+raised no set by more than 0.007 and lowered another by up to 0.01; a lift only for memories
+within 0.05–0.2 of the best dense score lowered longchat to 0.80–0.82; a second words term
+over every word (not only rare ones) cost the bakery 0.007; rarity judged among the 5–20 best
+candidates instead of the store ("local IDF") cost the bakery 0.007 and the padded set up to
+0.014; a weight that grows as the dense lead shrinks cost the bakery 0.007; the words' lead
+taken only over memories the meaning allows cost the padded A half 0.003; the question's
+subject (its first name) matched to the memory's first name lowered the conversational set
+0.002–0.008; adjacent word pairs of the question found in a memory (+0.02) moved no A half by
+more than 0.002 (longchat B +0.011); the focused question's share of the dense score at 0.5
+instead of 0.25 took conversational B above lexical but cost the padded A 0.007;
+``kura.recall.focus``'s SHARE at 0.065–0.12 instead of 0.05 took the padded A half to
+0.789–0.790 (dense alone 0.789) but its B half fell 0.699 → 0.685–0.692, so it was left at
+0.05.
+
 Pure functions over numpy arrays: ``kura.recall.search`` finds which memories hold each word
 and calls these. ``cosine`` (the question as asked) is left alone: recall's floor reads it.
 """

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import asking, fusion, headline, index_build, vectors
+from kura.recall import asked, asking, forms, fusion, headline, index_build, vectors
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -338,7 +338,7 @@ class SearchIndex:
             coverage = self.coverage()
             if not coverage.memories:
                 return Results((), "embedded")
-            rows = self.word_rows(words)
+            rows = forms.rows(self.word_rows, words)  # an irregular verb in any of its forms
             narrow = focused(
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
@@ -361,7 +361,7 @@ class SearchIndex:
         holders = [matrix.rows(ids) for ids in rows]
         bonus = fusion.share(holders, len(matrix.slugs))
         meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])
-        scores = fusion.fuse(meaning, cosines, holders)
+        scores = asked.lift(self.db, question, matrix.slugs, fusion.fuse(meaning, cosines, holders))
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
         slugs = matrix.slugs
