@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter
@@ -180,6 +179,8 @@ def _dirty(root: Path) -> frozenset[str]:
 
 
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # here: a store outside git (and a weave whose ages are kept) never runs one
+
     try:
         result = subprocess.run(
             ["git", "-c", "core.quotePath=false", "-C", str(root), *args],
