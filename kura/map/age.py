@@ -59,6 +59,11 @@ def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = 
     file_days = list(map(dt.date.fromtimestamp, seconds))  # the second it falls in: never rounded up
     shared = _shared_days(rows, written, file_days, git)
     made: dict[tuple[dt.date | None, str, dt.date | None], Age] = {}
+    if not git.committed and not git.dirty:  # outside git: an age depends on (written, file day) alone
+        pairs = list(zip(written, file_days, strict=True))
+        keyed = {pair: _plain_key(*pair, shared) for pair in set(pairs)}
+        one = {pair: made.get(key) or made.setdefault(key, Age(*key)) for pair, key in keyed.items()}
+        return dict(zip(entries, map(one.__getitem__, pairs), strict=True))
     out: dict[str, Age] = {}
     key: tuple[dt.date | None, str, dt.date | None]
     for slug, entry, wrote, day in zip(entries, rows, written, file_days, strict=True):
@@ -74,6 +79,15 @@ def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = 
             key = (day, "mtime", None)
         out[slug] = made.get(key) or made.setdefault(key, Age(*key))
     return out
+
+
+def _plain_key(
+    wrote: dt.date | None, day: dt.date, shared: set[dt.date]
+) -> tuple[dt.date | None, str, dt.date | None]:
+    """An ``Age``'s fields for a memory git says nothing about, as ``ages`` decides them."""
+    if wrote is not None:
+        return (wrote, "written", None)
+    return (None, "shared", day) if day in shared else (day, "mtime", None)
 
 
 def shared_note(age: dict[str, Age]) -> str | None:

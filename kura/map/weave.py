@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import attrgetter, itemgetter, ne, not_
@@ -257,15 +258,13 @@ def _fit(
     rest = map(not_, trigger)
     fixed = base + len(layered) + sum(map(itemgetter(0), compress(costs, rest)))
     fixed += sum(map(itemgetter(1), compress(costs, trigger)))
-    foldable: list[tuple[float, int]] = []  # (age in days, what staying in full costs extra)
+    extra: Counter[int] = Counter()  # by age in days: what staying in full costs more than folded
     for (full, short, _), item in zip(compress(costs, trigger), compress(layered, trigger), strict=True):
         day = age[item.slug].day
         if day is not None and full > short:
-            foldable.append(((today - day).days, full - short))
+            extra[(today - day).days] += full - short
     windows = (settings.fresh_days, *(d for d in LADDER if d < settings.fresh_days))
-    priced = [
-        (fixed + sum(extra for days_old, extra in foldable if days_old < days), days) for days in windows
-    ]
+    priced = [(fixed + sum(cost for old, cost in extra.items() if old < days), days) for days in windows]
     fitting = [days for tokens, days in priced if tokens <= settings.budget]
     days = fitting[0] if fitting else min(priced, key=lambda p: (p[0], -p[1]))[1]
     return days, _picked(layered, trigger, age, today, days)
