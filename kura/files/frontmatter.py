@@ -6,18 +6,21 @@ spacing), so each top-level key's lines are found — from the YAML parser's own
 the block parses, from a line-based reading when it does not — and only changed keys are
 dumped afresh. Reading a broken block: when the YAML is invalid, each key is read on its
 own, so one bad line costs one value, not the whole memory.
+
+PyYAML (and python-frontmatter, ~12 ms to import together) is loaded on first use
+(``_yaml``): most blocks are plain ``key: value`` lines, read without it, so a weave
+after one edited memory need not load a parser it never calls.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import frontmatter
-import yaml
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from kura.files.finding import Finding
 from kura.files.flat import FLAT_LAYOUT, UNPLAIN, YAML_WORDS, flat_value
@@ -29,16 +32,33 @@ _ANCHOR = re.compile(r"(?:^|[\s:\[{,])&[^\s,\[\]{}]+")
 _SIMPLE = re.compile(
     r"^([A-Za-z_][A-Za-z0-9_-]*):[ ]+((?:[^\W\d_]|_)(?:[^\t\r]*[^\t\r ])?|\d{4}-\d{2}-\d{2})[ \r]*$"
 )
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BRACKET = re.compile(r"[\[\]{}]")
 _COMPACT = re.compile(r"(?:[-?](?:[ \t]+|$))+")  # "- - x", "? - x": collections opened on one line
 MAX_DEPTH = 64  # levels of nesting a frontmatter value may have
 MAX_VALUES = 10_000  # values a frontmatter block may hold once its aliases are expanded
 
 
-class HostileYAML(yaml.YAMLError):
+if TYPE_CHECKING:
+    import yaml
+
+
+@functools.cache
+def _yaml() -> ModuleType:
+    import yaml
+
+    return yaml
+
+
+def _loader() -> type:
+    found: type = getattr(_yaml(), "CSafeLoader", _yaml().SafeLoader)
+    return found
+
+
+class HostileYAML(ValueError):
     """YAML that would exhaust the stack or memory if read: ``line`` is the top-level key it
-    belongs to (1 = the block's first line), ``problem`` and ``todo`` what to say."""
+    belongs to (1 = the block's first line), ``problem`` and ``todo`` what to say. (A
+    ValueError, not a ``yaml.YAMLError``, so that defining it loads no parser: every
+    ``except`` that catches YAML's errors here catches ValueError too.)"""
 
     def __init__(self, line: int, problem: str, todo: str) -> None:
         super().__init__(problem)
@@ -56,9 +76,10 @@ class KeySpan:
 def dump_value(key: str, value: Any) -> str:
     """One top-level key as YAML that reads back as the same value (strings quoted where
     YAML would otherwise guess a boolean, a date or a nested structure)."""
-    return yaml.safe_dump(
+    dumped: str = _yaml().safe_dump(
         {key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000
     )
+    return dumped
 
 
 def render_front(meta: dict[str, Any], source_meta: dict[str, Any], front_lines: tuple[str, ...]) -> str:
@@ -67,7 +88,8 @@ def render_front(meta: dict[str, Any], source_meta: dict[str, Any], front_lines:
     frontmatter written as one flow mapping (``{a: 1}``) is written out again whole."""
     found = spans(list(front_lines))
     if found is None or _changes_an_anchor(meta, source_meta, found):
-        return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=10_000)
+        whole: str = _yaml().safe_dump(meta, sort_keys=False, allow_unicode=True, width=10_000)
+        return whole
     last = {span.key: i for i, span in enumerate(found) if span.key is not None}
     out: list[str] = []
     for i, span in enumerate(found):
@@ -104,10 +126,10 @@ def spans(front_lines: list[str]) -> tuple[KeySpan, ...] | None:
     None for a flow mapping, whose keys share lines."""
     text = "".join(line + "\n" for line in front_lines)
     try:
-        node = None if too_deep(text) else yaml.compose(text, Loader=_Loader)
-    except (yaml.YAMLError, RecursionError):
+        node = None if too_deep(text) else _yaml().compose(text, Loader=_loader())
+    except (_yaml().YAMLError, RecursionError):
         node = None
-    if isinstance(node, yaml.MappingNode):
+    if isinstance(node, _yaml().MappingNode):
         if node.flow_style:
             return None
         spans = _nodespans(node, front_lines)
@@ -120,7 +142,7 @@ def _nodespans(node: yaml.MappingNode, front_lines: list[str]) -> tuple[KeySpan,
     spans: list[KeySpan] = []
     position = 0
     for key_node, value_node in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
+        if not isinstance(key_node, _yaml().ScalarNode):
             return None
         start = key_node.start_mark.line
         end_mark = value_node.end_mark
@@ -174,6 +196,8 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
     shortcut = _flat_meta(front_lines, path)
     if shortcut is not None:
         return shortcut
+    import frontmatter
+
     block = "".join(line + "\n" for line in front_lines)
     try:
         meta = guarded(lambda text: frontmatter.parse(f"---\n{text}---\n")[0], block)
@@ -183,7 +207,7 @@ def read_meta(front_lines: list[str], path: str) -> tuple[dict[str, Any], list[F
         )
         flat, more, _ = _read_flat(front_lines, path)
         return flat, [finding, *more]
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:  # 2026-02-30 is a ValueError
+    except (_yaml().YAMLError, ValueError, TypeError, OverflowError) as err:  # 2026-02-30 is a ValueError
         mark = getattr(err, "problem_mark", None)
         line = 1 + (mark.line if mark is not None else 1)
         problem = getattr(err, "problem", None) or str(err).split("\n")[0]
@@ -270,8 +294,8 @@ def restore_keys(meta: dict[Any, Any], front_lines: list[str]) -> dict[str, Any]
         if span.key is None:
             continue
         try:
-            guessed = guarded(yaml.safe_load, span.key)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            guessed = guarded(_yaml().safe_load, span.key)
+        except (_yaml().YAMLError, ValueError, TypeError, OverflowError):
             guessed = span.key
         for candidate in (span.key, guessed):
             if candidate in meta:
@@ -330,8 +354,8 @@ def quoted(front_lines: tuple[str, ...]) -> tuple[str, ...] | None:
 
 def _span_value(span: KeySpan) -> Any:
     try:
-        loaded = guarded(yaml.safe_load, "\n".join(span.lines))
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+        loaded = guarded(_yaml().safe_load, "\n".join(span.lines))
+    except (_yaml().YAMLError, ValueError, TypeError, OverflowError):
         loaded = None
     if isinstance(loaded, dict) and span.key in loaded:
         return loaded[span.key]

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, floordiv, ne
 from pathlib import Path
 
 from kura.map.record import git_head
@@ -55,9 +55,15 @@ def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = 
     written = [
         dt.date.fromisoformat(text) if text else None for text in map(attrgetter("written_text"), rows)
     ]
-    file_days = list(map(_day, map(attrgetter("mtime_ns"), rows)))
+    seconds = map(floordiv, map(attrgetter("mtime_ns"), rows), repeat(1_000_000_000))
+    file_days = list(map(dt.date.fromtimestamp, seconds))  # the second it falls in: never rounded up
     shared = _shared_days(rows, written, file_days, git)
     made: dict[tuple[dt.date | None, str, dt.date | None], Age] = {}
+    if not git.committed and not git.dirty:  # outside git: an age depends on (written, file day) alone
+        pairs = list(zip(written, file_days, strict=True))
+        keyed = {pair: _plain_key(*pair, shared) for pair in set(pairs)}
+        one = {pair: made.get(key) or made.setdefault(key, Age(*key)) for pair, key in keyed.items()}
+        return dict(zip(entries, map(one.__getitem__, pairs), strict=True))
     out: dict[str, Age] = {}
     key: tuple[dt.date | None, str, dt.date | None]
     for slug, entry, wrote, day in zip(entries, rows, written, file_days, strict=True):
@@ -73,6 +79,15 @@ def ages(root: Path, entries: dict[str, Entry], db: sqlite3.Connection | None = 
             key = (day, "mtime", None)
         out[slug] = made.get(key) or made.setdefault(key, Age(*key))
     return out
+
+
+def _plain_key(
+    wrote: dt.date | None, day: dt.date, shared: set[dt.date]
+) -> tuple[dt.date | None, str, dt.date | None]:
+    """An ``Age``'s fields for a memory git says nothing about, as ``ages`` decides them."""
+    if wrote is not None:
+        return (wrote, "written", None)
+    return (None, "shared", day) if day in shared else (day, "mtime", None)
 
 
 def shared_note(age: dict[str, Age]) -> str | None:
@@ -113,12 +128,16 @@ def _shared_days(
     """Calendar days that two or more memories, a fifth of the store or more, have as
     their mtime's day with nothing to explain it (no commit of theirs, no edit git sees in
     progress, no written date of that day): the days a copy, restore or checkout made."""
-    days: Counter[dt.date] = Counter()
-    for entry, wrote, day in zip(rows, written, file_days, strict=True):
-        if entry.rel in git.committed or entry.rel in git.dirty:
-            continue  # git dates these; a checkout's mtimes say nothing about the rest
-        if wrote != day:  # a memory written that day was really written that day
-            days[day] += 1
+    days: Counter[dt.date]
+    if not git.committed and not git.dirty:  # outside git (or nothing tracked): one pass in C
+        days = Counter(compress(file_days, map(ne, written, file_days)))
+    else:
+        days = Counter()
+        for entry, wrote, day in zip(rows, written, file_days, strict=True):
+            if entry.rel in git.committed or entry.rel in git.dirty:
+                continue  # git dates these; a checkout's mtimes say nothing about the rest
+            if wrote != day:  # a memory written that day was really written that day
+                days[day] += 1
     least = max(2, SHARE * len(rows))
     return {day for day, count in days.items() if count >= least}
 
@@ -180,6 +199,8 @@ def _dirty(root: Path) -> frozenset[str]:
 
 
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # here: a store outside git (and a weave whose ages are kept) never runs one
+
     try:
         result = subprocess.run(
             ["git", "-c", "core.quotePath=false", "-C", str(root), *args],
@@ -191,10 +212,6 @@ def _git(root: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return result.stdout if result.returncode == 0 else None
-
-
-def _day(mtime_ns: int) -> dt.date:
-    return dt.date.fromtimestamp(mtime_ns // 1_000_000_000)  # the second it falls in: never rounded up
 
 
 def added_days(root: Path) -> dict[str, dt.date]:

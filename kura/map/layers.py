@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kura.errors import KuraError
 from kura.files.memory_index import Index, IndexLine, normalize, parse_index
-from kura.llm import complete
 from kura.map.ceiling import sector_map
 from kura.map_settings import MapSettings
 from kura.store import catalog
@@ -313,6 +312,8 @@ def _model_trigger(scribe: ModelConfig, text: str, budget: int) -> str | None:
         "conclusion. Add nothing the line does not say. Reply with the trigger only.\n\n"
         f"{text}"
     )
+    from kura.llm import complete  # here: a weave without a scribe loads no model client
+
     reply = complete(scribe, "You write short recognition triggers for a memory index.", prompt)
     if reply is None:
         return None

@@ -26,9 +26,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import compress
-from operator import attrgetter, ne
+from operator import attrgetter, itemgetter, ne, not_
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +168,7 @@ def weave(
         path=None,
         notes=notes,
         folds=_folds(layered, lines, age, today),
-        pinned=[i for i, (layer, _) in enumerate(lines) if layer == "pinned"],
+        pinned=_where(lines, "pinned"),
     )
     if not write:
         return woven
@@ -252,25 +253,21 @@ def _fit(
     or the smallest map if none does. Lines are never dropped, only folded. A line's cost
     depends on the window only through its age, so each window is priced without building
     its map: a fixed part plus, for each foldable line, full or folded by age."""
-    fixed = base
-    foldable: list[tuple[float, int]] = []  # (age in days, what staying in full costs extra)
-    for item in layered:
-        full = item.cost[0] + 1
-        if item.layer != "trigger":
-            fixed += full
-            continue
-        short = item.cost[1] + 1
-        fixed += short
+    trigger = list(map("trigger".__eq__, map(attrgetter("layer"), layered)))
+    costs = list(map(attrgetter("cost"), layered))
+    rest = map(not_, trigger)
+    fixed = base + len(layered) + sum(map(itemgetter(0), compress(costs, rest)))
+    fixed += sum(map(itemgetter(1), compress(costs, trigger)))
+    extra: Counter[int] = Counter()  # by age in days: what staying in full costs more than folded
+    for (full, short, _), item in zip(compress(costs, trigger), compress(layered, trigger), strict=True):
         day = age[item.slug].day
         if day is not None and full > short:
-            foldable.append(((today - day).days, full - short))
+            extra[(today - day).days] += full - short
     windows = (settings.fresh_days, *(d for d in LADDER if d < settings.fresh_days))
-    priced = [
-        (fixed + sum(extra for days_old, extra in foldable if days_old < days), days) for days in windows
-    ]
+    priced = [(fixed + sum(cost for old, cost in extra.items() if old < days), days) for days in windows]
     fitting = [days for tokens, days in priced if tokens <= settings.budget]
     days = fitting[0] if fitting else min(priced, key=lambda p: (p[0], -p[1]))[1]
-    return days, [_pick(item, age, today, days) for item in layered]
+    return days, _picked(layered, trigger, age, today, days)
 
 
 ON_RECORD = " (on record, may be stale)"
@@ -302,9 +299,10 @@ def _folds(
     weaving again. None at all if the cloth with every one folded would fail the
     postcondition (a ceiling then gets the sector map, never a map that loses a line)."""
     folds = []
-    for i, (item, (layer, _)) in enumerate(zip(layered, lines, strict=True)):
+    for i in _where(lines, "fresh"):
+        item = layered[i]
         day = age[item.slug].day if item.slug in age else None
-        if layer == "fresh" and item.short != item.text and day is not None and "\n" not in item.short:
+        if item.short != item.text and day is not None and "\n" not in item.short:
             folds.append((i, (today - day).days, item.short))
     if not folds:
         return []
@@ -318,13 +316,26 @@ def _folds(
     return folds
 
 
-def _pick(layered: Layered, age: dict[str, Any], today: dt.date, days: float) -> tuple[str, str]:
-    """(layer, text) for one line under a fresh window of ``days``."""
-    if layered.layer != "trigger":
-        return layered.layer, layered.text
-    if fresh(age[layered.slug], today, days):
-        return "fresh", layered.text
-    return "trigger", layered.short
+def _picked(
+    layered: list[Layered], trigger: list[bool], age: dict[str, Age], today: dt.date, days: float
+) -> list[tuple[str, str]]:
+    """(layer, text) of each line under a fresh window of ``days``: a trigger line is fresh
+    (in full) when its memory is young enough, else folded; any other line is as laid out.
+    Freshness is asked once per distinct ``Age`` (memories of one day and source share one)."""
+    lines: list[tuple[str, str]] = list(map(itemgetter(0, 1), layered))  # (layer, text)
+    folding = list(compress(layered, trigger))
+    ages = list(map(age.__getitem__, map(attrgetter("slug"), folding)))
+    distinct = dict(zip(map(id, ages), ages, strict=True))  # by identity: hashing an Age is a call
+    young = {key: fresh(one, today, days) for key, one in distinct.items()}
+    at = compress(range(len(lines)), trigger)
+    for i, item, full in zip(at, folding, map(young.__getitem__, map(id, ages)), strict=True):
+        lines[i] = ("fresh", item.text) if full else ("trigger", item.short)
+    return lines
+
+
+def _where(lines: list[tuple[str, str]], layer: str) -> list[int]:
+    """The positions of ``layer``'s lines."""
+    return list(compress(range(len(lines)), map(layer.__eq__, map(itemgetter(0), lines))))
 
 
 def _cloth(layered: list[Layered], lines: list[tuple[str, str]]) -> str:
@@ -386,11 +397,16 @@ def _same_entry(old: Layered, new: str) -> bool:
 
 
 def _weigh(layered: list[Layered], lines: list[tuple[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
+    """Tokens and lines by layer, each layer in the order its first line comes (a few passes
+    in C, one a layer)."""
+    names = list(map(itemgetter(0), lines))
+    costs = list(map(attrgetter("cost"), layered))
     weight: dict[str, int] = {}
     layers: dict[str, int] = {}
-    for item, (layer, _) in zip(layered, lines, strict=True):
-        weight[layer] = weight.get(layer, 0) + item.cost[1 if layer == "trigger" else 0]
-        layers[layer] = layers.get(layer, 0) + 1
+    for layer in dict.fromkeys(names):
+        mine = list(map(layer.__eq__, names))
+        weight[layer] = sum(map(itemgetter(1 if layer == "trigger" else 0), compress(costs, mine)))
+        layers[layer] = sum(mine)
     return weight, layers
 
 

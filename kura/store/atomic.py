@@ -32,8 +32,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from kura.errors import StoreError
 from kura.store import lock_queue
 from kura.store.state import clear
@@ -237,6 +235,8 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         raise StoreError(
             f"{lock_path}: another writer in this process has held the store lock for {timeout:.0f}s"
         )
+    from filelock import FileLock, Timeout  # here: a reader (a list, a doctor, a recall) never locks
+
     deadline = time.monotonic() + timeout
     ticket = lock_queue.take(lock_path.with_name(lock_path.name + ".queue"))
     try:

@@ -36,7 +36,6 @@ from kura.store import rewrite as rw
 from kura.store.atomic import identity, locked, settled_bytes, write_atomic
 from kura.store.safe_read import INDEX_CAP, MEMORY_CAP, SPECIAL_TODO, Refused, kind_at, read_in
 from kura.store.state import folder
-from kura.text.secrets import refuse_secrets
 
 
 class Store:
@@ -134,6 +133,8 @@ class Store:
     ) -> WriteResult:  # fmt: skip
         """Create or update one memory and its own index line. ``amend`` makes a further
         change to the note (a witness, say) in the same locked write."""
+        from kura.text.secrets import refuse_secrets  # here: a reader loads no patterns
+
         self.check_write(actor)
         refuse_secrets(f"store '{self.name}', the slug", slug)  # a name is written too (never echoed)
         slug = new_slug(slug)
@@ -214,6 +215,8 @@ class Store:
     ) -> WriteResult:
         """Put a whole memory file in place as given (imports keep every byte), and its
         index line. Refuses to overwrite a different existing memory."""
+        from kura.text.secrets import refuse_secrets  # here: a reader loads no patterns
+
         self.check_write(actor)
         slug = new_slug(slug)
         refuse_secrets(f"{self.name}/{slug}", data.decode("utf-8", errors="replace"), index_line or "")

@@ -275,7 +275,7 @@ def test_distill_kuras_flat_frontmatter_is_read_without_a_yaml_parse_per_key(
 ) -> None:
     front = ["name: uv", "description: Decided: use uv, not pip  ", "metadata:", "  type: feedback  # user | project",
              "note: 日本語: ステージングは kobo-8 # still the note"]  # fmt: skip
-    monkeypatch.setattr(frontmatter.yaml, "safe_load", _no_yaml)
+    monkeypatch.setattr(frontmatter._yaml(), "safe_load", _no_yaml)
     meta, findings = frontmatter.read_meta(front, "m.md")
     assert meta == {"name": "uv", "description": "Decided: use uv, not pip", "metadata": {"type": "feedback"},
                     "note": "日本語: ステージングは kobo-8 # still the note"}  # fmt: skip

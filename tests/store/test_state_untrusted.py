@@ -419,9 +419,9 @@ def test_a_lock_linked_to_a_file_outside_never_truncates_it(
         done = run("remember", "tide", "High tide is at six in the harbour", config=config)
         code, err = done.returncode, done.stderr
     else:
-        import kura.store.atomic
+        import filelock as library  # kura.store.atomic takes FileLock from it when it locks
 
-        monkeypatch.setattr(kura.store.atomic, "FileLock", _OldFileLock)
+        monkeypatch.setattr(library, "FileLock", _OldFileLock)
         result = cli(
             "-c", str(config), "-s", "test", "remember", "tide", "High tide is at six in the harbour"
         )
