@@ -200,9 +200,8 @@ def _sized(db: sqlite3.Connection, fts: np.ndarray) -> np.ndarray:
     for start in range(0, len(ids), TEXTS):
         chunk = ids[start : start + TEXTS]
         marks = ",".join("?" * len(chunk))
-        rows = db.execute(
-            f"SELECT rowid, name, description, body FROM docs_fts WHERE rowid IN ({marks})", chunk
-        )
+        read = f"SELECT rowid, name, description, substr(body, 1, {TEXT_CAP}) FROM docs_fts"
+        rows = db.execute(f"{read} WHERE rowid IN ({marks})", chunk)
         long.update(rowid for rowid, *said in rows if not _question_sized(*said))
     return np.asarray([i not in long for i in ids], dtype=bool)
 
@@ -210,7 +209,7 @@ def _sized(db: sqlite3.Connection, fts: np.ndarray) -> np.ndarray:
 def _is_sized(db: sqlite3.Connection, slug: str) -> bool:
     """Whether the memory ``slug`` is question-sized (one that cannot be read counts as one)."""
     row = db.execute(
-        "SELECT docs_fts.name, docs_fts.description, docs_fts.body FROM docs "
+        f"SELECT docs_fts.name, docs_fts.description, substr(docs_fts.body, 1, {TEXT_CAP}) FROM docs "
         "JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.slug = ?",
         (slug,),
     ).fetchone()
@@ -219,9 +218,12 @@ def _is_sized(db: sqlite3.Connection, slug: str) -> bool:
 
 def _question_sized(name: object, description: object, body: object) -> bool:
     """A memory written no longer than a question: its whole text, as the index embeds it, is
-    under ``headline.RATIO`` headlines (it gets no headline vector)."""
+    under ``headline.RATIO`` headlines (it gets no headline vector). A memory with no
+    description is measured against a headline of its own first words, so a long note kept
+    without one is no question-sized memory."""
     named, said = str(name), str(description)[:TEXT_CAP]
-    return not headline.text(named, said, text_of(named, said, str(body)[:TEXT_CAP]))
+    whole = text_of(named, said, str(body)[:TEXT_CAP])
+    return not headline.text(named, said or whole, whole)  # no description: its first words stand for one
 
 
 def _stamp(db: sqlite3.Connection, model: str) -> str:

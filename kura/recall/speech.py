@@ -45,6 +45,7 @@ _ASKS = (
     r"\b(?:think|thinks|thought|feel|feels|felt|say|says|said|tell|tells|told|suggest|suggests|suggested"
     r"|recommend|recommends|recommended|advise|advises|advised|opinion|favou?rite|make\s+of)\b"
 )
+_ASIDE = r"\b(?:tell|show|give)\s+(?:me|us)\b|\bdo\s+you\s+think\b"  # a request, the asker's hedge
 _SAYS = (
     r"\b(?:said|says|told|tells|thinks|thought|feels|felt|suggested|recommended|advised|reckons"
     r"|prefers|preferred|loves|loved|hates|hated|likes|liked)\b"
@@ -52,8 +53,10 @@ _SAYS = (
 
 
 def asks_opinion(question: str) -> bool:
-    """Whether ``question`` asks what someone thought, felt or said."""
-    return _compiled()[0].search(question) is not None
+    """Whether ``question`` asks what someone thought, felt or said ("tell me …" and "what do
+    you think …" ask for a fact, not for someone's words)."""
+    asks, _, aside = _compiled()
+    return asks.search(aside.sub(" ", question)) is not None
 
 
 def reports(text: str) -> bool:
@@ -78,5 +81,6 @@ def lift(db: sqlite3.Connection, question: str, slugs: Sequence[str], scores: np
 
 
 @functools.cache
-def _compiled() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    return re.compile(_ASKS, re.IGNORECASE), re.compile(_SAYS, re.IGNORECASE)
+def _compiled() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    asks, says, aside = (re.compile(pattern, re.IGNORECASE) for pattern in (_ASKS, _SAYS, _ASIDE))
+    return asks, says, aside

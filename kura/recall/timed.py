@@ -61,8 +61,8 @@ _DAYS = "|".join(calendar.day_name)
 _KINDS = {
     "day and month": rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b",
     "weekday": rf"\b(?:{_DAYS})s?\b",
-    "clock": r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?i:am|pm)\b|\b(?i:o'clock|noon|midnight)\b"
-    r"|\b(?i:at\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\b",
+    "clock": r"\b\d{1,2}:\d{2}\b|\b\d{1,2}(?:\.\d{2})?\s?(?i:am|pm)\b|\b(?i:o'clock|noon|midnight)\b"
+    r"|\b(?i:at\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\b(?!\s+of\b)",
     "iso date": r"\b\d{4}-\d{2}-\d{2}\b",
     "month": rf"\b(?:in|early|late|mid|by|until|from|since|end of|every)\s+{_MONTH}\b",
     "relative": r"\b(?i:yesterday|tomorrow|tonight|(?:last|next)\s+(?:week|month|year|night)"
@@ -80,11 +80,11 @@ def asks_when(question: str) -> bool:
     return _compiled()[0].search(question) is not None
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)
 def kinds(text: str) -> frozenset[str]:
     """The kinds of time expression ``text`` holds ("day and month", "weekday", …). Kept for
-    the last few thousand texts: the seven patterns cost ~0.1 ms a memory of the bakery's
-    length, and a warm server meets the same best memories again."""
+    the last 512 texts (at most ``3 × CAP`` characters each): the seven patterns cost ~0.1 ms a
+    memory of the bakery's length, and a warm server meets the same best memories again."""
     return frozenset(kind for kind, pattern in _compiled()[1].items() if pattern.search(text))
 
 

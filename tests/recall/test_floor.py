@@ -52,6 +52,23 @@ def padded(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+def undescribed(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    """The padded store with every ``description:`` line taken out, as long notes kept by hand
+    often are: a note's length, not its missing description, says it is no question-sized one."""
+    if isinstance(load_embedder(), Unavailable):
+        pytest.skip("the built-in embedder is not installed")
+    root = tmp_path_factory.mktemp("undescribed") / "store"
+    shutil.copytree(BENCH / "eval" / "store", root, ignore=shutil.ignore_patterns(".kura"))
+    distractors().write(root, PADDING)
+    for note in root.glob("*.md"):
+        lines = note.read_text(encoding="utf-8").splitlines(keepends=True)
+        note.write_text(
+            "".join(line for line in lines if not line.startswith("description:")), encoding="utf-8"
+        )
+    return embedded(root, user_cache)
+
+
+@pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
     """The bakery's 64 long notes among 600 one-line notes written from one template
     (bench/recall_quality.py's ``--pad-style templated``): a store mostly of short near-twins."""
@@ -84,6 +101,18 @@ def test_a_paraphrase_on_a_store_of_long_templated_notes_is_answered(padded: Pat
     assert (code, len(picked(found)) > 0) == (0, True)
     kept = _kept(padded)
     assert (kept["short"], kept["margin"]) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("question", PARAPHRASES)
+def test_long_notes_without_descriptions_are_no_question_sized_memories(
+    undescribed: Path, question: str
+) -> None:
+    """With no description a note has no headline of its own: its first words stand for one,
+    so a long note still counts as long and the store is left to the fixed floor."""
+    code, found = recall(undescribed, question)
+    assert (code, len(picked(found)) > 0) == (0, True)
+    kept = _kept(undescribed)
+    assert kept["short"] < 0.1 and kept["margin"] == 0.0  # every note was question-sized (1.0) before
 
 
 @pytest.mark.parametrize(

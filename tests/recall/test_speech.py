@@ -47,7 +47,14 @@ def test_which_questions_ask_and_which_texts_report() -> None:
         "What did Owen make of Piranesi?",
     ):
         assert speech.asks_opinion(asking), asking
-    for other in ("What fossil did a student find?", "What is the roaster called?", "Where is the studio?"):
+    for other in (
+        "What fossil did a student find?",
+        "What is the roaster called?",
+        "Where is the studio?",
+        "Tell me the deploy command",  # a request, not a question about what someone said
+        "Can you tell us where the backups go?",
+        "What do you think the port is?",  # the asker's hedge, not someone's opinion
+    ):
         assert not speech.asks_opinion(other), other
     assert speech.reports("Owen said a painted portrait was the best wedding present")
     assert speech.reports("Nadia told Owen to take the acting head job")

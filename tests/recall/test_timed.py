@@ -84,6 +84,9 @@ def test_the_kinds_of_time_a_text_holds() -> None:
     assert timed.kinds("interviews are in early December") == {"month"}
     assert timed.kinds("it broke yesterday and opens at 5am") == {"relative", "clock"}
     assert timed.kinds("you may have some cake in the flat") == frozenset()  # "may" is a verb
+    for no_time in ("a loaf costs 3.50", "Version 1.25 is out", "We met at one of the stalls"):
+        assert "clock" not in timed.kinds(no_time), no_time
+    assert timed.kinds("the train leaves at 6.15pm") == timed.kinds("doors at 7 pm") == {"clock"}
 
 
 def test_a_kind_most_candidates_hold_tells_none_apart() -> None:
