@@ -34,6 +34,7 @@ from typing import Any, Literal
 from kura.errors import KuraError
 from kura.store import state as st
 from kura.store.atomic import write_atomic
+from kura.text.quarantine import clean
 
 LOCK_NAME = "index-build.lock"
 PROGRESS_NAME = "index-build.json"
@@ -146,10 +147,13 @@ def progress(root: Path) -> Progress | None:
 
 
 def _checked(data: dict[str, Any]) -> Progress | None:
+    """The progress file's fields when each has the type and range a build writes: counts
+    that fit 64 bits, times that are finite epoch seconds (a 400-digit integer or NaN is no
+    time), and a reason of one line without control characters (it is printed to a terminal)."""
     numbers = ("pid", "done", "total")
-    if data.get("state") not in STATES or not all(type(data.get(k)) is int and data[k] >= 0 for k in numbers):
+    if data.get("state") not in STATES or not all(_count(data.get(k)) for k in numbers):
         return None
-    if not all(type(data.get(k)) in (int, float) for k in ("started", "updated")):
+    if not all(type(data.get(k)) in (int, float) and 0 <= data[k] < _LATEST for k in ("started", "updated")):
         return None
     reason = data.get("reason", "")
     return Progress(
@@ -159,8 +163,15 @@ def _checked(data: dict[str, Any]) -> Progress | None:
         data["total"],
         float(data["started"]),
         float(data["updated"]),
-        reason[:500] if isinstance(reason, str) else "",
+        clean(reason[:500]) if isinstance(reason, str) else "",
     )
+
+
+_LATEST = 1e11  # epoch seconds (the year 5138): a later time is not one a build wrote
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and 0 <= value < 1 << 63
 
 
 def _state(root: Path, *, create: bool = True) -> Path:
