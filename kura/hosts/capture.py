@@ -144,8 +144,8 @@ def start(state: Path, store_root: Path, cwd: Path) -> bool:
             return False  # the worker holding it sees the mark
         log = _log_fd(state)
         try:
-            subprocess.Popen(  # our own module, by this Python
-                [sys.executable, "-m", "kura.hosts.capture", str(fd), str(store_root), str(cwd)],
+            subprocess.Popen(  # our own module, by this Python; -P: never one from the cwd (a clone's kura/)
+                [sys.executable, "-P", "-m", "kura.hosts.capture", str(fd), str(store_root), str(cwd)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                 pass_fds=(fd,), close_fds=True,
             )  # fmt: skip

@@ -111,8 +111,8 @@ def start(root: Path, *, config: Path | None = None, cwd: Path | None = None) ->
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False  # a build runs
-        subprocess.Popen(  # our own module, by this Python
-            [sys.executable, "-m", "kura.recall.index_worker", str(fd), str(root), str(config or "")],
+        subprocess.Popen(  # our own module, by this Python; -P: never a module from the cwd (a clone's kura/)
+            [sys.executable, "-P", "-m", "kura.recall.index_worker", str(fd), str(root), str(config or "")],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
