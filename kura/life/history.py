@@ -36,6 +36,7 @@ from kura.errors import GitError, NotFound, StoreError
 from kura.files import memory_file as nt
 from kura.files import witness as wt
 from kura.files.slugs import new_slug
+from kura.git import stamps
 from kura.git.run import run
 from kura.store.store import Memory, Store
 from kura.text.secrets import redact
@@ -220,7 +221,8 @@ def _version(commit: dict[str, str], data: bytes | None, before: bytes | None, *
     what = "created" if first or status == "A" else "renamed" if status == "R" else _change(note, was)
     if status == "D":
         what = "deleted"
-    when = dt.datetime.fromtimestamp(int(commit["time"])).strftime("%Y-%m-%d %H:%M")
+    moment = stamps.when(commit["time"])  # a crafted commit's date no calendar holds: none
+    when = "undated" if moment is None else moment.strftime("%Y-%m-%d %H:%M")
     message = commit["subject"] + (f" (renamed from {commit['from']})" if status == "R" else "")
     return Version(
         when,
