@@ -39,6 +39,7 @@ from kura.files.slugs import new_slug
 from kura.git import stamps
 from kura.git.run import run
 from kura.store.store import Memory, Store
+from kura.text.quarantine import clean
 from kura.text.secrets import redact
 
 MAX_VERSIONS = 200  # commits read for one memory; older ones are counted, not read
@@ -198,8 +199,8 @@ def _commits(log: str) -> list[dict[str, str]]:
             {
                 "sha": parts[0],
                 "time": parts[1],
-                "author": parts[2],
-                "subject": parts[3],
+                "author": clean(parts[2]),  # a commit's words: no control character reaches a terminal
+                "subject": clean(parts[3]),
                 "status": status[0],
                 "path": status[-1],
                 "from": status[1] if len(status) == 3 else "",

@@ -2,7 +2,8 @@
 year 3,170,843). A store cloned with such a commit in its history is read as a store whose
 files have no git date: before, ``kura weave``, ``kura prefill`` (a prompt hook's map),
 ``kura recall --at`` and ``kura history`` died with "ValueError: year 3170843 is out of
-range".
+range". Its author and subject are its author's words too: ``kura history`` shows them
+without control characters, so a commit cannot retitle the terminal or clear it.
 
 A real git repository, a real commit made with those dates, real ``kura`` processes."""
 
@@ -56,3 +57,13 @@ def test_a_commit_dated_past_any_calendar_is_a_commit_with_no_date(cloned: Path,
         assert done.stdout.splitlines()[1].startswith("undated ") and "created" in done.stdout
     if name == "recall --at":  # no date of birth: it counts as having existed then
         assert "Run make deploy-prod." in done.stdout
+
+
+def test_a_commit_author_s_control_characters_never_reach_the_terminal(cloned: Path) -> None:
+    (cloned / "deploy.md").write_text(DEPLOY + "Then watch the dashboard.\n")
+    git(cloned.parent, "add", "memory")
+    git(cloned.parent, "-c", "user.name=evil\x1b]0;owned\x07\x1b[2J", "commit", "-qm", "tidy \x1b[31mred")
+    done = subprocess.run([sys.executable, "-m", "kura", "-s", str(cloned), "history", "deploy"], capture_output=True,
+                          text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "(evil]0;owned[2J)" in done.stdout and not any(c in done.stdout for c in "\x1b\x07")
