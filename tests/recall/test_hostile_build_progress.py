@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +73,33 @@ def test_the_failure_reason_reaches_the_terminal_as_one_clean_line(tmp_path: Pat
         assert line.endswith("index build failed: x]0;owned[2J kura: all healthy"), line
         assert not any(c in out for c in "\x1b\x07\r")
         assert "\nkura: all healthy" not in out
+
+
+def test_a_lock_that_is_a_link_is_replaced_and_the_build_runs(tmp_path: Path) -> None:
+    """A clone can carry ``.kura/index-build.lock`` as a symlink (git keeps links). It was
+    opened without following it, so no build could ever start while every recall said one
+    was making the vectors; now the link is removed (said on stderr) and the build runs."""
+    from test_index_build import generated
+
+    from kura.recall import index_job
+
+    root = tmp_path / "big"
+    root.mkdir()
+    generated(root, 200)
+    (root / ".kura").mkdir(exist_ok=True)
+    (root / ".kura" / "index-build.lock").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "kura.toml").write_text(f'[stores.big]\npath = "{root}"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "recall", "--json", "--no-model", "where is the backup tape kept"],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "KURA_INDEX_BUDGET": "0"}, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "index-build.lock: is a symlink" in done.stderr
+    assert index_job.running(root) or index_job.progress(root) is not None  # started before the recall ended
+    deadline = time.monotonic() + 300
+    while index_job.running(root):
+        assert time.monotonic() < deadline, "the build still runs"
+        time.sleep(0.1)
+    said = index_job.progress(root)
+    assert said is not None and (said.state, said.done) == ("done", 200)
+    assert not (tmp_path / "elsewhere").exists()
