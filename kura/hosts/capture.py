@@ -135,7 +135,7 @@ def fire(firing: Firing, *, selector: str | None = None) -> Fired:
 
 def start(state: Path, store_root: Path, cwd: Path) -> bool:
     """Mark "run again", then start a worker unless one holds the lock; True when started."""
-    for name in (AGAIN_NAME, LOCK_NAME):  # a clone's link there: removed and said, or no pass ever ran
+    for name in (AGAIN_NAME, LOCK_NAME, LOG_NAME):  # a clone's link there: removed and said, or no pass ran
         clear(state / name, then="a new one is made")
     os.close(os.open(state / AGAIN_NAME, _OPEN, 0o600))
     fd = os.open(state / LOCK_NAME, _OPEN, 0o600)

@@ -47,14 +47,14 @@ def test_the_capture_pass_never_imports_kura_from_the_project(tmp_path: Path) ->
 
 
 def test_a_capture_lock_that_is_a_link_is_replaced_and_the_pass_runs(tmp_path: Path) -> None:
-    """A clone can carry ``.kura/capture.lock`` or ``capture.again`` as symlinks (git keeps
+    """A clone can carry ``.kura/capture.lock``, ``capture.again`` or ``capture.log`` as symlinks (git keeps
     links). They were opened without following them, so every Stop failed ("Too many levels
     of symbolic links") and nothing was ever captured; now each is removed, said on stderr."""
     root = tmp_path / "ferry"
     store, _ = init_store(root / "memory", name="main")
     transcript = write(tmp_path / "home" / ".claude" / "projects" / "-ferry" / f"{SID}.jsonl", session(root))
     (store.root / ".kura").mkdir(exist_ok=True)
-    for name in ("capture.lock", "capture.again"):
+    for name in ("capture.lock", "capture.again", "capture.log"):
         (store.root / ".kura" / name).symlink_to(tmp_path / f"elsewhere-{name}")
     body = {
         "session_id": SID,
