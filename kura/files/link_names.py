@@ -3,8 +3,10 @@
 People who also open their store in Obsidian link the way Obsidian does: ``[[Deploy Script]]``
 or ``[[Deploy Script|the script]]``, by the note's title, or by a name listed in its
 frontmatter ``aliases`` (Obsidian's key; ``alias`` too). A slug still wins: a link resolves
-to the memory whose slug it is, and only when no slug matches to the one memory whose title
-(``name``) or alias it is, compared with case and runs of spaces ignored. Two memories
+to the memory whose slug it is — spelled in any case, as Obsidian and a case-insensitive disk
+read it, so no other memory can take a slug's name by listing it as an alias — and only when
+no slug matches to the one memory whose title (``name``) or alias it is, compared with case
+and runs of spaces ignored. Two memories
 answering to one title or alias are ambiguous: a link to that name resolves to neither (a
 wrong neighbour is worse than none), and doctor names both files. Current memories answer
 first; a title only a superseded or archived memory holds still reaches it, as a slug would.
@@ -16,7 +18,7 @@ page of a memory) resolves them here, so they agree on where a link leads.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 ALIAS_KEYS = ("aliases", "alias")
@@ -60,13 +62,15 @@ class Names:
     slugs: frozenset[str]
     current: Mapping[str, tuple[str, ...]]  # folded title or alias -> current memories' slugs
     retired: Mapping[str, tuple[str, ...]]  # the same, for superseded and archived ones
+    spelled: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # casefolded -> slugs not so spelled
 
     def resolve(self, target: str) -> str | None:
         """The slug ``target`` names, or None (no such memory, or an ambiguous name)."""
         if target in self.slugs:
             return target
         key = fold(target)
-        found = self.current.get(key) or self.retired.get(key) or ()
+        slugs = (key,) * (key in self.slugs) + self.spelled.get(key, ())
+        found = slugs or self.current.get(key) or self.retired.get(key) or ()
         return found[0] if len(found) == 1 else None
 
     def linked(self, targets: Sequence[str]) -> tuple[str, ...]:
@@ -87,10 +91,15 @@ def names(memories: Iterable[Named]) -> Names:
         answers = {fold(n) for n in (memory.name, *memory.aliases) if n and len(n) <= MAX_NAME}
         for key in answers - {""}:
             by_name[memory.retired].setdefault(key, []).append(memory.slug)
+    spelled: dict[str, list[str]] = {}
+    for slug in slugs:  # a slug is one word: casefolded is folded (most are so spelled already)
+        if (key := slug.casefold()) != slug:
+            spelled.setdefault(key, []).append(slug)
     return Names(
         frozenset(slugs),
         {k: tuple(sorted(v)) for k, v in by_name[False].items()},
         {k: tuple(sorted(v)) for k, v in by_name[True].items()},
+        {k: tuple(sorted(v)) for k, v in spelled.items()},
     )
 
 

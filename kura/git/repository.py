@@ -89,8 +89,9 @@ def find_repo(folder: Path) -> Repo:
 
 def driver_command(python: str) -> str:
     """The ``merge.kura-index.driver`` line: this Python running kura (works in a venv that
-    is not activated, as git runs it), with git's placeholders."""
-    return f"{shlex.quote(python)} -m kura git merge-index --marker-size %L %O %A %B %P"
+    is not activated, as git runs it), with git's placeholders. ``-P``: git runs it at the
+    top of the work tree, and a ``kura/`` folder there must not be imported as kura."""
+    return f"{shlex.quote(python)} -P -m kura git merge-index --marker-size %L %O %A %B %P"
 
 
 def install(folder: Path, *, driver: str, hooks: bool = False, kura_bin: str = "kura") -> Installed:

@@ -45,7 +45,7 @@ from typing import Any, Literal
 from kura import config as cfg
 from kura.errors import InvalidRequest, KuraError
 from kura.hosts import host_journals as hj
-from kura.store.state import folder
+from kura.store.state import clear, folder
 
 Event = Literal["Stop", "SessionEnd", "PreCompact", "SubagentStop"]
 EVENTS: tuple[Event, ...] = ("Stop", "SessionEnd", "PreCompact", "SubagentStop")
@@ -135,6 +135,8 @@ def fire(firing: Firing, *, selector: str | None = None) -> Fired:
 
 def start(state: Path, store_root: Path, cwd: Path) -> bool:
     """Mark "run again", then start a worker unless one holds the lock; True when started."""
+    for name in (AGAIN_NAME, LOCK_NAME, LOG_NAME):  # a clone's link there: removed and said, or no pass ran
+        clear(state / name, then="a new one is made")
     os.close(os.open(state / AGAIN_NAME, _OPEN, 0o600))
     fd = os.open(state / LOCK_NAME, _OPEN, 0o600)
     try:
@@ -144,8 +146,8 @@ def start(state: Path, store_root: Path, cwd: Path) -> bool:
             return False  # the worker holding it sees the mark
         log = _log_fd(state)
         try:
-            subprocess.Popen(  # our own module, by this Python
-                [sys.executable, "-m", "kura.hosts.capture", str(fd), str(store_root), str(cwd)],
+            subprocess.Popen(  # our own module, by this Python; -P: never one from the cwd (a clone's kura/)
+                [sys.executable, "-P", "-m", "kura.hosts.capture", str(fd), str(store_root), str(cwd)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                 pass_fds=(fd,), close_fds=True,
             )  # fmt: skip

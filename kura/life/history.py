@@ -36,8 +36,10 @@ from kura.errors import GitError, NotFound, StoreError
 from kura.files import memory_file as nt
 from kura.files import witness as wt
 from kura.files.slugs import new_slug
+from kura.git import stamps
 from kura.git.run import run
 from kura.store.store import Memory, Store
+from kura.text.quarantine import clean
 from kura.text.secrets import redact
 
 MAX_VERSIONS = 200  # commits read for one memory; older ones are counted, not read
@@ -197,8 +199,8 @@ def _commits(log: str) -> list[dict[str, str]]:
             {
                 "sha": parts[0],
                 "time": parts[1],
-                "author": parts[2],
-                "subject": parts[3],
+                "author": clean(parts[2]),  # a commit's words: no control character reaches a terminal
+                "subject": clean(parts[3]),
                 "status": status[0],
                 "path": status[-1],
                 "from": status[1] if len(status) == 3 else "",
@@ -220,7 +222,8 @@ def _version(commit: dict[str, str], data: bytes | None, before: bytes | None, *
     what = "created" if first or status == "A" else "renamed" if status == "R" else _change(note, was)
     if status == "D":
         what = "deleted"
-    when = dt.datetime.fromtimestamp(int(commit["time"])).strftime("%Y-%m-%d %H:%M")
+    moment = stamps.when(commit["time"])  # a crafted commit's date no calendar holds: none
+    when = "undated" if moment is None else moment.strftime("%Y-%m-%d %H:%M")
     message = commit["subject"] + (f" (renamed from {commit['from']})" if status == "R" else "")
     return Version(
         when,

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from kura.errors import GitError, InvalidRequest
 from kura.files.witness import parse_when
+from kura.git import stamps
 from kura.git.run import run
 from kura.store.store import Store
 
@@ -190,7 +191,7 @@ def _committed(log: str, rel_slug: dict[str, str]) -> list[Event]:
     day: dt.date | None = None
     for line in log.splitlines():
         if line.startswith("\0"):
-            day = dt.datetime.fromtimestamp(int(line[1:])).date()
+            day = stamps.day(line[1:])
             continue
         code, _, names = line.partition("\t")
         rel = names.rsplit("\t", 1)[-1]  # a rename names the old path, then the new one

@@ -34,6 +34,7 @@ from itertools import compress, repeat
 from operator import attrgetter, floordiv, ne
 from pathlib import Path
 
+from kura.git import stamps
 from kura.map.record import git_head
 from kura.store.catalog import Entry, kv_get, kv_put
 
@@ -181,8 +182,9 @@ def _latest_per_file(log: str) -> str:
     day = ""
     for line in log.splitlines():
         if line.startswith("\0"):
-            day = dt.datetime.fromtimestamp(int(line[1:])).date().isoformat()
-        elif line and line not in seen:
+            found = stamps.day(line[1:])  # a crafted commit's date no calendar holds: none
+            day = "" if found is None else found.isoformat()
+        elif line and day and line not in seen:
             seen[line] = day
     return "".join(f"{rel}\t{d}\n" for rel, d in seen.items())
 
@@ -234,7 +236,7 @@ def added_days(root: Path) -> dict[str, dt.date]:
     day: dt.date | None = None
     for line in (log or "").splitlines():
         if line.startswith("\0"):
-            day = dt.datetime.fromtimestamp(int(line[1:])).date() if line[1:].isdigit() else None
+            day = stamps.day(line[1:]) if line[1:].isdigit() else None
         elif line and day is not None:
             added[line] = day  # newest first: the last seen is the oldest
     return added

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from kura.errors import KuraError
 from kura.store import state as st
 from kura.store.atomic import write_atomic
+from kura.text.quarantine import clean
 
 LOCK_NAME = "index-build.lock"
 PROGRESS_NAME = "index-build.json"
@@ -102,6 +103,7 @@ def start(root: Path, *, config: Path | None = None, cwd: Path | None = None) ->
         return False
     try:
         state = _state(root)
+        st.clear(state / LOCK_NAME, then="a new lock is made")  # a clone's link there: no build ever ran
         fd = os.open(state / LOCK_NAME, _OPEN, 0o600)
     except (OSError, KuraError):
         return False  # no state folder to hold a lock in: the next recall tries again
@@ -110,8 +112,8 @@ def start(root: Path, *, config: Path | None = None, cwd: Path | None = None) ->
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False  # a build runs
-        subprocess.Popen(  # our own module, by this Python
-            [sys.executable, "-m", "kura.recall.index_worker", str(fd), str(root), str(config or "")],
+        subprocess.Popen(  # our own module, by this Python; -P: never a module from the cwd (a clone's kura/)
+            [sys.executable, "-P", "-m", "kura.recall.index_worker", str(fd), str(root), str(config or "")],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -146,10 +148,13 @@ def progress(root: Path) -> Progress | None:
 
 
 def _checked(data: dict[str, Any]) -> Progress | None:
+    """The progress file's fields when each has the type and range a build writes: counts
+    that fit 64 bits, times that are finite epoch seconds (a 400-digit integer or NaN is no
+    time), and a reason of one line without control characters (it is printed to a terminal)."""
     numbers = ("pid", "done", "total")
-    if data.get("state") not in STATES or not all(type(data.get(k)) is int and data[k] >= 0 for k in numbers):
+    if data.get("state") not in STATES or not all(_count(data.get(k)) for k in numbers):
         return None
-    if not all(type(data.get(k)) in (int, float) for k in ("started", "updated")):
+    if not all(type(data.get(k)) in (int, float) and 0 <= data[k] < _LATEST for k in ("started", "updated")):
         return None
     reason = data.get("reason", "")
     return Progress(
@@ -159,8 +164,15 @@ def _checked(data: dict[str, Any]) -> Progress | None:
         data["total"],
         float(data["started"]),
         float(data["updated"]),
-        reason[:500] if isinstance(reason, str) else "",
+        clean(reason[:500]) if isinstance(reason, str) else "",
     )
+
+
+_LATEST = 1e11  # epoch seconds (the year 5138): a later time is not one a build wrote
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and 0 <= value < 1 << 63
 
 
 def _state(root: Path, *, create: bool = True) -> Path:

@@ -80,6 +80,10 @@ def read_folder(root: Path, *, max_tokens: int = 0) -> Folder | Unavailable:
         return _read(root.expanduser(), max_tokens)
     except _Bad as err:
         return Unavailable(f"[embedder] path = {root}: {err}")
+    except (OSError, ValueError) as err:  # a name the folder's JSON gives: too long, a NUL in it, …
+        return Unavailable(
+            f"[embedder] path = {root}: a file it names cannot be read ({err}) — fix the folder"
+        )
 
 
 class _Bad(Exception):

@@ -15,7 +15,9 @@ for a watcher or a clock. The ``lstat`` is taken before the read, so a file chan
 the read is kept under its old identity and read again next time, never the other way round.
 Only what ``Store.read`` itself returned for a regular file at the slug's own path is kept
 (a symlink, a name the store spells otherwise, a refused file: read through the store every
-time), so containment and the size cap stay the store's. At most ``LIMIT`` files are kept.
+time), so containment and the size cap stay the store's. At most ``LIMIT`` files and
+``BUDGET`` bytes of them are kept: a store may hold thousands of memories near the 4 MiB cap
+(a clone's, even), and a server that kept every one it read would hold gigabytes.
 """
 
 from __future__ import annotations
@@ -29,15 +31,17 @@ from kura.files.memory import Memory
 from kura.store.store import Store
 
 LIMIT = 2048  # files kept; a question reads a few dozen
+BUDGET = 64 << 20  # bytes of them kept (each also parsed): ~16,000 memories of a typical 4 KiB
 Identity = tuple[int, int, int, int, int]
 
 
 class ReadMemo:
     """What ``Store.read`` returned for each file, by path, with the identity it had."""
 
-    def __init__(self, limit: int = LIMIT) -> None:
-        self.limit = limit
+    def __init__(self, limit: int = LIMIT, budget: int = BUDGET) -> None:
+        self.limit, self.budget = limit, budget
         self._kept: dict[Path, tuple[Identity, bytes, Memory]] = {}
+        self.bytes = 0  # of the files kept
         self._lock = threading.Lock()  # a server reads from several threads
         self.reads = 0  # files read through the store (what a test counts)
 
@@ -64,11 +68,14 @@ class ReadMemo:
         return where if kept is not None and kept[0] == _identity(where) else None
 
     def _keep(self, where: Path, entry: tuple[Identity, bytes, Memory]) -> None:
+        if len(entry[1]) > self.budget:
+            return
         with self._lock:
-            self._kept.pop(where, None)
+            self.bytes -= len(self._kept.pop(where, (None, b""))[1])
             self._kept[where] = entry
-            while len(self._kept) > self.limit:
-                del self._kept[next(iter(self._kept))]
+            self.bytes += len(entry[1])
+            while len(self._kept) > self.limit or self.bytes > self.budget:
+                self.bytes -= len(self._kept.pop(next(iter(self._kept)))[1])
 
 
 class MemoStore(Store):

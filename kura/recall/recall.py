@@ -400,7 +400,10 @@ def fit_memories(
     share = max(chars // len(slugs), 200)
     parts = []
     for slug in slugs:
-        data, memory = store.read(slug)  # a file that must not be read: its finding instead
+        try:
+            data, memory = store.read(slug)  # a file that must not be read: its finding instead
+        except KuraError:  # gone, or no longer a file, since the index was read: nothing to show
+            continue
         text = data.decode("utf-8", errors="replace") if data else "\n".join(map(str, memory.findings))
         found = marks.get(slug)
         note = "" if found is None or found.asserted else f" ({ON_RECORD}: {found.status}, {why_not(found)})"

@@ -115,7 +115,7 @@ class SearchIndex:
     ) -> None:
         """``quick``: a process that asks a question or two and exits (``load_embedder``);
         ``shared``: used from several threads, one at a time (the caller holds a lock)."""
-        path = st.folder(store.root, store=store.name, create=True) / "search.db"  # a .kura link: refused
+        path = st.file_in(store.root, "search.db", store=store.name)  # a .kura link: refused
         self.store = store
         self._embedder = embedder
         self._quick = quick

@@ -62,6 +62,18 @@ def folder(root: Path, *parts: str, store: str = "", create: bool = False) -> Pa
     return path
 
 
+def file_in(root: Path, name: str, *, store: str = "") -> Path:
+    """``root/.kura/NAME``, the state folder made when it can be. On a read-only checkout it
+    cannot: the path is returned all the same, and opening it fails as in any folder kura may
+    not write, so the caller keeps that state in memory (as ``kura.store.catalog.connect``
+    does). A ``.kura`` that is a link or not a folder is refused (StoreError)."""
+    try:
+        folder(root, store=store, create=True)
+    except StoreError:
+        folder(root, store=store)  # a link or a file is refused; else it only could not be made
+    return root / STATE_DIR / name
+
+
 def _real_folder(path: Path, root: Path, store: str, *, create: bool) -> None:
     try:
         mode = os.lstat(path).st_mode

@@ -390,7 +390,7 @@ def git(cwd: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[s
 def _driver() -> str:
     import sys
 
-    return f"{sys.executable} -m kura git merge-index --marker-size %L %O %A %B %P"
+    return f"{sys.executable} -P -m kura git merge-index --marker-size %L %O %A %B %P"
 
 
 def test_install_in_a_repository_whose_root_is_the_store(cli, repo: Path) -> None:  # type: ignore[no-untyped-def]
