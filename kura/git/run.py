@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kura.errors import GitError
+from kura.git.guard import SAFE
 
 # What `git rev-parse --local-env-vars` lists: each would point git at another repository.
 _ELSEWHERE = (
@@ -83,7 +84,7 @@ def run(
         env["GIT_INDEX_FILE"] = index
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, env=env, input=input, capture_output=True, check=False,
+            ["git", *SAFE, *args], cwd=cwd, env=env, input=input, capture_output=True, check=False,
             stdin=subprocess.DEVNULL if input is None else None,
         )  # fmt: skip
     except FileNotFoundError:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kura import config as cfg
 from kura.errors import ConfigError, KuraError
+from kura.git.guard import SAFE
 from kura.hosts import claude_memory, host_journals, jsonc
 from kura.hosts.settings_file import FilePlan, plan_json, plan_toml
 from kura.hosts.wiring import Scope, Target, Wiring, claude_dir, codex_home, is_kura_hook, targets
@@ -96,7 +97,7 @@ def _root(request: Request, env: Mapping[str, str], cwd: Path) -> Path:
 def git_root(folder: Path) -> Path | None:
     try:
         done = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
+            ["git", *SAFE, "-C", str(folder), "rev-parse", "--show-toplevel"],
             capture_output=True, text=True, timeout=30, check=False,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
@@ -186,7 +187,7 @@ def _user_hooks_note(env: Mapping[str, str]) -> list[str]:
 def _git(root: Path, *args: str) -> int:
     try:
         return subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, timeout=30, check=False
+            ["git", *SAFE, "-C", str(root), *args], capture_output=True, timeout=30, check=False
         ).returncode
     except (OSError, subprocess.TimeoutExpired):
         return -1

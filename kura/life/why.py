@@ -15,6 +15,7 @@ from typing import Any
 from kura.errors import NotFound
 from kura.files import witness as wt
 from kura.files.belief import Standing, retired, standing
+from kura.git.guard import SAFE
 from kura.store.store import Memory, Store
 
 BAR = 10
@@ -155,7 +156,7 @@ def _git(store: Store, memory: Memory) -> str:
     """The file's last change in git, or why there is none."""
     try:
         done = subprocess.run(
-            ["git", "log", "-1", "--format=%h %ad %s", "--date=short", "--", memory.path.name],
+            ["git", *SAFE, "log", "-1", "--format=%h %ad %s", "--date=short", "--", memory.path.name],
             cwd=memory.path.parent, capture_output=True, text=True, timeout=5, check=False,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):

@@ -34,7 +34,7 @@ from itertools import compress, repeat
 from operator import attrgetter, floordiv, ne
 from pathlib import Path
 
-from kura.git import stamps
+from kura.git import guard, stamps
 from kura.map.record import git_head
 from kura.store.catalog import Entry, kv_get, kv_put
 
@@ -205,7 +205,7 @@ def _git(root: Path, *args: str) -> str | None:
 
     try:
         result = subprocess.run(
-            ["git", "-c", "core.quotePath=false", "-C", str(root), *args],
+            ["git", *guard.SAFE, "-c", "core.quotePath=false", "-C", str(root), *args],
             capture_output=True,
             text=True,
             timeout=30,
