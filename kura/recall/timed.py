@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 LIFT = 0.05  # added to the score of a candidate that says when, for a question asking when
 DEPTH = 30  # the best memories (by the fused score) looked at
 COMMON = 0.7  # a kind of time expression more than this share of the candidates hold counts for none
-CAP = 4000  # characters of a memory read for its time expressions
+CAP = 4_000  # characters of a memory read for its time expressions
 _ASKS = (  # "when" asks only before a verb: "who said she paints better when she …" does not
     r"\b(?:when\s+(?:did|does|do|is|are|was|were|will|would|should|can|could|has|have|had|must|shall)"
     r"|what\s+(?:time|day|date|month|year)|which\s+(?:days?|dates?|months?|years?)|how\s+long\s+ago)\b"
