@@ -8,8 +8,8 @@ directory is fsynced after so the rename itself survives a crash. The temporary 
 starts with a dot, which the store never mistakes for a memory.
 
 Writers in several processes serialise on one lock file in the store's state folder
-(``filelock``: flock on POSIX, msvcrt on Windows), so a read-modify-write of the index
-never loses another writer's line; they are served in the order they came
+(``kura.store.file_lock``: flock on POSIX, filelock's msvcrt lock on Windows), so a
+read-modify-write of the index never loses another writer's line; they are served in the order they came
 (``kura.store.lock_queue``), and one that gives up says what it saw.
 
 People's editors take no lock. An editor that saves in place truncates the file and writes
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kura.errors import StoreError
-from kura.store import lock_queue
+from kura.store import file_lock, lock_queue
 from kura.store.state import clear
 
 LOCK_TIMEOUT = 60.0
@@ -235,16 +235,13 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         raise StoreError(
             f"{lock_path}: another writer in this process has held the store lock for {timeout:.0f}s"
         )
-    from filelock import FileLock, Timeout  # here: a reader (a list, a doctor, a recall) never locks
-
     deadline = time.monotonic() + timeout
     ticket = lock_queue.take(lock_path.with_name(lock_path.name + ".queue"))
     try:
         seen = lock_queue.wait_turn(ticket, deadline) if ticket else lock_queue.Seen(0, "")
-        lock = FileLock(str(lock_path), timeout=max(0.0, deadline - time.monotonic()))
         try:
-            lock.acquire()
-        except Timeout as err:
+            release = file_lock.acquire(lock_path, deadline)
+        except TimeoutError as err:
             raise StoreError(f"{lock_path}: {_waited(timeout, seen)}") from err
         except OSError as err:
             raise StoreError(
@@ -254,7 +251,7 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         try:
             yield
         finally:
-            lock.release()
+            release()
     finally:
         if ticket is not None:
             lock_queue.leave(ticket)

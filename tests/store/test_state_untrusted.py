@@ -419,8 +419,11 @@ def test_a_lock_linked_to_a_file_outside_never_truncates_it(
         done = run("remember", "tide", "High tide is at six in the harbour", config=config)
         code, err = done.returncode, done.stderr
     else:
-        import filelock as library  # kura.store.atomic takes FileLock from it when it locks
+        import filelock as library  # kura.store.file_lock takes FileLock from it where there is no flock
 
+        from kura.store import file_lock
+
+        monkeypatch.setattr(file_lock, "FLOCK", False)
         monkeypatch.setattr(library, "FileLock", _OldFileLock)
         result = cli(
             "-c", str(config), "-s", "test", "remember", "tide", "High tide is at six in the harbour"
