@@ -197,7 +197,8 @@ def _save(path: Path, key: str, layering: Layering) -> str:
     blob = {"version": VERSION, "key": key, "columns": columns, "sectors": layering.sectors,
             "capped": layering.capped}  # fmt: skip
     try:
-        write_atomic(path, json.dumps(blob, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        data = json.dumps(blob, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        write_atomic(path, data, durable=False)  # derived: a torn file fails to parse, and is rebuilt
     except (OSError, KuraError) as err:
         cause = err.__cause__ if isinstance(err.__cause__, OSError) else err
         why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(err)
