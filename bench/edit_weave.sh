@@ -8,11 +8,18 @@
 #   e.g. bench/edit_weave.sh /tmp/we/d20k-main /work/main/.venv/bin/kura \
 #                            /tmp/we/d20k /work/wt-edit/.venv/bin/kura 9
 # Stores: `python bench/map_scale.py [--shape distill-kura] --write DIR 20000`, then `cp -a` it.
-# HOME and KURA_HOME point at a temporary folder.
+# HOME and KURA_HOME point at a temporary folder. PYTHONDONTWRITEBYTECODE is dropped: with it,
+# a checkout that was never compiled (a fresh worktree, no __pycache__) compiles every module
+# in every timed run (~70 ms CPU at 20k) while the other reads its cached bytecode; each
+# side's python imports the weave once, untimed, which writes the cache.
 set -eu
+unset PYTHONDONTWRITEBYTECODE
 home=$(mktemp -d)
 export HOME="$home" KURA_HOME="$home/kura"
 n=$(($(ls "$1" | grep -c '^m[0-9]*\.md$') - 1))
+for kura in "$2" "$4"; do
+  "$(dirname "$kura")/python" -c "import kura.cli.entry, kura.cli.map, kura.map.weave" 2>/dev/null || true
+done
 "$2" -s "$1" weave --no-model >/dev/null 2>&1 || true
 "$4" -s "$3" weave --no-model >/dev/null 2>&1 || true
 i=0

@@ -98,7 +98,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("store/rewrite.py", "kura.text.secrets"): FAST + "the secret patterns: only a write checks them",
     ("store/store.py", "kura.text.secrets"): FAST + "the secret patterns: only a write checks them",
     ("map/layers.py", "kura.llm"): FAST + "the model client: only a weave with a scribe calls it",
-    ("store/atomic.py", "filelock"): "filelock and logging: `kura list`, doctor and recall never lock",
+    ("store/file_lock.py", "filelock"): "filelock and logging: only where there is no flock (Windows)",
     ("cli/distill.py", "kura.distill"): TYPER + "the distiller",
     ("cli/import_kura.py", "kura.distill"): TYPER + "the distiller, for `kura import kura`'s drafts",
     ("cli/distill.py", "kura.hosts.host_journals"): TYPER + "the transcripts hooks registered",

@@ -21,14 +21,15 @@ import hashlib
 import json
 import sqlite3
 from functools import partial
-from itertools import chain, compress, repeat
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kura.errors import KuraError
 from kura.files.memory_index import Index, IndexLine, normalize, parse_index
+from kura.map import layer_cache
 from kura.map.ceiling import sector_map
+from kura.map.layer_cache import Layered as Layered
 from kura.map_settings import MapSettings
 from kura.store import catalog
 from kura.store import state as st
@@ -41,23 +42,7 @@ if TYPE_CHECKING:
     from kura.config import ModelConfig
 
 CACHE = "layers.json"
-VERSION = 2  # 2: no text column (the index's own lines), a short equal to its text stored as null
-LAYERS = frozenset({"pinned", "trigger", "grouped", "other"})
-KINDS = frozenset({"entry", "group", "heading", "comment", "prose", "blank"})
-_LOOKED_UP = frozenset({"pinned", "trigger"})
-
-
-class Layered(NamedTuple):
-    """One index line, decided as far as it can be before the fresh window is known."""
-
-    layer: str  # pinned | trigger (fresh if young enough) | grouped | other
-    text: str
-    short: str  # the trigger-layer text (equal to text when nothing folds)
-    slug: str
-    kind: str  # the index line's kind, head and slugs, for the postcondition
-    head: str
-    slugs: tuple[str, ...]
-    cost: tuple[int, int, int]  # tokens in full, folded, and cut to the bare link
+VERSION = 3  # 2: no text column (the index's own lines); 3: columns packed (kura.map.layer_cache)
 
 
 class Layering(NamedTuple):
@@ -137,7 +122,7 @@ def _load(path: Path, key: str, text: str, entries: dict[str, catalog.Entry]) ->
         return None
     if stored["key"] != key or stored.get("version") != VERSION or not isinstance(capped, bool):
         return None  # made for another index, other memories or settings: not damage, just stale
-    lines = _lines(columns, _written(text), entries)
+    lines = layer_cache.unpack(columns, _written(text), entries.keys())
     if lines is None:
         st.damaged(path, "does not describe the index it is keyed to", _THEN)
         return None
@@ -150,54 +135,16 @@ def _written(decoded: str) -> list[str]:
     return text.split("\n")[:-1] if text.endswith("\n") else ([] if text == "" else text.split("\n"))
 
 
-_STRINGS = ("layer", "slug", "kind", "head")
-_COUNTS = ("full", "folded", "bare")
-
-
-def _lines(
-    columns: dict[str, Any], written: list[str], entries: dict[str, catalog.Entry]
-) -> list[Layered] | None:
-    """The cached lines, if every column has the type and range the weave relies on and
-    as many rows as the index has lines. Each line's text is the index's own line (not
-    stored, so never trusted from the file), and a short stored as null is that text.
-    Stored by column, so 20,000 lines are checked with a few set operations rather than
-    20,000 calls."""
-    got: list[list[Any]] = [columns.get(name) or [] for name in ("short", *_STRINGS, "slugs", *_COUNTS)]
-    if not all(type(column) is list and len(column) == len(written) for column in got):
-        return None
-    stored, layer, slug, kind, head, slugs, *counts = got
-    if not set(map(type, stored)) <= {str, type(None)} or not all(
-        set(map(type, column)) <= {str} for column in (layer, slug, kind, head)
-    ):
-        return None
-    text = written
-    short = [line if kept is None else kept for line, kept in zip(text, stored, strict=True)]
-    if not set(layer) <= LAYERS or not set(kind) <= KINDS:
-        return None
-    if not set(map(type, slugs)) <= {list} or not set(map(type, chain.from_iterable(slugs))) <= {str}:
-        return None
-    if not all(set(map(type, column)) <= {int} and min(column, default=0) >= 0 for column in counts):
-        return None
-    if not set(compress(slug, map(_LOOKED_UP.__contains__, layer))) <= entries.keys():
-        return None  # the weave looks pinned and trigger lines up among the memories
-    rows = zip(
-        layer, text, short, slug, kind, head, map(tuple, slugs), zip(*counts, strict=True), strict=True
-    )
-    # each row is exactly Layered's eight fields (zip of eight columns): made in C, not by _make
-    return list(map(tuple.__new__, repeat(Layered), rows))
-
-
 def _save(path: Path, key: str, layering: Layering) -> str:
     """Write the cache; "" or why it could not be (a cache that is not written is only slower)."""
-    lines = layering.lines
-    columns: dict[str, list[Any]] = {name: [getattr(line, name) for line in lines] for name in _STRINGS}
-    columns["short"] = [None if line.short == line.text else line.short for line in lines]
-    columns["slugs"] = [list(line.slugs) for line in lines]
-    columns.update((name, [line.cost[i] for line in lines]) for i, name in enumerate(_COUNTS))
+    columns = layer_cache.pack(layering.lines)
+    if columns is None:
+        return ""  # a line no index holds (a newline inside): not cached, only woven again
     blob = {"version": VERSION, "key": key, "columns": columns, "sectors": layering.sectors,
             "capped": layering.capped}  # fmt: skip
     try:
-        write_atomic(path, json.dumps(blob, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        data = json.dumps(blob, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        write_atomic(path, data, durable=False)  # derived: a torn file fails to parse, and is rebuilt
     except (OSError, KuraError) as err:
         cause = err.__cause__ if isinstance(err.__cause__, OSError) else err
         why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(err)

@@ -433,16 +433,17 @@ def _store_cloth(
     path = _cloth_path(store, settings)
     woven_lines, (seen, digest) = index
     state = st.folder(store.root, store=store.name, create=True)
+    derived = path.is_relative_to(state)  # a cloth of its own elsewhere is fsynced, as before
     with locked(state / "weave.lock"):
         sectors = f"<!-- {digest} -->\n{woven_lines.sectors}"
         if _read(state / SECTORS) != sectors:
-            write_atomic(state / SECTORS, sectors.encode("utf-8"))
+            write_atomic(state / SECTORS, sectors.encode("utf-8"), durable=False)
         old = _read(path)
         changed = old != woven.text
         if changed:
             if old is not None:
-                _keep_backup(path, old)
-            write_atomic(path, woven.text.encode("utf-8"))
+                _keep_backup(path, old, durable=not derived)
+            write_atomic(path, woven.text.encode("utf-8"), durable=not derived)
         summary = {
             k: v for k, v in woven.to_dict().items() if k not in ("written", "parsed", "model_calls", "path")
         }
@@ -454,7 +455,7 @@ def _store_cloth(
             "index_stamp": seen, "floor": _floor(store.name, settings, woven_lines.lines),
             "folds": [list(fold) for fold in woven.folds], "pinned": woven.pinned, **summary,
         }  # fmt: skip
-        write_atomic(state / "map.json", json.dumps(meta, indent=1).encode())
+        write_atomic(state / "map.json", json.dumps(meta, indent=1).encode(), durable=False)
     return path, changed
 
 
@@ -480,11 +481,11 @@ def _cloth_path(store: Store, settings: MapSettings) -> Path:
     return path
 
 
-def _keep_backup(path: Path, old: str) -> None:
+def _keep_backup(path: Path, old: str, *, durable: bool) -> None:
     """Shift map.md.1 → .2 → .3 and put the old cloth in .1; map.md itself is only ever
     replaced atomically, so a reader never finds it missing."""
     for n in range(BACKUPS, 1, -1):
         older = path.with_name(f"{path.name}.{n - 1}")
         if older.exists():
             older.replace(path.with_name(f"{path.name}.{n}"))
-    write_atomic(path.with_name(f"{path.name}.1"), old.encode("utf-8"))
+    write_atomic(path.with_name(f"{path.name}.1"), old.encode("utf-8"), durable=durable)

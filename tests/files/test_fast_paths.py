@@ -307,6 +307,7 @@ ODD_NAMES = [
     "threads/t.md", "Threads/x.md", "a/b.md", "a/.b.md", "a/_b.md", "tab\there.md", "new\nline.md",
     "colon:name.md", "back\\slash.md", " lead.md", "trail .md", "a /b.md", "a/ b.md", "notes.txt",
     "café.md", "日本語メモ.md", "x.md.md", "\x7fdel.md", "ok-name_1.2.md", "İMEMORY.md",
+    "\xa0lead.md", "trail\u3000.md", "a\u2028b.md", "x\x85.md", "a\u200bb.md", "ends .md",
 ]  # fmt: skip
 
 
@@ -319,6 +320,19 @@ def test_memory_names_in_one_pass_are_the_names_one_by_one() -> None:
     cases += [[*rng.sample(plain, 40), odd, *rng.sample(plain, 3)] for odd in ODD_NAMES]
     for rels in cases:
         assert memory_names(rels) == [is_memory_name(rel) for rel in rels], rels
+
+
+def test_a_printable_name_holds_no_character_the_unreachable_rule_finds_but_the_space() -> None:
+    """What lets ``memory_names`` ask ``str.isprintable`` and a few C scans instead of its
+    regex: over every code point, each character ``_UNREACHABLE``'s classes match (a
+    control character, DEL, and every ``\\s``) is not printable, or is the space."""
+    from kura.files.slugs import _UNREACHABLE
+
+    every = "".join(map(chr, range(0x110000)))
+    classes = re.findall(r"[\x00-\x1f\x7f]|\s", every)
+    assert "\xa0" in classes and "\u3000" in classes and "\t" in classes  # the classes are Unicode's
+    assert sorted(c for c in classes if c.isprintable()) == [" "]
+    assert _UNREACHABLE.pattern == r"[\x00-\x1f\x7f:\\]|(?:\A|/)\s|\s(?:/|\.md\Z)"  # the rule it stands for
 
 
 def test_the_characters_a_plain_value_cannot_hold_are_those_outside_what_yaml_reads_as_itself() -> None:

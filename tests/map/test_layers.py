@@ -1,12 +1,14 @@
 """The layer cache (``kura.map.layers``): what a weave after one edit reads instead of laying
-out the index again. Version 2 stores no line of the index (each line's text is taken from the
-index it is keyed to) and a short equal to its text as null; read back, it must give exactly
-the lines a fresh layering makes, for every shape of index."""
+out the index again. Since version 2 it stores no line of the index (each line's text is taken
+from the index it is keyed to); version 3 packs the columns (``kura.map.layer_cache``). Read
+back, it must give exactly the lines a fresh layering makes, for every shape of index."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_weave_bytes import TODAY, generated, pinned_times
@@ -80,20 +82,46 @@ def test_the_cache_holds_no_line_of_the_index_and_no_short_equal_to_its_line(tmp
     assert weave(store, SETTINGS, today=TODAY) is not None
     stored = json.loads((store.state_dir / layers.CACHE).read_text())
     index = (store.root / "MEMORY.md").read_text()
-    assert stored["version"] == 2 and "text" not in stored["columns"]
-    shorts = stored["columns"]["short"]
-    assert None in shorts and all(short is None or short not in index.split("\n") for short in shorts)
+    assert stored["version"] == 3 and "text" not in stored["columns"]
+    shorts = stored["columns"]["short"].split("\n")
+    assert "1" in stored["columns"]["same"]  # some lines' short is their own text, not stored
+    assert stored["columns"]["same"].count("0") == len(shorts)
+    assert all(short not in index.split("\n") for short in shorts)
 
 
-@pytest.mark.parametrize("damage", [7, ["x"], {"a": 1}])
-def test_a_short_that_is_not_text_or_null_makes_the_weave_lay_out_the_index_again(
-    tmp_path: Path, damage: object, capsys: pytest.CaptureFixture[str]
+DAMAGE: dict[str, tuple[str, Callable[[Any], object]]] = {
+    "short a number": ("short", lambda _: 7),
+    "short a list": ("short", lambda _: ["x"]),
+    "short an object": ("short", lambda _: {"a": 1}),
+    "an unknown layer letter": ("layer", lambda v: v[:-1] + "x"),
+    "a layer short of a line": ("layer", lambda v: v[:-1]),
+    "an unknown kind letter": ("kind", lambda v: "z" + v[1:]),
+    "a short too few": ("same", lambda v: v.replace("1", "0", 1)),
+    "a short too many": ("same", lambda v: v.replace("0", "1", 1)),
+    "a slug short of a line": ("slug", lambda v: v.split("\n", 1)[1]),
+    "links under a digit not ASCII": ("slugs", lambda _: {"\u00b2": ["m00001"]}),
+    "links under a huge number": ("slugs", lambda _: {"9" * 5000: ["m00001"]}),
+    "links past the last line": ("slugs", lambda _: {"99999": ["m00001"]}),
+    "links that are a string": ("slugs", lambda _: {"1": "m00001"}),
+    "links that are numbers": ("slugs", lambda _: {"1": [3]}),
+    "a negative count": ("full", lambda v: [-1] * len(v)),
+    "counts as text": ("bare", lambda v: [str(n) for n in v]),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_column_makes_the_weave_lay_out_the_index_again(
+    tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Every column is checked as it is unpacked (``kura.map.layer_cache``): a wrong type, an
+    unknown letter, a count that does not match the index's lines is a cache rebuilt, never
+    a crash or a map made from it."""
     store = _store(tmp_path, "lf")
     assert weave(store, SETTINGS, today=TODAY) is not None
     path = store.state_dir / layers.CACHE
     stored = json.loads(path.read_text())
-    stored["columns"]["short"][5] = damage
+    column, spoil = DAMAGE[damage]
+    stored["columns"][column] = spoil(stored["columns"][column])
     path.write_text(json.dumps(stored))
     cached, _ = _both(store)
     assert cached is None

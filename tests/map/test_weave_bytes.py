@@ -19,9 +19,11 @@ import os
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kura.map import layer_cache
 from kura.map.prefill import MapSettings
 from kura.map.weave import weave
 from kura.store.store import Store
@@ -86,13 +88,21 @@ def cloth(root: Path, settings: MapSettings) -> dict[str, str]:
     }
 
 
-def as_pinned(columns: dict[str, list[object]], index: Path) -> dict[str, list[object]]:
+def as_pinned(columns: dict[str, Any], index: Path) -> dict[str, list[object]]:
     """The cache's columns as the pinned hashes saw them (layer cache version 1): each line's
-    text, which version 2 takes from the index instead of storing, and every short spelled out
-    (version 2 stores a short equal to its text as null)."""
+    text, which versions 2 and 3 take from the index instead of storing, and every column a
+    list with every value spelled out (version 3 packs them, ``kura.map.layer_cache``)."""
     text = index.read_text().split("\n")[:-1]
-    short = [line if kept is None else kept for line, kept in zip(text, columns["short"], strict=True)]
-    return {**columns, "text": text, "short": short}
+    lines = layer_cache.unpack(columns, text, set(columns["slug"].split("\n")))
+    assert lines is not None
+    spelled: dict[str, list[object]] = {
+        name: [getattr(line, name) for line in lines] for name in ("layer", "slug", "kind", "head", "short")
+    }
+    spelled["slugs"] = [list(line.slugs) for line in lines]
+    spelled.update(
+        (name, [line.cost[i] for line in lines]) for i, name in enumerate(("full", "folded", "bare"))
+    )
+    return {**spelled, "text": text}
 
 
 def edit_one(root: Path) -> None:

@@ -20,6 +20,7 @@ NOT_NEEDED = (
     "yaml",  # plain `key: value` frontmatter is read without YAML
     "frontmatter",
     "subprocess",  # git's log, only for a store in git
+    "filelock",  # the lock is the kernel's flock: filelock (and logging) only where there is none
 )
 
 

@@ -159,8 +159,8 @@ def test_a_crafted_layers_cache_runs_nothing_on_the_next_prefill(tmp_path: Path)
     assert "Traceback" not in hook.stderr and "unexpected error" not in hook.stderr
     assert (store.state_dir / "layers.pickle").read_bytes() == crafted  # never read, never rewritten
     cache = json.loads((store.state_dir / "layers.json").read_text())  # rebuilt as plain JSON
-    assert cache["version"] == 2 and "text" not in cache["columns"]  # a line's text is the index's own
-    assert len(cache["columns"]["short"]) == len((store.root / "MEMORY.md").read_text().splitlines())
+    assert cache["version"] == 3 and "text" not in cache["columns"]  # a line's text is the index's own
+    assert len(cache["columns"]["same"]) == len((store.root / "MEMORY.md").read_text().splitlines())
     assert hook.stderr.count("layers.json") == 1, hook.stderr
 
 
@@ -419,8 +419,11 @@ def test_a_lock_linked_to_a_file_outside_never_truncates_it(
         done = run("remember", "tide", "High tide is at six in the harbour", config=config)
         code, err = done.returncode, done.stderr
     else:
-        import filelock as library  # kura.store.atomic takes FileLock from it when it locks
+        import filelock as library  # kura.store.file_lock takes FileLock from it where there is no flock
 
+        from kura.store import file_lock
+
+        monkeypatch.setattr(file_lock, "FLOCK", False)
         monkeypatch.setattr(library, "FileLock", _OldFileLock)
         result = cli(
             "-c", str(config), "-s", "test", "remember", "tide", "High tide is at six in the harbour"
