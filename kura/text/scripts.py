@@ -88,21 +88,40 @@ def pieces(run: str) -> list[str]:
     """One run of letters (no spaces, no punctuation) as words: each CJK stretch as its
     overlapping bigrams (a lone character as itself), hiragana left out, and what is
     glued to them in another script (``kobo``, ``8``) as one word each, less the Korean
-    particle glued after it."""
+    particle glued after it. The run is cut where its script changes in one regex pass
+    (``_segments``: the ranges ``script`` reads), not a Python call a character."""
     out: list[str] = []
-    start, before = 0, _HIRA
-    for end in range(1, len(run) + 1):
-        if end < len(run) and script(run[end]) == script(run[start]):
-            continue
-        chunk, kind = run[start:end], script(run[start])
+    before = _HIRA
+    for found in _segments().finditer(run):
+        chunk, kind = found.group(), _KINDS[found.lastgroup or "other"]
         if kind == _HANGUL and before == _OTHER and len(chunk) <= 2:
             pass  # a particle glued to a name: the 는 of rhino-2는, the 에서 of kobo-8에서
         elif kind in (_HAN, _KANA, _HANGUL):
             out += [chunk] if len(chunk) == 1 else [chunk[i : i + 2] for i in range(len(chunk) - 1)]
         elif kind == _OTHER:
             out.append(chunk)
-        start, before = end, kind
+        before = kind
     return out
+
+
+_RANGES = {  # what ``script`` reads, as character classes
+    _HIRA: "\u3040-\u309f",
+    _KANA: "\u30a0-\u30ff\uff66-\uff9f",
+    _HANGUL: "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f",
+    _HAN: "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3005",
+}
+
+
+_KINDS = {**{kind: kind for kind in _RANGES}, "other": _OTHER}  # a group's name -> ``script``'s answer
+
+
+@functools.cache
+def _segments() -> re.Pattern[str]:
+    """A run's stretches of one script each, named by the group that matched (``other``
+    for any character outside the four)."""
+    every = "".join(_RANGES.values())
+    named = "|".join(f"(?P<{kind}>[{chars}]+)" for kind, chars in _RANGES.items())
+    return re.compile(f"{named}|(?P<other>[^{every}]+)")
 
 
 def cjk_words(text: str) -> list[str]:

@@ -28,3 +28,42 @@ def test_importing_the_module_compiles_no_cjk_class() -> None:
     probe = "import re, kura.text.scripts as s; print(s._cjk.cache_info().currsize)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "0"
+
+
+def _pieces_one_by_one(run: str) -> list[str]:
+    """``scripts.pieces`` as it was written first: one ``script`` call a character."""
+    out: list[str] = []
+    start, before = 0, "hira"
+    for end in range(1, len(run) + 1):
+        if end < len(run) and scripts.script(run[end]) == scripts.script(run[start]):
+            continue
+        chunk, kind = run[start:end], scripts.script(run[start])
+        if kind == "hangul" and before == "" and len(chunk) <= 2:
+            pass
+        elif kind in ("han", "kana", "hangul"):
+            out += [chunk] if len(chunk) == 1 else [chunk[i : i + 2] for i in range(len(chunk) - 1)]
+        elif kind == "":
+            out.append(chunk)
+        start, before = end, kind
+    return out
+
+
+def test_pieces_cut_by_script_as_one_character_at_a_time_does() -> None:
+    """The cut into scripts is one regex pass (a 20,000-memory store of mixed Japanese and
+    English spent seconds in ``script``, a Python call a character); the pieces are those
+    the character-by-character rule gives, on every code point around each range's edges
+    and on random runs mixing the scripts."""
+    import random
+
+    edges = [0x3005, 0x3040, 0x309F, 0x30A0, 0x30FF, 0xFF66, 0xFF9F, 0xAC00, 0xD7AF, 0x1100, 0x11FF,
+             0x3130, 0x318F, 0x4E00, 0x9FFF, 0x3400, 0x4DBF, 0xF900, 0xFAFF]  # fmt: skip
+    near = sorted({c + d for c in edges for d in (-1, 0, 1)})
+    alphabet = [chr(c) for c in near] + list("ab8_é本番環境ステージングはがかを동작는에서")
+    for code in near:
+        for run in (chr(code), "x" + chr(code), chr(code) * 3 + "本", "한" + chr(code) + "k"):
+            assert scripts.pieces(run) == _pieces_one_by_one(run), (hex(code), run)
+    rng = random.Random(7)
+    for _ in range(3000):
+        run = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14)))
+        assert scripts.pieces(run) == _pieces_one_by_one(run), run
+    assert scripts.pieces("") == _pieces_one_by_one("") == []
