@@ -61,12 +61,13 @@ class Budget:
 
 WHOLE = Budget()
 ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
-# ... and leaves the rest to a detached build (kura.recall.index_job): the few hundred vectors
-# three seconds make are little beside the 20,000 the build makes within minutes, and the
-# first recall of a 20,000-memory store stays within 5 s
+# ... and leaves the rest to a detached build (kura.recall.index_job): the 60-150 vectors a
+# second makes are little beside the 20,000 the build makes within minutes, and the first
+# recall of a 20,000-memory store of distill-kura's shape stays within 5 s (measured at load
+# 1.1: 4.2-4.7 s with half a second, 5.1-5.5 s with one)
 # (a small store too, when its memories are long: 500 of distill-kura's mixed Japanese and
 # English ones take 5 s of CPU to embed (11 s when every piece was read), 500 short ones 3)
-HANDED_ON = Budget(1.0, whole_for=4.0)
+HANDED_ON = Budget(0.5, whole_for=4.0)
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
 FEW = 32  # this many or fewer to embed (a few edits): done at once, unless the budget is NOW
