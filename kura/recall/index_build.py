@@ -66,8 +66,9 @@ ONE_SHOT = Budget(SECONDS)  # a process that asks one question and exits
 # recall of a 20,000-memory store of distill-kura's shape stays within 5 s (measured at load
 # 1.1: 4.2-4.7 s with half a second, 5.1-5.5 s with one)
 # (a small store too, when its memories are long: 500 of distill-kura's mixed Japanese and
-# English ones take 5 s of CPU to embed (11 s when every piece was read), 500 short ones 3)
-HANDED_ON = Budget(0.5, whole_for=4.0)
+# English ones take 5-8 s of CPU to embed on two threads, 500 short ones 3; with three
+# seconds for a small store its first recall took 4.5-4.7 s at load 1.1-1.4, with four 6 s)
+HANDED_ON = Budget(0.5, whole_for=3.0)
 AT_ONCE = Budget(0.0)  # a server: small stores whole, bigger ones in the background
 NOW = Budget(0.0, 0)  # embed nothing now
 FEW = 32  # this many or fewer to embed (a few edits): done at once, unless the budget is NOW
