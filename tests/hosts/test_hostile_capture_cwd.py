@@ -32,14 +32,7 @@ def test_the_capture_pass_never_imports_kura_from_the_project(tmp_path: Path) ->
     transcript = write(tmp_path / "home" / ".claude" / "projects" / "-ferry" / f"{SID}.jsonl", session(root))
     (root / "kura").mkdir()
     (root / "kura" / "__init__.py").write_text(EVIL)
-    body = {
-        "session_id": SID,
-        "transcript_path": str(transcript),
-        "cwd": str(root),
-        "hook_event_name": "Stop",
-    }
-    fired = subprocess.run([sys.executable, "-P", "-m", "kura", "hook", "capture"], cwd=root, input=json.dumps(body),
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    fired = stop(root, transcript)
     assert fired.returncode == 0, fired.stderr
     ran = root / "RAN"
     poll(lambda: ran.exists() or (remembered(store) and idle(store)), "the pass to write the memory and end")
@@ -56,15 +49,21 @@ def test_a_capture_lock_that_is_a_link_is_replaced_and_the_pass_runs(tmp_path: P
     (store.root / ".kura").mkdir(exist_ok=True)
     for name in ("capture.lock", "capture.again", "capture.log"):
         (store.root / ".kura" / name).symlink_to(tmp_path / f"elsewhere-{name}")
+    fired = stop(root, transcript)
+    assert fired.returncode == 0 and "capture.lock: is a symlink" in fired.stderr, fired.stderr
+    assert "nothing captured" not in fired.stderr
+    poll(lambda: remembered(store) and idle(store), "the pass to write the memory and end")
+    assert not any(tmp_path.glob("elsewhere-*"))
+
+
+def stop(root: Path, transcript: Path) -> subprocess.CompletedProcess[str]:
+    """A host's Stop hook fired in ``root``, as Claude Code runs it: ``kura hook capture``
+    with the hook's JSON on stdin."""
     body = {
         "session_id": SID,
         "transcript_path": str(transcript),
         "cwd": str(root),
         "hook_event_name": "Stop",
     }
-    fired = subprocess.run([sys.executable, "-P", "-m", "kura", "hook", "capture"], cwd=root, input=json.dumps(body),
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert fired.returncode == 0 and "capture.lock: is a symlink" in fired.stderr, fired.stderr
-    assert "nothing captured" not in fired.stderr
-    poll(lambda: remembered(store) and idle(store), "the pass to write the memory and end")
-    assert not any(tmp_path.glob("elsewhere-*"))
+    return subprocess.run([sys.executable, "-P", "-m", "kura", "hook", "capture"], cwd=root, input=json.dumps(body),
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
