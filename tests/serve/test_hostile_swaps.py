@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from conftest import uvicorn_app
+from test_warm_recall import service  # noqa: F401 - the fixture: a pool serving one copy of the sample store
 
-from kura.config import parse_config
 from kura.serve.http import create_app
 from kura.serve.pool import StorePool
 
@@ -50,17 +49,11 @@ def link_out(path: Path, outside: Path) -> None:
 SWAPS = {f.__name__: f for f in (deleted, fifo, folder, link_out)}
 
 
-@pytest.fixture
-def service(tmp_path: Path, sample_copy: Callable[[Path], Path]) -> Iterator[StorePool]:
-    root = sample_copy(tmp_path / "team")
-    pool = StorePool(parse_config({"stores": {"team": {"path": str(root)}}}))
-    yield pool
-    pool.close()
-
-
 @pytest.mark.parametrize("swap", SWAPS)
 def test_a_memory_swapped_after_the_index_costs_only_itself(
-    service: StorePool, tmp_path: Path, swap: str
+    service: StorePool,  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
+    swap: str,
 ) -> None:
     root = Path(service.config.stores["team"].path)
     outside = tmp_path / "secret.md"
