@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from kura.recall import floor, hop, when
+from kura.recall import floor, headed, hop, when
 from kura.recall.search import Results, SearchIndex
 
 
@@ -28,6 +28,7 @@ def answer(index: SearchIndex, question: str, *, k: int, today: dt.date, least: 
     depth = k if asked is None else k * when.WIDER  # the dated memory may rank low by meaning
     first = index.search(question, k=depth)
     results = hop.second_hop(index, question, first, depth, least=least)
+    results = headed.asked_first(index, question, results)
     if asked is not None:
         results = when.dated(index, results, asked, k=k)
     apart = results.how == "embedded" and not floor.stands_out(index, question, first)

@@ -95,7 +95,8 @@ _LEAD = (
     "SELECT name, description, body, docs.fts FROM docs JOIN docs_fts ON docs_fts.rowid = docs.fts "
     "WHERE docs.slug = ?"
 )
-_COUNTS: weakref.WeakKeyDictionary[SearchIndex, tuple[Matrix, dict[str, int]]] = weakref.WeakKeyDictionary()
+_Counts = dict[str, tuple[int, int]]  # word -> (memories holding it, the cap it was counted to)
+_COUNTS: weakref.WeakKeyDictionary[SearchIndex, tuple[Matrix, _Counts]] = weakref.WeakKeyDictionary()
 _COUNT = "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)"
 
 
@@ -141,18 +142,18 @@ def bridging(index: SearchIndex, text: str, question: str, total: int) -> list[B
     """The words of ``text`` (the lead's) that bridge to other memories of ``total``: not in
     ``question``, held by at least two memories and at most ``RARE`` of them; the rarest
     ``WORDS``, each with the matrix rows of the memories holding it."""
-    asked = {_stem(word) for word in query_words(question)}
+    asked = {stem(word) for word in query_words(question)}
     cap = max(int(RARE * total), 2)
-    held: dict[str, tuple[int, str]] = {}
+    kept: dict[str, tuple[int, str]] = {}
     for word in query_words(text[: READ * 40])[:READ]:  # a long body is not split whole
-        key = _stem(word)
-        if key in asked or key in held or (len(word) < 3 and not word.isdigit()):
+        key = stem(word)
+        if key in asked or key in kept or (len(word) < 3 and not word.isdigit()):
             continue
-        count = _held(index, word, cap)
+        count = held(index, word, cap)
         if 2 <= count <= cap:  # counted no further than the cap: a common word costs no more
-            held[key] = (count, word)
+            kept[key] = (count, word)
     matrix = index.matrix()
-    rarest = sorted(held.values())[:WORDS]
+    rarest = sorted(kept.values())[:WORDS]
     holding = index.word_rows([word for _, word in rarest])
     return [
         Bridge(word, fusion.idf(count, total), matrix.rows(rows))
@@ -160,17 +161,20 @@ def bridging(index: SearchIndex, text: str, question: str, total: int) -> list[B
     ]
 
 
-def _held(index: SearchIndex, word: str, cap: int) -> int:
+def held(index: SearchIndex, word: str, cap: int) -> int:
     """How many memories hold ``word``, counted no further than ``cap + 1``; kept while the
-    index's matrix is the same (a warm index asks about the same words again and again)."""
+    index's matrix is the same (a warm index asks about the same words again and again). A
+    count cut at a smaller cap is counted again when a bigger one is asked."""
     matrix = index.matrix()
     known = _COUNTS.get(index)
     if known is None or known[0] is not matrix or len(known[1]) > KEPT:
         known = _COUNTS[index] = (matrix, {})
     counts = known[1]
-    if word not in counts:
-        (counts[word],) = index.db.execute(_COUNT, (quote(word), cap + 1)).fetchone()
-    return counts[word]
+    count, limit = counts.get(word, (-1, -1))
+    if count < 0 or (count > limit and cap > limit):
+        (count,) = index.db.execute(_COUNT, (quote(word), cap + 1)).fetchone()
+        counts[word] = (count, cap)
+    return min(count, cap + 1)
 
 
 def _found(
@@ -230,7 +234,7 @@ def _ids(values: list[int]) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """One key for a word's forms, roughly: its first ``STEM`` letters, with a Latin letter's
     accents dropped as the full-text index drops them (``unicode61``): "fête" in a body and
     "fete" in its slug-made name are one word holding the same rows, not two bridges counted

@@ -157,5 +157,5 @@ def test_only_a_latin_letters_accents_are_dropped_from_a_bridge_word(
     """As the full-text index folds them: a Latin letter's accents go; a kana's voicing mark
     makes a different word, and a hangul syllable is kept whole (before, "fête" and "fete"
     were two keys, so both became bridges)."""
-    assert (hop._stem(one) == hop._stem(other)) is same
-    assert hop._stem("한국어") == "한국어"
+    assert (hop.stem(one) == hop.stem(other)) is same
+    assert hop.stem("한국어") == "한국어"

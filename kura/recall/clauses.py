@@ -1,0 +1,217 @@
+"""A question's parts read with plain rules: what it asks, and what it says to point at it.
+
+"What did the vet take out?" asks one thing. "The greyhound Nadia adopted: what did the vet
+take out?" asks the same and *describes* the dog, so two memories answer it: the adoption (the
+bridge: the memory the question describes) and the vet's visit (the answer). English marks the
+two apart, as HotpotQA's "bridge" questions do, and the marks are few:
+
+- the **head**, the wh-word's own clause ("What was the name of the spaniel"), names what is
+  asked; a **modifier** describes something in it: a relative clause after *where / who / whom
+  / whose / which / that* ("the city where her sister got married"), a bare one ("the song Mr
+  Ferris danced to": a noun, then a name or a pronoun, then a verb), a topic before a colon
+  ("The greyhound Nadia adopted: …") or an ``of`` phrase naming someone's thing ("the hero of
+  Priya's book");
+- a **comparison** ("slower in the half than in his first 10k") or a **list** ("the harbour and
+  the rooftops", "…, and what happened to it") names two things, the first asked first.
+
+What the answer is (``Answer``) is read from the wh-word too: "how much" wants an amount,
+"when" a date, "what was the name" or "who" a name, "where" or "which place" a place.
+
+One line, no model: a question these rules do not read as English with two parts is ``None``,
+and nothing downstream changes (``kura.recall.headed`` reorders only what parses). Words of
+another language never parse: none of them is an English wh-word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from kura.recall import forms
+
+Answer = Literal["amount", "date", "name", "place", "any"]
+Kind = Literal["modifier", "list"]
+
+_TOKEN = re.compile(r"[A-Za-z0-9£$€%]+(?:['’][A-Za-z]+)?|[:,;?!.]")
+_WH = frozenset("what which who whom whose where when why how".split())
+_RELATIVE = frozenset("where who whom whose which that".split())
+_PRONOUNS = frozenset("he she they we i you".split())
+_DETERMINERS = frozenset("the a an his her their my our your its this".split())
+_PREPOSITIONS = frozenset("in at on for with from to of by during about after before into".split())
+# "that" after these opens what was said, not a relative clause ("did Sam say that …")
+_SAYING = frozenset(
+    "say said says think thought know knew believe believed hope hoped mean meant feel felt tell "
+    "told decide decided agree agreed suggest suggested mention mentioned realise realised "
+    "realize realized claim claimed so such now".split()
+)
+_NOT_VERBS = _PREPOSITIONS | _DETERMINERS | frozenset("and or but not than as".split())
+_COMPARED = frozenset("more less rather other fewer".split())  # "more than 3": no comparison of two
+_AMOUNT = ("how much", "how many", "how long", "how far", "how old", "how often")
+_DATE = ("when ", "what date", "which date", "what day", "which day", "what year", "which year", "what time")
+_PLACE = ("where ", "which place", "which city", "which town", "which country", "what place", "what city")
+_NAME = ("the name of", "what was the name", "what is the name", " called", "who ", "whose ", "whom ")
+
+
+@dataclass(frozen=True, slots=True)
+class Clauses:
+    """A question read as two parts: ``first`` is what is asked (the head, or the first of
+    two things named), ``second`` what points at it (the modifier, or the second thing)."""
+
+    kind: Kind
+    first: str
+    second: str
+    answer: Answer
+
+
+def parse(question: str) -> Clauses | None:
+    """``question``'s two parts, or ``None`` when it has one (or is not English these rules read)."""
+    tokens = _TOKEN.findall(question.strip())
+    lowered = [token.lower() for token in tokens]
+    if not tokens or not (_WH & set(lowered)):
+        return None
+    answer = answer_of(question)
+    for rule in (_colon, _two_questions, _comparison, _relative, _bare, _possessive_of, _listed):
+        found = rule(tokens, lowered)
+        if found is not None:
+            kind, first, second = found
+            if _words(first) and _words(second):
+                return Clauses(kind, " ".join(first), " ".join(second), answer)
+            return None
+    return None
+
+
+def answer_of(question: str) -> Answer:
+    """What kind of thing the answer is, read from the wh-word and its noun."""
+    text = " " + " ".join(_TOKEN.findall(question.lower())) + " "
+    for kind, marks in (("amount", _AMOUNT), ("date", _DATE), ("place", _PLACE), ("name", _NAME)):
+        if any(" " + mark in text for mark in marks):
+            return kind  # type: ignore[return-value]  # the loop's literals are Answer's
+    return "any"
+
+
+_Parts = tuple[Kind, list[str], list[str]] | None
+
+
+def _colon(tokens: list[str], lowered: list[str]) -> _Parts:
+    """A topic before a colon is the modifier ("The greyhound Nadia adopted: what did the vet …")."""
+    if ":" not in tokens:
+        return None
+    at = tokens.index(":")
+    if _WH & set(lowered[:at]) or not (_WH & set(lowered[at + 1 :])):
+        return None
+    return "modifier", _clause(tokens[at + 1 :]), _clause(tokens[:at])
+
+
+def _two_questions(tokens: list[str], lowered: list[str]) -> _Parts:
+    """Two questions in one ("Whose tent did Owen take, and what happened to it?"), the first first."""
+    for at in range(1, len(tokens) - 1):
+        if lowered[at] == "and" and lowered[at + 1] in _WH:  # ", and what …" or "… and when …"
+            return "list", _clause(tokens[:at]), _clause(tokens[at + 1 :])
+    return None
+
+
+def _comparison(tokens: list[str], lowered: list[str]) -> _Parts:
+    """A comparison ("… in the half marathon than in his first 10k"): the thing before ``than`` first."""
+    if "than" not in lowered:
+        return None
+    at = lowered.index("than")
+    if at == 0 or lowered[at - 1] in _COMPARED:
+        return None
+    start = max((i for i in range(at) if lowered[i] in _PREPOSITIONS), default=-1)
+    if start < 0:
+        return None
+    return "list", _clause(tokens[start + 1 : at]), _clause(tokens[at + 1 :])
+
+
+def _relative(tokens: list[str], lowered: list[str]) -> _Parts:
+    """A relative clause ("the city where her sister got married") describes: it is the modifier."""
+    opened = _opening(lowered)
+    for at in range(opened + 2, len(tokens) - 1):
+        word, before, after = lowered[at], lowered[at - 1], lowered[at + 1]
+        if word not in _RELATIVE or not _noun(tokens[at - 1]) or _verb(tokens[at - 1]):
+            continue  # "the city where …", not "go where …"
+        if word == "that" and (before in _SAYING or not _opens_clause(tokens[at + 1], after)):
+            continue
+        return "modifier", _clause(tokens[:at]), _clause(tokens[at + 1 :])
+    return None
+
+
+def _bare(tokens: list[str], lowered: list[str]) -> _Parts:
+    """A bare relative clause ("the spaniel Nadia was commissioned to paint"): a noun, a name or
+    a pronoun, then a verb."""
+    for at in range(_opening(lowered) + 1, len(tokens) - 2):
+        if lowered[at - 1] not in _DETERMINERS or not _noun(tokens[at]):
+            continue
+        end = at + 1
+        while end < len(tokens) and _name(tokens[end], lowered[end]):
+            end += 1
+        if end == at + 1 or end >= len(tokens) or not _verb(tokens[end]):
+            continue
+        return "modifier", _clause(tokens[: at + 1]), _clause(tokens[at + 1 :])
+    return None
+
+
+def _possessive_of(tokens: list[str], lowered: list[str]) -> _Parts:
+    """Someone's thing named to point at another ("the hero of Priya's children's book")."""
+    for at in range(_opening(lowered) + 2, len(tokens) - 1):
+        if lowered[at] != "of" or lowered[at - 2] not in _DETERMINERS:  # "the hero of", not "think of"
+            continue
+        if tokens[at + 1][:1].isupper() and lowered[at + 1].endswith(("'s", "’s")):
+            return "modifier", _clause(tokens[:at]), _clause(tokens[at + 1 :])
+    return None
+
+
+def _listed(tokens: list[str], lowered: list[str]) -> _Parts:
+    """Two things named ("for the harbour and the Sofia rooftops paintings"), the first first."""
+    if "and" not in lowered:
+        return None
+    at = lowered.index("and")
+    start = max((i for i in range(at) if lowered[i] in _PREPOSITIONS), default=-1)
+    stop = next(
+        (i for i in range(at + 1, len(tokens)) if lowered[i] in _PREPOSITIONS or not tokens[i].isalnum()),
+        None,
+    )
+    if start < 0 or start == at - 1:
+        return None
+    return "list", _clause(tokens[start + 1 : at]), _clause(tokens[at + 1 : stop])
+
+
+def _opening(lowered: list[str]) -> int:
+    """Where the question's own clause starts: its first wh-word (0 when there is none)."""
+    return next((i for i, word in enumerate(lowered) if word in _WH), 0)
+
+
+def _opens_clause(token: str, lowered: str) -> bool:
+    """Whether ``that`` followed by this word is a relative clause ("the cake that she baked")."""
+    return lowered in _PRONOUNS or lowered in _DETERMINERS or (token[:1].isupper() and lowered != "i")
+
+
+def _noun(token: str) -> bool:
+    return token.isalpha() and token.islower() and token not in _NOT_VERBS and token not in _WH
+
+
+def _name(token: str, lowered: str) -> bool:
+    """A name (a capitalised word, possibly "Mr") or a subject pronoun, as a bare clause opens."""
+    return lowered in _PRONOUNS or (token[:1].isupper() and token.isalpha())
+
+
+def _verb(token: str) -> bool:
+    """Roughly a verb in the past or the third person: "adopted", "gave", "was", "plays" (not
+    "the school Halloween competition", "the guest Wi-Fi password")."""
+    if not (token.isalpha() and token.islower()) or token in _NOT_VERBS:
+        return False
+    return (
+        token in forms.FORMS
+        or token.endswith("ed")
+        or (token.endswith("s") and not token.endswith(("ss", "us")))
+    )
+
+
+def _clause(tokens: list[str]) -> list[str]:
+    return [token for token in tokens if token not in {":", ",", ";", "?", "!", "."}]
+
+
+def _words(tokens: list[str]) -> list[str]:
+    """The content words of a part: not a wh-word, determiner or preposition."""
+    return [t for t in tokens if t.lower() not in _WH | _NOT_VERBS and len(t) > 1]
