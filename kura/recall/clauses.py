@@ -116,12 +116,12 @@ def _comparison(tokens: list[str], lowered: list[str]) -> _Parts:
     if "than" not in lowered:
         return None
     at = lowered.index("than")
-    if at == 0 or lowered[at - 1] in _COMPARED:
+    if at == 0 or at + 1 >= len(tokens) or lowered[at - 1] in _COMPARED:
         return None
-    start = max((i for i in range(at) if lowered[i] in _PREPOSITIONS), default=-1)
+    start = _phrase(lowered, at, lowered[at + 1])
     if start < 0:
         return None
-    return "list", _clause(tokens[start + 1 : at]), _clause(tokens[at + 1 :])
+    return "list", _clause(tokens[start:at]), _clause(tokens[at + 1 :])
 
 
 def _relative(tokens: list[str], lowered: list[str]) -> _Parts:
@@ -167,14 +167,28 @@ def _listed(tokens: list[str], lowered: list[str]) -> _Parts:
     if "and" not in lowered:
         return None
     at = lowered.index("and")
-    start = max((i for i in range(at) if lowered[i] in _PREPOSITIONS), default=-1)
-    stop = next(
-        (i for i in range(at + 1, len(tokens)) if lowered[i] in _PREPOSITIONS or not tokens[i].isalnum()),
-        None,
-    )
-    if start < 0 or start == at - 1:
+    start = _phrase(lowered, at, lowered[at + 1] if at + 1 < len(tokens) else "")
+    ends = (i for i in range(at + 1, len(tokens)) if lowered[i] in _PREPOSITIONS or not tokens[i].isalnum())
+    if start < 0 or start == at:
         return None
-    return "list", _clause(tokens[start + 1 : at]), _clause(tokens[at + 1 : stop])
+    return "list", _clause(tokens[start:at]), _clause(tokens[at + 1 : next(ends, None)])
+
+
+def _phrase(lowered: list[str], at: int, opens: str) -> int:
+    """Where the first of two things named starts, the second opening with ``opens`` after
+    word ``at``: after the same preposition ("in the half … than in his first 10k"), else at
+    the nearest determiner ("the fridge and the oven", "the parcel to Oslo than the one …"),
+    else after the nearest preposition; -1 when none is found (no phrase to compare)."""
+    before = range(at - 1, -1, -1)
+    if opens in _PREPOSITIONS:
+        same = next((i for i in before if lowered[i] == opens), None)
+        if same is not None:
+            return same + 1
+    determiner = next((i for i in before if lowered[i] in _DETERMINERS), None)
+    plain = determiner is not None and not any(lowered[i] in _PREPOSITIONS for i in range(determiner + 1, at))
+    if determiner is not None and (plain or opens in _DETERMINERS):  # "the parcel to Oslo than the one …"
+        return determiner
+    return next((i + 1 for i in before if lowered[i] in _PREPOSITIONS), -1)
 
 
 def _opening(lowered: list[str]) -> int:

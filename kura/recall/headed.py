@@ -15,8 +15,10 @@ matches the head, when the best hit matches the modifier instead:
   asked for (an amount, a date, a name, a place: ``Answer``) where the bridge does not, is put
   first and the bridge second.
 - **a comparison or a list**: the first-named thing is asked first. When the best hit holds
-  more of the second thing's words than of the first's, the best of the first ``SPAN`` hits
-  holding more of the first's (and the kind asked for, when the bridge holds it too) leads.
+  words of the second thing and none of the first's, the one of the first ``SPAN`` hits
+  holding most of the first's (``NAMED`` of them at least) and least of the second's (and
+  the kind asked for, when the best hit holds it too) leads. A best hit holding words of
+  both may answer both: it stays.
 
 Anything else, and any question that does not parse, is left as it was. The words are read
 as the second hop reads them (a word's first letters, its accents dropped, an irregular
@@ -34,11 +36,17 @@ from kura.recall.clauses import Answer, Clauses
 from kura.recall.search import Hit, Results, SearchIndex, query_words
 
 SPAN = 5  # a list's first-named thing is looked for among this many of the best hits
+NAMED = 0.5  # a hit names a list's first thing when it holds this share of its words, at least
 LINKED = 0.15  # a word held by more than this share of the store links nothing (a speaker's name)
 READ = 4000  # characters of a memory's body read (what a question's words are found in)
 _TEXTS = (
     "SELECT docs.slug, name, description, substr(body, 1, ?) FROM docs "
     "JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.slug IN ({})"
+)
+# words the search keeps that tell no part of a question from another
+_FUNCTION = frozenset(
+    "he she him her his hers they their theirs it its one ones has have had having am being get got "
+    "up out off over too very just also still ever much many more most less own same".split()
 )
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _AMOUNT = re.compile(r"[£$€¥]\s?\d|\d\s?(?:%|k\b|km\b|kg\b|p\b)|\b\d+(?:[.,]\d+)?\b")
@@ -115,8 +123,8 @@ def _listed(index: SearchIndex, parts: Clauses, hits: tuple[Hit, ...], read: dic
     total = _total(index)
     first, second = _weighed(index, parts.first, total), _weighed(index, parts.second, total)
     lead = read[hits[0].slug]
-    if _share(second, lead.keys) <= _share(first, lead.keys):
-        return None
+    if _share(first, lead.keys) > 0 or not _share(second, lead.keys):
+        return None  # the best hit names the first thing too (it may answer both), or neither
     asked = {key for word in query_words(parts.first + " " + parts.second) for key in _keys(word)}
     typed = parts.answer != "any" and _answers(parts.answer, lead.text, asked)
     best: tuple[float, int] | None = None
@@ -124,8 +132,9 @@ def _listed(index: SearchIndex, parts: Clauses, hits: tuple[Hit, ...], read: dic
         other = read.get(hit.slug)
         if other is None or (typed and not _answers(parts.answer, other.text, asked)):
             continue
-        margin = _share(first, other.keys) - _share(second, other.keys)
-        if margin > 0 and (best is None or margin > best[0]):
+        named = _share(first, other.keys)
+        margin = named - _share(second, other.keys)
+        if named >= NAMED and margin > 0 and (best is None or margin > best[0]):
             best = (margin, at)  # the one naming the first thing and least the second
     return None if best is None else best[1]
 
@@ -133,9 +142,8 @@ def _listed(index: SearchIndex, parts: Clauses, hits: tuple[Hit, ...], read: dic
 def _weighed(index: SearchIndex, part: str, total: int) -> list[tuple[frozenset[str], float]]:
     """A part's words: each as its keys (its forms) and its rarity in the store."""
     cap = max(int(total * LINKED), 2)  # a word more common weighs what one held by the cap does
-    return [
-        (frozenset(_keys(word)), fusion.idf(hop.held(index, word, cap), total)) for word in query_words(part)
-    ]
+    words = [word for word in query_words(part) if word not in _FUNCTION]
+    return [(frozenset(_keys(word)), fusion.idf(hop.held(index, word, cap), total)) for word in words]
 
 
 def _share(words: list[tuple[frozenset[str], float]], keys: frozenset[str]) -> float:
