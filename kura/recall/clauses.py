@@ -33,7 +33,7 @@ from kura.recall import forms
 Answer = Literal["amount", "date", "name", "place", "any"]
 Kind = Literal["modifier", "list"]
 
-_TOKEN = re.compile(r"[A-Za-z0-9£$€%]+(?:['’][A-Za-z]+)?|[:,;?!.]")
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|[£$€%]|[:,;?!.]")
 _WH = frozenset("what which who whom whose where when why how".split())
 _RELATIVE = frozenset("where who whom whose which that".split())
 _PRONOUNS = frozenset("he she they we i you".split())
@@ -45,7 +45,10 @@ _SAYING = frozenset(
     "told decide decided agree agreed suggest suggested mention mentioned realise realised "
     "realize realized claim claimed so such now".split()
 )
-_NOT_VERBS = _PREPOSITIONS | _DETERMINERS | frozenset("and or but not than as".split())
+_JOINS = frozenset(
+    "and or but not than as while once because since until unless if though although whether then".split()
+)
+_NOT_VERBS = _PREPOSITIONS | _DETERMINERS | _JOINS
 _COMPARED = frozenset("more less rather other fewer".split())  # "more than 3": no comparison of two
 _AMOUNT = ("how much", "how many", "how long", "how far", "how old", "how often")
 _DATE = ("when ", "what date", "which date", "what day", "which day", "what year", "which year", "what time")
@@ -138,17 +141,19 @@ def _relative(tokens: list[str], lowered: list[str]) -> _Parts:
 
 
 def _bare(tokens: list[str], lowered: list[str]) -> _Parts:
-    """A bare relative clause ("the spaniel Nadia was commissioned to paint"): a noun, a name or
-    a pronoun, then a verb."""
-    for at in range(_opening(lowered) + 1, len(tokens) - 2):
-        if lowered[at - 1] not in _DETERMINERS or not _noun(tokens[at]):
+    """A bare relative clause ("the spaniel Nadia was commissioned to paint", "the caddy
+    service Sam restarted"): a noun or two after a determiner, a name or a pronoun, a verb."""
+    for start in range(_opening(lowered) + 1, len(tokens) - 2):
+        if lowered[start - 1] not in _DETERMINERS:
             continue
-        end = at + 1
-        while end < len(tokens) and _name(tokens[end], lowered[end]):
-            end += 1
-        if end == at + 1 or end >= len(tokens) or not _verb(tokens[end]):
-            continue
-        return "modifier", _clause(tokens[: at + 1]), _clause(tokens[at + 1 :])
+        at = start
+        while at < len(tokens) - 1 and _noun(tokens[at]) and at - start < 2:
+            end = at + 1
+            while end < len(tokens) and _name(tokens[end], lowered[end]):
+                end += 1
+            if end > at + 1 and end < len(tokens) and _verb(tokens[end]):
+                return "modifier", _clause(tokens[: at + 1]), _clause(tokens[at + 1 :])
+            at += 1
     return None
 
 

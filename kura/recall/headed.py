@@ -29,6 +29,7 @@ verb's other forms); no text is embedded, so this costs a few rows' text and a f
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 from kura.recall import clauses, forms, fusion, hop
@@ -89,7 +90,8 @@ def asked_first(index: SearchIndex, question: str, results: Results) -> Results:
     if chosen is None:
         return results
     lead, found = hits[0], hits[chosen]
-    first = dataclasses.replace(found, score=max(found.score, lead.score))  # later steps sort by score
+    ahead = max(found.score, math.nextafter(lead.score, math.inf))  # a later step sorts by score (dates)
+    first = dataclasses.replace(found, score=ahead)
     rest = [hit for at, hit in enumerate(hits) if at != chosen]
     return dataclasses.replace(results, hits=(first, *rest))
 

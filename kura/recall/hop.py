@@ -66,6 +66,13 @@ find right after the lead when the question ranked it in its first 3–5 too (0.
 0.38, 10/15, conversational 0.879–0.884, padded 0.726); and the pair swapped, that find first
 (0.49–0.50, but conversational 0.69–0.71, bakery 0.72–0.79), or the lead not kept first
 (0.42–0.49, longchat's other kinds 0.889 → 0.873 and lower).
+
+Session 14: the lead still stays first here; what tells the bridge from the answer is the
+question's own structure, read by ``kura.recall.clauses`` (its head and its modifier, or the
+two things it compares or lists), and ``kura.recall.headed`` reorders the hop's result when
+the lead matches the modifier. Multi-hop 0.46 → 0.71 (A 0.35 → 0.72, B 0.53 → 0.69), all in
+the top 5 10 → 11/15; figures in docs/recall.md. ``held`` is shared with it: a count cut at
+a smaller cap is counted again when a bigger one is asked.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from kura.recall.clauses import Clauses, answer_of, parse
         ("Which bridge did Ana cross in the town where her cousin was born?", "Which bridge did Ana cross in the town", "her cousin was born"),
         ("Who painted the mural that Kofi saw in Lagos?", "Who painted the mural", "Kofi saw in Lagos"),
         ("What colour is the van Theo bought last spring?", "What colour is the van", "Theo bought last spring"),
+        ("What broke in the caddy service Sam restarted?", "What broke in the caddy service", "Sam restarted"),
         ("What did the mechanic replace in the car she drives to work?", "What did the mechanic replace in the car", "she drives to work"),
         ("The flat Yusuf rented: how much was the deposit?", "how much was the deposit", "The flat Yusuf rented"),
         ("Which island is the hero of Lior's novel from?", "Which island is the hero", "Lior's novel from"),
