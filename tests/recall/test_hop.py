@@ -159,3 +159,19 @@ def test_only_a_latin_letters_accents_are_dropped_from_a_bridge_word(
     were two keys, so both became bridges)."""
     assert (hop.stem(one) == hop.stem(other)) is same
     assert hop.stem("한국어") == "한국어"
+
+
+def test_a_count_cut_at_a_smaller_cap_is_counted_again_for_a_bigger_one(chat: Path) -> None:
+    """``hop.held`` keeps its counts for ``kura.recall.headed`` too, which asks with a bigger
+    cap (15 % of the store, not 5 %): a count the hop cut short is no count for it."""
+    index = SearchIndex(Store(chat))
+    try:
+        index.update()
+        hop._COUNTS.pop(index, None)
+        (whole,) = index.db.execute("SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'nadia'").fetchone()
+        assert whole > 20
+        assert hop.held(index, "nadia", 5) == 6  # counted no further than the cap + 1
+        assert hop.held(index, "nadia", 10_000) == whole
+        assert hop.held(index, "nadia", 5) == 6  # the whole count, still cut at the cap asked
+    finally:
+        index.close()
