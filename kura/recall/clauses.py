@@ -18,6 +18,7 @@ What the answer is (``Answer``) is read from the wh-word too: "how much" wants a
 "when" a date, "what was the name" or "who" a name, "where" or "which place" a place.
 
 One line, no model: a question these rules do not read as English with two parts is ``None``,
+and so is a prompt or a task of several sentences (a host's prompt hook recalls with one),
 and nothing downstream changes (``kura.recall.headed`` reorders only what parses). Words of
 another language never parse: none of them is an English wh-word.
 """
@@ -33,6 +34,8 @@ from kura.recall import forms
 Answer = Literal["amount", "date", "name", "place", "any"]
 Kind = Literal["modifier", "list"]
 
+LONGEST = 40  # a longer question is a prompt or a task, not one line these rules read
+_SENTENCE = re.compile(r"[.!?]\s+\S")  # a sentence ends before the question does
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|[£$€%]|[:,;?!.]")
 _WH = frozenset("what which who whom whose where when why how".split())
 _RELATIVE = frozenset("where who whom whose which that".split())
@@ -69,9 +72,11 @@ class Clauses:
 
 def parse(question: str) -> Clauses | None:
     """``question``'s two parts, or ``None`` when it has one (or is not English these rules read)."""
+    if "\n" in question.strip() or _SENTENCE.search(question):
+        return None  # a prompt or a task, not one question: its parts are not these
     tokens = _TOKEN.findall(question.strip())
     lowered = [token.lower() for token in tokens]
-    if not tokens or not (_WH & set(lowered)):
+    if not tokens or len(tokens) > LONGEST or not (_WH & set(lowered)):
         return None
     answer = answer_of(question)
     for rule in (_colon, _two_questions, _comparison, _relative, _bare, _possessive_of, _listed):

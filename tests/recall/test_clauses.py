@@ -52,6 +52,9 @@ def test_a_comparison_or_a_list_asks_the_first_named_first(question: str, first:
         "Is it more than 3 miles to the station?",  # "more than": no two things compared
         "What does Owen think of Tilly's singing?",  # "think of" someone's thing: what is asked
         "deploy script postgres backup",  # no question at all
+        "Fix the deploy script that Sam wrote. What did the tests say?",  # a prompt, not one question
+        "What did the vet take out?\nAnd the greyhound Nadia adopted?",
+        "What did the mechanic replace in the car " + "and the van " * 20 + "she drives?",  # too long
         "",
     ],
 )
