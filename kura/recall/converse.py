@@ -1,6 +1,7 @@
-"""What recall does with a search before it picks: the second hop, the question's dates and
-the store's own relevance floor, in that order (``kura.recall.hop``, ``kura.recall.when``,
-``kura.recall.floor``).
+"""What recall does with a search before it picks: the second hop, the memory a two-part
+question asks for put before the one it describes, the question's dates and the store's own
+relevance floor, in that order (``kura.recall.hop``, ``kura.recall.headed``,
+``kura.recall.when``, ``kura.recall.floor``).
 
 Kept apart from ``kura.recall.recall`` so picking stays one rule: these only reorder the
 hits and say whether the store answers the question at all.
@@ -23,7 +24,7 @@ class Answer:
 
 def answer(index: SearchIndex, question: str, *, k: int, today: dt.date, least: float) -> Answer:
     """The search for ``question``, hopped once (from a best hit with at least the cosine
-    ``least``), reordered by its dates, and judged by the store's floor."""
+    ``least``), its asked-for memory first, reordered by its dates, judged by the store's floor."""
     asked = when.window(question, today)
     depth = k if asked is None else k * when.WIDER  # the dated memory may rank low by meaning
     first = index.search(question, k=depth)
