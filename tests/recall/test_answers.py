@@ -29,6 +29,8 @@ ruth-allotment-rent | 2024-04-06 | Ruth | The allotment costs Ruth £45 a year, 
 ruth-garden-beans | 2024-05-18 | Ruth | Ruth planted runner beans along the fence of her allotment.
 ruth-garden-slugs | 2024-06-01 | Ruth | Slugs ate half of Ruth's lettuces, so she put copper tape round the beds.
 ruth-sister-visit | 2024-06-15 | Ruth | Ruth's sister Joan came from Cork for a week and they walked the coast path.
+ruth-joan-turns | 2024-06-15 | Ruth | Joan turns fifty on 3 July and Ruth is baking her a lemon cake.
+ruth-joan-party | 2024-07-13 | Ruth | Joan's fiftieth in Cork was a loud party with a ceilidh band in a barn.
 ruth-knee | 2024-06-29 | Ruth | Ruth's knee has been sore since the coast path walk with Joan.
 ruth-book | 2024-06-29 | Ruth | Ruth is reading a thick novel about a lighthouse keeper and loves it.
 kofi-bike-commute | 2024-05-04 | Kofi | Kofi rides his new road bike to work along the canal towpath every morning.
@@ -67,7 +69,7 @@ def two(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
 
 
 def test_a_how_much_question_picks_the_memory_with_the_price_first(two: Path) -> None:
-    """Before: getting the plot (0.562) above what it costs (0.532, "£45 a year")."""
+    """Before: getting the plot (0.575) above what it costs (0.532, "£45 a year")."""
     code, found = recall(two, "How much does Ruth pay for her allotment plot?")
     assert (code, picked(found)[:2]) == (0, ["ruth-allotment-rent", "ruth-allotment-got"])
 
@@ -76,7 +78,7 @@ def test_a_how_much_question_picks_the_memory_with_the_price_first(two: Path) ->
     "question",
     [
         "Why did Ruth give up singing with the Millbrook choir?",  # before: quit 0.716, the reason 4th (0.647)
-        "Why did Ruth drop out of the choir after the spring concert?",  # before: quit 0.728, reason 0.696
+        "Why did Ruth drop out of the choir after the spring concert?",  # before: quit 0.730, reason 0.696
     ],
 )
 def test_a_why_question_picks_the_memory_that_gives_the_reason_first(two: Path, question: str) -> None:

@@ -27,8 +27,8 @@ def two(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
 
 
 def test_a_question_in_the_past_picks_what_was_done_over_the_plan(two: Path) -> None:
-    """Before: "Kofi is moving to Leeds next month to be nearer his daughter" first (0.854),
-    "Kofi moved to Leeds on Saturday" second (0.745)."""
+    """Before: "Kofi is moving to Leeds next month to be nearer his daughter" first (0.856),
+    "Kofi moved to Leeds on Saturday" second (0.746)."""
     code, found = recall(two, "When did Kofi move to Leeds to be near his daughter?")
     assert (code, picked(found)[:2]) == (0, ["kofi-leeds-moved", "kofi-leeds-plan"])
 
