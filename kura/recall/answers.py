@@ -55,7 +55,7 @@ _NUMBER_WORDS = (
 )
 _NOT_AMOUNTS = r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b"  # a day, a clock
 _COMPARES = re.compile(r"\bthan\b", re.IGNORECASE)
-_OWN = re.compile(r"\w*\d[\w.,]*")  # a number the question itself holds
+_OWN = re.compile(rf"\w*\d[\w.,]*|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)  # a number the question holds
 _FIGURES = r"\d"  # money and shares are written in figures: "£250", "18%", "12.60"
 _COUNT = rf"\d|\b(?i:{_NUMBER_WORDS})\b"  # a count, an age or a length may be in words: "forty", "two years"
 _ASKS_PRICE = (
@@ -110,7 +110,7 @@ def lift(db: sqlite3.Connection, question: str, slugs: Sequence[str], scores: np
         return scores
     rows = timed.best(scores)
     said = timed.texts(db, [slugs[i] for i in rows])
-    own = _OWN.findall(question)  # "the 10k", "the 2024 roof": what is asked about, not the answer
+    own = _OWN.findall(question)  # "the 10k", "the half marathon": what is asked about, not the answer
     if own:
         tokens = {token.rstrip(".,") for token in own}  # "Flat 2," is the number 2
         spoken = re.compile("|".join(rf"\b{re.escape(token)}\b" for token in tokens), re.IGNORECASE)

@@ -152,3 +152,25 @@ def test_a_kind_every_candidate_holds_lifts_none(tmp_path: Path) -> None:
         moved = answers.lift(index.db, "How much did it cost?", slugs, scores) - scores
         assert moved.tolist() == pytest.approx(lifted), folder
         index.close()
+
+
+def test_a_number_the_question_holds_is_no_answer(tmp_path: Path) -> None:
+    """ "The 10k" and "the half marathon" are what is asked about: a memory holding only them
+    holds no amount; "£25" does. A comparison asks for none."""
+    for slug, said in (
+        ("a-race", "Owen ran the 10k along the river"),
+        ("b-half", "Owen signed up for the half marathon"),
+        ("c-entry", "The entry fee was £25"),
+    ):
+        write_memory(tmp_path, slug, "user", said)
+    index = SearchIndex(Store(tmp_path), embedder=Unavailable("the words are enough here"))
+    index.update()
+    slugs = [slug for (slug,) in index.db.execute("SELECT slug FROM docs ORDER BY slug")]
+    scores = np.array([0.5, 0.4, 0.3], dtype=np.float32)
+    for question, lifted in (
+        ("How much did the 10k and the half marathon cost?", [0.0, 0.0, answers.LIFT]),
+        ("How much slower was the half marathon than the 10k?", [0.0, 0.0, 0.0]),
+    ):
+        moved = answers.lift(index.db, question, slugs, scores) - scores
+        assert moved.tolist() == pytest.approx(lifted), question
+    index.close()
