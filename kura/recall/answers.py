@@ -110,14 +110,20 @@ def lift(db: sqlite3.Connection, question: str, slugs: Sequence[str], scores: np
         return scores
     rows = timed.best(scores)
     said = timed.texts(db, [slugs[i] for i in rows])
-    own = _OWN.findall(question)  # "the 10k", "the half marathon": what is asked about, not the answer
-    if own:
-        tokens = {token.rstrip(".,") for token in own}  # "Flat 2," is the number 2
-        spoken = re.compile("|".join(rf"\b{re.escape(token)}\b" for token in tokens), re.IGNORECASE)
-        said = {slug: spoken.sub(" ", text) for slug, text in said.items()}
+    own = {_bare(token) for token in _OWN.findall(question)}  # "the 10k", "the half marathon": asked about
+    if own:  # one pass over each text, whatever the question's length
+        said = {
+            slug: _OWN.sub(lambda m: " " if _bare(m.group(0)) in own else m.group(0), text)
+            for slug, text in said.items()
+        }
     lifted = scores.copy()
     for kind in kinds:
         holding = [row for row in rows if kind.held(said.get(slugs[row], ""))]
         if holding and len(holding) <= timed.COMMON * len(rows):
             lifted[holding] += LIFT
     return lifted
+
+
+def _bare(token: str) -> str:
+    """A number as compared with the question's: "2," and "Twenty" are "2" and "twenty"."""
+    return token.rstrip(".,").lower()
