@@ -16,6 +16,12 @@ for book club?" found "Sam chose …" first, third before), longchat 0.835 → 0
 question's target from 13th to 9th), bakery 0.915 and the padded bakery 0.743 unchanged,
 bench/lang_quality.py unchanged. With "say" in the table the conversational A half fell to
 0.903 (a question lost "say" to the focus).
+
+An ordinal number is read as its cardinal the same way ("When is Carla's fortieth birthday?"
+finds "Carla turns forty on 30 August", which the party's recap, the one memory saying
+"fortieth", outranked): longchat 0.862 → 0.867 (A 0.874 → 0.883, B unchanged), every other set
+unchanged. "First", "second" and "third" are left out: they are words of their own ("her first
+gig", "a second opinion").
 """
 
 from __future__ import annotations
@@ -45,6 +51,11 @@ sweep swept|swim swam swum|swing swung|take took taken|teach taught|tell told|
 think thought|throw threw thrown|understand understood|wake woke woken|wear wore worn|weave wove woven|
 weep wept|win won|withdraw withdrew withdrawn|write wrote written
 """
+_ORDINALS = """
+four fourth|five fifth|six sixth|seven seventh|eight eighth|nine ninth|ten tenth|eleven eleventh|
+twelve twelfth|thirteen thirteenth|fifteen fifteenth|twenty twentieth|thirty thirtieth|forty fortieth|
+fifty fiftieth|sixty sixtieth|seventy seventieth|eighty eightieth|ninety ninetieth|hundred hundredth
+"""  # "Carla's fortieth" is "Carla turns forty"; first, second and third are words of their own
 _SKIP = frozenset({"be", "was", "were", "been", "do", "did", "done", "have", "has", "had"})  # in every memory
 # Left out: verbs whose forms are everyday words of their own ("fall"/"fell", "rose", "bit",
 # "ground", "left", "lead", "light", "bound", "wound", "spring", "tear", "lay", "bear"), and
@@ -54,7 +65,7 @@ _SKIP = frozenset({"be", "was", "were", "been", "do", "did", "done", "have", "ha
 
 def _table() -> dict[str, tuple[str, ...]]:
     table: dict[str, tuple[str, ...]] = {}
-    for verb in _VERBS.split("|"):
+    for verb in (_VERBS + "|" + _ORDINALS).split("|"):
         every = tuple(verb.split())
         for form in every:
             if form not in _SKIP:

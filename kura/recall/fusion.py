@@ -71,6 +71,7 @@ if TYPE_CHECKING:
 RARE = 2.5  # a word's IDF must pass this to be evidence: held by fewer than ~1 in 12 memories
 SMALL = 0.7  # ... or this share of the IDF of a word held by one memory, when that is lower
 BASE, TRUST = 0.05, 0.8  # the words' weight: BASE + TRUST × the best rare-word share's lead
+PAIR = 2  # the words' lead is over the third best share (``pair_lead``), not the second
 NEAR = (0.22, 0.27)  # cosines from no lift by the words to all of it (0.27: recall's floor)
 
 
@@ -112,15 +113,28 @@ def lead(scores: np.ndarray) -> float:
     return float(scores[best] - second)
 
 
+def pair_lead(shares: np.ndarray) -> float:
+    """How far the best of ``shares`` (never negative) is ahead of the third: two memories that
+    hold the question's rare words, and no other, are singled out by them together."""
+    import numpy as np
+
+    held = shares[shares > 0]  # a share is mostly 0: np.partition over 20,000 took 2.4 ms, this 0.01
+    if len(held) < 3:
+        return float(held.max(initial=0.0))
+    top = np.partition(held, len(held) - 3)[-3:]
+    return float(top.max() - top.min())
+
+
 def meaning(cosines: np.ndarray, narrowed: np.ndarray | None) -> np.ndarray:
     """The dense score: the question as asked, blended with the question without its common
     words when it has some (``kura.recall.focus``)."""
     return cosines if narrowed is None else (1 - FOCUS) * cosines + FOCUS * narrowed
 
 
-def words_weight(rare_share: np.ndarray) -> float:
-    """How much the question's words count for this question: more the surer they are."""
-    return BASE + TRUST * lead(rare_share)
+def words_weight(rare_share: np.ndarray, *, over: int = 1) -> float:
+    """How much the question's words count for this question: more the surer they are (their
+    best share's lead over the share ``over`` places below it: ``pair_lead`` for 2)."""
+    return BASE + TRUST * (lead(rare_share) if over == 1 else pair_lead(rare_share))
 
 
 def fuse(dense: np.ndarray, cosines: np.ndarray, holders: Sequence[np.ndarray]) -> np.ndarray:
@@ -128,7 +142,8 @@ def fuse(dense: np.ndarray, cosines: np.ndarray, holders: Sequence[np.ndarray]) 
     question's weight, as far as the memory's cosine (the question as asked) is ``near``.
     ``holders`` as for ``share``, rows of ``dense``."""
     rare_share = share(holders, len(dense), rare=rare_above(len(dense)))
-    fused: np.ndarray = dense + words_weight(rare_share) * rare_share * near(cosines)
+    weight = words_weight(rare_share, over=PAIR)
+    fused: np.ndarray = dense + weight * rare_share * near(cosines)
     return fused
 
 

@@ -16,7 +16,8 @@ give or take a quarter of the offset.
 
 Read in plain Python (no ``dateutil``: it is not a dependency, and the phrases people use
 in questions are few): ISO dates, "24 May [2025]", "[in|last|this|early|late] June
-[2025]", "in 2025", "yesterday", "last week", "last month", "N days/weeks/months ago",
+[2025]", "in 2025", "in the summer", "last winter", "during the spring of 2025" (the northern
+hemisphere's seasons), "yesterday", "last week", "last month", "N days/weeks/months ago",
 "N days/weeks/months before/after the EVENT". "May" is a month only when it is written
 "May" and something (a day, a year, "in", "last") says it is one.
 """
@@ -51,6 +52,12 @@ _NAMED = re.compile(
     rf"(?P<month>{_MONTH})(?![\w-]){_YEAR_AFTER}"
 )
 _YEAR = re.compile(r"\b(?i:in|during|of)\s+(\d{4})\b")
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # first month; three months each
+_SEASON = re.compile(
+    r"\b(?P<word>in|during|over|this|last|early|late)\s+(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)"
+    r"(?:\s+(?:of\s+)?(?P<year>\d{4}))?\b",
+    re.IGNORECASE,
+)
 _AGO = re.compile(rf"\b{_N}\s+{_UNIT}\s+(?i:ago)\b")
 _RELATIVE = re.compile(
     rf"\b{_N}\s+{_UNIT}\s+(?P<side>(?i:before|after))\s+(?:(?i:the|my|our|his|her|their)\s+)?(?P<event>[^?.!,;]+)"
@@ -75,7 +82,7 @@ class Window:
 
 def window(question: str, today: dt.date) -> Window | None:
     """The window ``question``'s first date phrase names (None: it names none)."""
-    for reader in (_relative, _exact, _ago, _named, _words, _year):
+    for reader in (_relative, _exact, _ago, _named, _season, _words, _year):
         found = reader(question, today)
         if found is not None:
             return found
@@ -205,6 +212,35 @@ def _named(question: str, today: dt.date) -> Window | None:
             first = dt.date(chosen, month, 20)
         return Window(first, last, match.group(0))
     return None
+
+
+def _season(question: str, today: dt.date) -> Window | None:
+    """ "In the summer", "last winter", "during the spring of 2025": the season's three months
+    (the northern hemisphere's; winter runs from December into the next year's February). "Last"
+    is the latest season that has ended, any other word the latest that has begun."""
+    match = _SEASON.search(question)
+    if match is None:
+        return None
+    month = _SEASONS[match["season"].lower()]
+    word = match["word"].lower()
+    if match["year"]:
+        first = dt.date(int(match["year"]), month, 1)
+    else:
+        first = dt.date(today.year, month, 1)
+        while first > today or (word == "last" and _after(first, 3) > today):
+            first = dt.date(first.year - 1, month, 1)
+    last = _after(first, 3) - dt.timedelta(days=1)
+    if word == "early":
+        last = _after(first, 1) - dt.timedelta(days=1)
+    elif word == "late":
+        first = _after(first, 2)
+    return Window(first, last, match.group(0))
+
+
+def _after(first: dt.date, months: int) -> dt.date:
+    """The first day of the month ``months`` after ``first``'s."""
+    shifted = first.month - 1 + months
+    return dt.date(first.year + shifted // 12, shifted % 12 + 1, 1)
 
 
 def _words(question: str, today: dt.date) -> Window | None:

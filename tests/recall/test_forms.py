@@ -1,18 +1,23 @@
-"""A question's irregular verb is looked up in all its forms (``kura.recall.forms``): first on
-the conversational store with the real model, where "choose" found only the memory that says
-"choose" and not the one that says "chose"; then the table and the rows it merges."""
+"""A question's irregular verb is looked up in all its forms (``kura.recall.forms``), and an
+ordinal number as its cardinal: first on the conversational store with the real model, where
+"choose" found only the memory that says "choose" and not the one that says "chose"; through a
+real ``kura recall`` on a small chat store, where "fiftieth" found only the party and not the
+day Joan "turns fifty"; then the table and the rows it merges."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import write_memory
 
 from kura.recall import forms
-from kura.recall.embed import Unavailable
+from kura.recall.embed import Unavailable, load_embedder
 from kura.recall.search import SearchIndex
 from kura.store.store import Store
+from tests.recall.test_answers import chat_of_two
+from tests.recall.test_converse import embedded, recall
 
 CONVERSATIONAL = (
     Path(__file__).resolve().parents[2] / "bench" / "eval" / "conversational" / "observations.txt"
@@ -34,12 +39,29 @@ def test_the_memory_that_says_chose_answers_which_book_did_i_choose(tmp_path: Pa
     index.close()
 
 
+def test_an_ordinal_in_the_question_is_held_by_the_memory_saying_its_number(
+    tmp_path: Path, user_cache: Path
+) -> None:
+    """Before: "Joan's fiftieth in Cork was a loud party" held the question's words (share 0.54)
+    and "Joan turns fifty on 3 July" fewer (0.20); now both hold them alike."""
+    if isinstance(load_embedder(), Unavailable):
+        pytest.skip("the built-in embedder is not installed")
+    store = embedded(chat_of_two(tmp_path / "store"), user_cache)
+    code, found = recall(store, "What date is Joan's fiftieth?", "--explain")
+    words = {row["slug"]: row["lexical"] for row in found["explain"]}
+    assert code == 0 and words["ruth-joan-party"] > 0
+    assert words["ruth-joan-turns"] == pytest.approx(words["ruth-joan-party"])
+
+
 def test_the_forms_of_a_verb() -> None:
     assert set(forms.others("get")) == {"got", "gotten"}
     assert forms.others("bought") == ("buy",)
     assert set(forms.others("chose")) == {"choose", "chosen"}
     for alone in ("did", "had", "was", "played", "fall", "left", "rose", "ground", "say", "nadia"):
         assert forms.others(alone) == (), alone  # auxiliaries, everyday nouns, regular verbs
+    assert forms.others("fortieth") == ("forty",) and forms.others("twelve") == ("twelfth",)
+    for alone in ("first", "second", "third", "one"):
+        assert forms.others(alone) == (), alone  # words of their own
 
 
 def test_a_memory_holding_any_form_holds_the_word(tmp_path: Path) -> None:

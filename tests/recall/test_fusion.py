@@ -154,13 +154,19 @@ def test_only_rare_words_count_and_by_how_rare() -> None:
 
 
 def test_the_words_count_as_far_as_they_are_sure() -> None:
-    """The same meaning; the words' weight is ``BASE`` + ``TRUST`` × the best share's lead."""
+    """The same meaning; the words' weight is ``BASE`` + ``TRUST`` × the best share's lead over
+    the third (``pair_lead``): two memories holding the rare word alike are singled out by it
+    together, and their meaning decides between them; three holding it alike are not."""
     dense = np.array([0.50, 0.45, 0.40] + [0.1] * 37, dtype=np.float32)  # forty memories
     alone = fusion.fuse(dense, dense, [np.array([2])])  # one memory holds the rare word: it wins
     assert int(np.argmax(alone)) == 2
     assert alone[2] - dense[2] == pytest.approx(fusion.BASE + fusion.TRUST, abs=1e-6)
-    shared = fusion.fuse(dense, dense, [np.array([1, 2])])  # two hold it alike: no lead, BASE
-    assert shared - dense == pytest.approx([0.0, fusion.BASE, fusion.BASE] + [0.0] * 37, abs=1e-6)
+    pair = fusion.fuse(dense, dense, [np.array([1, 2])])  # two hold it alike: the full weight, each
+    full = fusion.BASE + fusion.TRUST
+    assert pair - dense == pytest.approx([0.0, full, full] + [0.0] * 37, abs=1e-6)
+    assert int(np.argmax(pair)) == 1
+    shared = fusion.fuse(dense, dense, [np.array([0, 1, 2])])  # three hold it alike: no lead, BASE
+    assert shared - dense == pytest.approx([fusion.BASE] * 3 + [0.0] * 37, abs=1e-6)
     assert int(np.argmax(shared)) == 0
 
 
@@ -175,6 +181,9 @@ def test_the_words_lift_only_what_the_meaning_does_not_rule_out() -> None:
     assert lifts == pytest.approx([0.0, 0.2 * full, 0.5 * full, full], abs=1e-5)
     assert fusion.lead(np.array([0.9, 0.2, 0.7])) == pytest.approx(0.2)
     assert fusion.lead(np.array([0.4])) == pytest.approx(0.4) and fusion.lead(np.array([])) == 0.0
+    assert fusion.pair_lead(np.array([0.9, 0.0, 0.7, 0.2])) == pytest.approx(0.7)
+    assert fusion.pair_lead(np.array([0.5, 0.0, 0.5])) == pytest.approx(0.5)  # only two hold any
+    assert fusion.pair_lead(np.array([0.0, 0.0])) == 0.0 and fusion.pair_lead(np.array([])) == 0.0
 
 
 def test_the_meaning_blends_the_focused_question_only_when_there_is_one() -> None:
