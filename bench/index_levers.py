@@ -16,6 +16,10 @@ machine; the median of ``--rounds``), wall too, and how far its vectors are from
   against what the embedder reads today (``WordPiece.readable``);
 - one run at a time against a batch a core at once (``Embedder._runs``), and 1,024 tokens
   a batch against 512 (``embed.BATCH_TOKENS``);
+- a session of two threads (before session 14: each product split between the cores)
+  against today's one thread a run, two runs at once;
+- the softmax's NaN guard kept (before session 14: ``kura.recall.int8_softmax``), and the
+  fused GELU and integer-to-float products of bench/int8_fusions.py;
 - onnxruntime's session options: extended and full graph optimisation (today: basic), no
   memory arena, the parallel execution mode;
 - the description once: ``text_of`` (today) against name + description + body always;
@@ -40,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
+from int8_fusions import gelu, to_float
 from map_scale import generate, generate_distill
 
 from kura.recall import index_build, int8
@@ -138,10 +144,14 @@ def labelled_kept(name: str, description: str, body: str) -> str:
     return f"{name}. {description}. {body}"
 
 
-def session(model: Path | bytes, *, profile: str = "", tune: Callable[[Any], None] | None = None) -> Any:
+def session(
+    model: Path | bytes, *, profile: str = "", tune: Callable[[Any], None] | None = None, threads: int = 1
+) -> Any:
+    """A session as ``embed._load`` makes the optimised one (one thread), or with ``threads``."""
     import onnxruntime
 
     options = session_options(False)
+    options.intra_op_num_threads = threads
     if profile:
         options.enable_profiling = True
         options.profile_file_prefix = profile
@@ -170,6 +180,23 @@ def tunings() -> list[tuple[str, Callable[[Any], None]]]:
             lambda options: setattr(options, "execution_mode", onnxruntime.ExecutionMode.ORT_PARALLEL),
         ),
     ]
+
+
+def graph_variants(pinned: Path) -> list[tuple[str, bytes]]:
+    """The integer model with the softmax's NaN guard kept, and with fused ops (int8_fusions)."""
+    saved = int8.unguarded
+    int8.unguarded = lambda nodes, finite: nodes  # type: ignore[assignment]
+    try:
+        guarded = int8.build(pinned)
+    finally:
+        int8.unguarded = saved
+    today = int8.build(pinned)
+    fused = [
+        (label, fuse(onnx.load_from_string(today)).SerializeToString())
+        for label, fuse in (("fused GELU", gelu), ("integer to float", to_float))
+    ]
+    both = to_float(gelu(onnx.load_from_string(today))).SerializeToString()
+    return [("NaN guard kept", guarded), *fused, ("fused GELU + to float", both)]
 
 
 def attention_share(model: Path, texts: list[str], tmp: Path) -> tuple[float, dict[str, float]]:
@@ -230,6 +257,8 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
     rows.append(("packed Q/K/V", Variant(session(int8.build(pinned, pack=True)))))
     rows += [(f"cap {cap}", Variant(session(model), cap=cap)) for cap in (128, 96, 64)]  # 128: every piece
     rows += [("one run at a time", Variant(session(model), workers=1))]
+    rows += [("a session of 2 threads", Variant(session(model, threads=2)))]
+    rows += [(label, Variant(session(variant))) for label, variant in graph_variants(pinned)]
     rows += [("1,024 a batch", Variant(session(model), tokens=1024))]
     rows += [(label, Variant(session(model, tune=tune))) for label, tune in tunings()]
     for label, variant in rows:

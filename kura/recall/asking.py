@@ -7,12 +7,11 @@ for (onnxruntime's threads do not spin: ``kura.recall.embed.session_options``). 
 120 benchmark questions, the built-in integer model, load 5.7 on 2 cores: one thread 3.5–3.7
 ms CPU and 4.0–4.2 ms wall a question, two threads 4.4–6.1 ms CPU and 4.7–7.8 ms wall.
 
-So the built-in embedder's questions go through a second session of the same model file with
-one thread, made once per process when the first question is asked (about 25 MB: the model's
-int8 weights; the embedding tables are no longer unpacked into floats, ``kura.recall.int8_rows``).
-The products are integer and the rest is per token, so the vectors are the same to float32
-rounding. A quick embedder (one question, then exit), a model folder or an endpoint is used
-as it is.
+So the built-in embedder's questions go through a session of the same model file with one
+thread: the optimised session itself, which has had one thread since its builds run a batch
+a core (``kura.recall.embed.session_options``). The products are integer and the rest is per
+token, so the vectors are the same to float32 rounding. A quick embedder (one question, then
+exit), a model folder or an endpoint is used as it is.
 """
 
 from __future__ import annotations
@@ -36,5 +35,5 @@ def side(embedder: Any) -> Any:
 
 
 def _one_thread() -> embed.Embedder | None:
-    twin = embed._load(False, 1)  # made once, kept by its cache
+    twin = embed._load(False)  # the optimised session: one thread (made once, kept by its cache)
     return twin if isinstance(twin, embed.Embedder) else None

@@ -102,12 +102,12 @@ class Embedder:
 
     def _runs(self, work: list[list[tuple[int, ...]]]) -> Iterator[np.ndarray]:
         """Each batch's vectors, in order, a batch a core at once. onnxruntime runs a batch
-        without the interpreter lock, and one session may run several at once: the parts of
-        a run that one thread does alone (the small ops, the pooling) can then overlap the
-        other run's, so on idle cores the wall time can come near half the CPU time. The CPU
-        is about the same (measured, bench/index_levers.py at load 6–18: 19.1 → 18.3 ms a
-        memory with every piece read, 10.6 → 11.0 with today's reading). A quick session runs
-        one batch at a time: each of its runs makes its own float32 copy of the weights."""
+        without the interpreter lock, and one session may run several at once: the optimised
+        session has one thread (``session_options``), so each run keeps one core busy on its
+        own, with no thread pool to wake and wait for; the parts of a run that are not the
+        model (the tokens in, the pooling) overlap the other run's. A quick session runs one
+        batch at a time on all its threads: each of its runs makes its own float32 copy of
+        the weights."""
         workers = 1 if self.quick else min(cores(), len(work))
         if workers <= 1:
             yield from (self._batch(batch) for batch in work)
@@ -239,14 +239,14 @@ def _integer_model() -> Path | bytes | Unavailable:
 
 
 def session_options(quick: bool) -> Any:
-    """onnxruntime's options for the embedder. Threads: one per core this process may use.
-    The memory arena stays on for bulk work: without it a batch's peak grows (measured:
-    209 → 423 MB after a batch of 16 × 128 tokens), as freed buffers are not reused. A quick
-    session runs without it: each run of the unoptimised graph makes float32 copies of the
-    int8 weights (~90 MB, freed after the run), which an arena would keep for the rest of
-    the process, under everything a recall loads after it. No spinning: on a
-    shared machine a waiting thread that spins takes a core from others
-    (measured: 16% less CPU for the same rows under load)."""
+    """onnxruntime's options for an embedder. Threads: one per core this process may use
+    (the built-in optimised embedder runs on one: ``_load``). The memory arena stays on for
+    bulk work: without it a batch's peak grows (measured: 209 → 423 MB after a batch of
+    16 × 128 tokens), as freed buffers are not reused. A quick session runs without it: each
+    run of the unoptimised graph makes float32 copies of the int8 weights (~90 MB, freed
+    after the run), which an arena would keep for the rest of the process, under everything
+    a recall loads after it. No spinning: on a shared machine a waiting thread that spins
+    takes a core from others (measured: 16% less CPU for the same rows under load)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -260,17 +260,23 @@ def session_options(quick: bool) -> Any:
     return options
 
 
-@lru_cache(maxsize=3)
-def _load(quick: bool, threads: int = 0) -> Embedder | Unavailable:
-    """The embedder (``threads``: its session's, when not one per core: ``kura.recall.asking``)."""
+@lru_cache(maxsize=2)
+def _load(quick: bool) -> Embedder | Unavailable:
+    """The embedder: quick or optimised (``load_embedder``). The optimised session has one
+    thread, and its batches run a core each at once (``Embedder._runs``): that spends less
+    CPU on the same rows than runs of a session whose threads split each product
+    (bench/index_levers.py, distill-kura shape, interleaved rounds: 10.2 → 9.3 ms a memory
+    at load 2–8; docs/recall.md), at the same peak (one session, one arena), and a warm
+    process's questions, a dozen tokens each, are cheaper on one thread too
+    (``kura.recall.asking``)."""
     model = _integer_model()
     if isinstance(model, Unavailable):
         return model
     import onnxruntime
 
     options = session_options(quick)
-    if threads:
-        options.intra_op_num_threads = threads
+    if not quick:
+        options.intra_op_num_threads = 1
     try:
         session = onnxruntime.InferenceSession(
             str(model) if isinstance(model, Path) else model, options, providers=["CPUExecutionProvider"]

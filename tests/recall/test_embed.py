@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import kura.recall.embed as embed_module
+from kura.recall import int8
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder
 from kura.recall.wordpiece import UNREAD_BUDGET
 
@@ -136,6 +137,25 @@ def test_batches_run_on_every_core_at_once(embedder: Embedder) -> None:
     counted = Counted(embedder.session, meet=True)
     Embedder(counted).embed([f"{MIXED[4]} {i}" for i in range(16)])  # 16 rows of ~100 pieces: 4+ batches
     assert len(counted.widths) >= 2 and counted.met is True
+
+
+def test_the_optimised_session_is_one_thread_with_the_vectors_of_one_on_every_core(
+    embedder: Embedder,
+) -> None:
+    """A build runs a batch a core at once on a one-thread session (less CPU a memory than
+    runs whose threads split each product); the vectors are those of a session on every core."""
+    import onnxruntime
+
+    assert embedder.session.get_session_options().intra_op_num_threads == 1  # before: one a core
+    options = embed_module.session_options(quick=False)
+    options.intra_op_num_threads = 2  # the products split between two threads
+    model = int8.cached()
+    assert model is not None
+    every_core = Embedder(
+        onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    )
+    texts = [f"{text} {i}" for i in range(4) for text in MIXED]
+    assert np.abs(embedder.embed(texts) - every_core.embed(texts)).max() < 1e-5
 
 
 def test_a_mixed_memory_is_embedded_from_what_the_english_model_reads(embedder: Embedder) -> None:

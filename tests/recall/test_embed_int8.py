@@ -45,6 +45,17 @@ def test_the_integer_model_is_made_once_into_the_users_cache(fresh: Path) -> Non
     assert fresh.stat().st_mtime_ns == made  # reused, not made again
 
 
+def test_another_releases_integer_model_is_left_in_its_own_file(fresh: Path) -> None:
+    """Two kura releases on one machine (a tool's venv and a project's) make different integer
+    models: each keeps its own file, named by its hash, instead of remaking the other's."""
+    earlier = fresh.parent / "all-MiniLM-L6-v2-w8a8.onnx"  # the name it had up to session 13
+    earlier.parent.mkdir(parents=True)
+    earlier.write_bytes(b"another release's model")
+    assert isinstance(load_embedder(), Embedder)
+    assert earlier.read_bytes() == b"another release's model"
+    assert fresh.name.endswith(f"-{int8.INT8_SHA256[:16]}.onnx") and int8.digest(fresh) == int8.INT8_SHA256
+
+
 @pytest.mark.parametrize(
     "tamper",
     [
