@@ -271,8 +271,8 @@ def targets(
             print(f"    answerable wrongly refused   {wrong:>2}/{answered}  target <= 3 % (4/136)")
     if "who" in fused:  # the longchat set: MRR over every answerable question (multi-hop: first target)
         print("  targets:")
-        print(f"    MRR, fused, all answerable   {fused['all']:.3f}  target >= 0.88 (as `kura recall` answers, with")
-        print("                                        the second hop: 'through recall()' below)")
+        print(f"    MRR, fused, all answerable   {fused['all']:.3f}  target >= 0.88 as kura recall answers,")
+        print("                                        with the second hop: 'through recall()' below")
         print(f"    MRR, fused, but multi-hop    {fused['one']:.3f}  target >= 0.88")
 
 
