@@ -218,8 +218,9 @@ class SearchIndex:
             if only is not None:  # kura.recall.headline: after the memories' own vectors, in time left
                 headline.keep(self.db, self.embedder, sorted(only))
             elif index_build.complete(self.db, self._model_id()) and headline.fill(
-                self.db, self.embedder, seconds=budget.seconds, whole_below=budget.whole_below
-            ):
+                self.db, self.embedder, seconds=budget.seconds, whole_below=budget.whole_below,
+                progress=None if progress is None else partial(progress, "headlines"),
+            ):  # fmt: skip
                 self._set_filled()
         except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
             self._failed = str(err)
