@@ -94,7 +94,7 @@ class Entry(NamedTuple):
     @property
     def retired(self) -> bool:
         """Superseded or archived: off the index by design."""
-        return '"superseded_by"' in self.standing or '"archived"' in self.standing
+        return retired(self.standing)
 
     @property
     def written(self) -> dt.date | None:
@@ -296,6 +296,47 @@ def _listed_rows(store: Store) -> list[_Shown] | None:
             return None
         shown[rel[:-3]] = _Shown(row[1], *row[:1], *row[6:])  # as scan: keyed by the file, the row's own
     return [shown[slug] for slug in sorted(shown)]
+
+
+class Naming(NamedTuple):
+    """What resolving a title or alias reads of a memory's row (``link_names.Named``)."""
+
+    slug: str
+    name: str
+    aliases_text: str
+    standing: str
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return tuple(self.aliases_text.split("\n")) if self.aliases_text else ()
+
+    @property
+    def retired(self) -> bool:
+        return retired(self.standing)
+
+
+def naming_rows(store: Store) -> list[tuple[Any, ...]] | None:
+    """Every memory's ``Naming`` fields as a plain row (``Naming._make`` makes one of those
+    the caller keeps), when every memory file's row is current (the same files, each with the
+    identity its row records): no file read, nothing written, the other columns not fetched.
+    None as soon as one is not: the caller scans (``entries``)."""
+    db = connect(store)
+    try:
+        rows = db.execute(
+            "SELECT rel, ino, size, mtime_ns, ctime_ns, slug, name, aliases, standing FROM notes ORDER BY rel"
+        ).fetchall()
+    finally:
+        db.close()
+    files = _memory_files(store, file_stats(store.root))  # sorted by path, as the rows are: compared in C
+    same = list(map(itemgetter(0), rows)) == list(files)
+    if not same or list(map(itemgetter(1, 2, 3, 4), rows)) != list(files.values()):
+        return None
+    return list(map(itemgetter(5, 6, 7, 8), rows))
+
+
+def retired(standing: str) -> bool:
+    """Whether a row's ``standing`` says superseded or archived."""
+    return '"superseded_by"' in standing or '"archived"' in standing
 
 
 def _listed(store: Store, entry: Entry | _Shown) -> Listed:
