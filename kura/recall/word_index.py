@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 from kura.store import catalog
 from kura.store.store import Store
-from kura.text import scripts
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
 BATCH = 500  # memories a batch of statements holds; progress is told after each
@@ -49,7 +48,7 @@ def put(
         rows = []
         for rowid, entry in enumerate(batch, start=top + start + 1):
             text = said.get(entry.slug) or catalog.said_of(store, entry.slug)
-            rows.append((rowid, entry.slug, *text, scripts.grams("\n".join(text))))
+            rows.append((rowid, entry.slug, *text))
         db.executemany(_INSERT, rows)
         db.executemany(_DOCS, [(e.slug, e.sha, row[0]) for row, e in zip(rows, batch, strict=True)])
         if progress is not None:

@@ -42,6 +42,7 @@ from kura.store.listing import Listed, Listing, Retired, retirement
 from kura.store.parallel import parallel_map
 from kura.store.safe_read import MEMORY_CAP, read_plain
 from kura.store.store import Store
+from kura.text import scripts
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
@@ -113,11 +114,18 @@ _BRIEF_EMPTY = ("", "", "", 0, "")  # name, description, links, findings, sha
 
 class Said(NamedTuple):
     """What a memory says, as the scan parsed it: what the search index holds (``Memory``'s
-    name, description and body), so the first recall of a big store parses each file once."""
+    name, description and body, and their CJK words: ``scripts.grams``), so the first recall
+    of a big store parses each file once, and cuts its CJK text into words on as many cores
+    as the parse runs on."""
 
     name: str
     description: str
     body: str
+    grams: str
+
+
+def _said(name: str, description: str, body: str) -> Said:
+    return Said(name, description, body, scripts.grams(f"{name}\n{description}\n{body}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,7 +376,7 @@ def _listed(store: Store, entry: Entry | _Shown) -> Listed:
 def said_of(store: Store, slug: str) -> Said:
     """What one memory says, read from its file (``Store.show``): for a memory the scan did not read."""
     memory = store.show(slug)
-    return Said(memory.name, memory.description, memory.note.body)
+    return _said(memory.name, memory.description, memory.note.body)
 
 
 def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
@@ -445,7 +453,7 @@ def _parse(
         json.dumps([[f.path, f.line, f.message, f.severity] for f in note.findings]) if note.findings else "",
         "\n".join(aliases_of(note.meta)),
     )  # fmt: skip
-    return row, Said(note.name, note.description, note.body) if keep else None
+    return row, _said(note.name, note.description, note.body) if keep else None
 
 
 def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) -> None:

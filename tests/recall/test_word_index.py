@@ -64,7 +64,7 @@ def _one_at_a_time(store: Store) -> sqlite3.Connection:
         assert row is None
         cursor = db.execute(
             "INSERT INTO docs_fts (slug, name, description, body, grams) VALUES (?, ?, ?, ?, ?)",
-            (entry.slug, *text, " ".join(scripts.cjk_words("\n".join(text)))),
+            (entry.slug, *text[:3], " ".join(scripts.cjk_words("\n".join(text[:3])))),
         )
         db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
     return db
