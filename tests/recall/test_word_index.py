@@ -8,14 +8,16 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sqlite3
+from functools import partial
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLE, write_memory
 
 from kura.recall import search
 from kura.recall.embed import Unavailable
 from kura.recall.search import SearchIndex
-from kura.store import catalog
+from kura.store import catalog, parallel
 from kura.store.store import Store
 from kura.text import scripts
 
@@ -70,8 +72,15 @@ def _one_at_a_time(store: Store) -> sqlite3.Connection:
     return db
 
 
-def test_a_new_index_is_the_one_a_memory_at_a_time_wrote(tmp_path: Path) -> None:
+@pytest.mark.parametrize("forked", [False, True], ids=["one process", "parsed by forked workers"])
+def test_a_new_index_is_the_one_a_memory_at_a_time_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
+    """Forked: the scan's parse (and each memory's CJK words) runs in worker processes, as
+    on a store of 2,000 memories or more (``kura.store.parallel``)."""
     store = _store(tmp_path / "store")
+    if forked:
+        monkeypatch.setattr(catalog, "parallel_map", partial(parallel.parallel_map, threshold=10))
     index = _lexical(store)
     told: list[tuple[str, int, int]] = []
     assert index.update(progress=lambda *said: told.append(said), budget=None) == 162
