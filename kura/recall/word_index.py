@@ -42,7 +42,8 @@ def put(
     files; a memory already indexed is replaced. The caller holds the transaction."""
     if db.execute("SELECT 1 FROM docs LIMIT 1").fetchone() is not None:
         drop(db, [entry.slug for entry in entries])
-    (top,) = db.execute("SELECT coalesce(max(rowid), 0) FROM docs_fts").fetchone()
+    last = db.execute("SELECT rowid FROM docs_fts ORDER BY rowid DESC LIMIT 1").fetchone()  # max() scans
+    top = 0 if last is None else last[0]
     for start in range(0, len(entries), BATCH):
         batch = entries[start : start + BATCH]
         rows = []
