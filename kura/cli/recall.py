@@ -171,7 +171,7 @@ def _recalled(config: Config, store: StoreConfig, asked: _Asked) -> Recall:
         explain=asked.explain, thinker=thinker, progress=asked.bar, quick=True, embedder=embedder,
         everything=asked.everything, budget=NOW if building else env_budget(_first()), at=asked.at,
     )  # fmt: skip
-    if found.partial is not None and not building:  # the rest of the vectors, made after this exits
+    if not found.whole and not building:  # the rest of the vectors (or headlines), made after this exits
         index_job.start(store.path, config=config.source)
     return found
 

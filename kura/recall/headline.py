@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kura.recall.index_build import TEXT_CAP, text_of
@@ -130,12 +130,18 @@ def missing(db: sqlite3.Connection, model_id: str) -> list[str]:
 
 
 def fill(
-    db: sqlite3.Connection, embedder: Any, *, seconds: float | None = None, whole_below: int = 0
+    db: sqlite3.Connection,
+    embedder: Any,
+    *,
+    seconds: float | None = None,
+    whole_below: int = 0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> bool:
     """Headlines for the memories that have a vector and none (an index made before them, or
     a build stopped between the two), a chunk at a time for about ``seconds`` (None, or a
     store of at most ``whole_below`` memories: all; at least one chunk, so a build given no
-    time still gets on); whether none is missing now."""
+    time still gets on); whether none is missing now. ``progress(looked at, of)`` after each
+    chunk."""
     todo = missing(db, embedder.model_id)
     if len(todo) > BULK:  # a one-question process's quick embedder is slow to run: as the bodies
         embedder = embedder.full()
@@ -147,6 +153,8 @@ def fill(
         if start and seconds is not None and time.monotonic() - began >= seconds:
             return False
         keep(db, embedder, todo[start : start + CHUNK])
+        if progress is not None:
+            progress(min(start + CHUNK, len(todo)), len(todo))
     return True
 
 

@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,9 +60,13 @@ class Progress:
     started: float  # epoch seconds
     updated: float
     reason: str = ""  # why it failed
+    headlines: int = 0  # memories whose headline vector it made or found they need none ...
+    headlines_total: int = 0  # ... of those it found without one (``kura.recall.headline``)
 
     def line(self) -> str:
         share = f"{self.done:,} of {self.total:,} embedded"
+        if self.headlines_total:
+            share += f"; headlines {self.headlines:,} of {self.headlines_total:,}"
         if self.state == "running":
             return f"index build running (pid {self.pid}): {share}"
         if self.state == "done":
@@ -143,7 +147,7 @@ def progress(root: Path) -> Progress | None:
         st.damaged(path, "holds fields of the wrong type", "no index build is reported")
         return None
     if found.state == "running" and not running(root):  # killed: its lock went with it
-        return Progress("stopped", found.pid, found.done, found.total, found.started, found.updated)
+        return replace(found, state="stopped")
     return found
 
 
@@ -152,7 +156,10 @@ def _checked(data: dict[str, Any]) -> Progress | None:
     that fit 64 bits, times that are finite epoch seconds (a 400-digit integer or NaN is no
     time), and a reason of one line without control characters (it is printed to a terminal)."""
     numbers = ("pid", "done", "total")
+    heads = ("headlines", "headlines_total")  # absent from an older kura's file: none
     if data.get("state") not in STATES or not all(_count(data.get(k)) for k in numbers):
+        return None
+    if not all(_count(data.get(k, 0)) for k in heads):
         return None
     if not all(type(data.get(k)) in (int, float) and 0 <= data[k] < _LATEST for k in ("started", "updated")):
         return None
@@ -165,6 +172,8 @@ def _checked(data: dict[str, Any]) -> Progress | None:
         float(data["started"]),
         float(data["updated"]),
         clean(reason[:500]) if isinstance(reason, str) else "",
+        data.get("headlines", 0),
+        data.get("headlines_total", 0),
     )
 
 

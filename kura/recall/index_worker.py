@@ -14,6 +14,7 @@ import fcntl
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from kura.config import load_config
@@ -31,8 +32,11 @@ def build(root: Path, config: Path | None) -> Progress:
 
     def report(stage: str, done: int, total: int) -> None:
         nonlocal said, last
-        if stage == "embedding":
-            said = Progress("running", said.pid, done, total, began, time.time())
+        if stage in ("embedding", "headlines"):  # the memories' own vectors, then their headlines'
+            if stage == "embedding":
+                said = replace(said, done=done, total=total, updated=time.time())
+            else:
+                said = replace(said, headlines=done, headlines_total=total, updated=time.time())
             if time.monotonic() - last >= SAY_EVERY or done == total:
                 say(root, said)
                 last = time.monotonic()
@@ -48,11 +52,9 @@ def build(root: Path, config: Path | None) -> Progress:
                 index.prepare()  # the next one-question process reads the matrix in one row
         finally:
             index.close()
-        said = Progress("done" if whole else "stopped", said.pid, said.done, said.total, began, time.time())
+        said = replace(said, state="done" if whole else "stopped", updated=time.time())
     except Exception as err:  # noqa: BLE001 - a detached build: its progress file is its only voice
-        said = Progress(
-            "failed", said.pid, said.done, said.total, began, time.time(), f"{type(err).__name__}: {err}"
-        )
+        said = replace(said, state="failed", updated=time.time(), reason=f"{type(err).__name__}: {err}")
     say(root, said, log=said.line())
     return said
 

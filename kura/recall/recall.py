@@ -34,6 +34,7 @@ from kura.files.body import verbatim
 from kura.files.checks import conflicts
 from kura.recall.as_of import AsOf
 from kura.recall.converse import Answer, answer
+from kura.recall.embed import Unavailable
 from kura.recall.index_build import ONE_SHOT, Budget, Coverage
 from kura.recall.search import AnyEmbedder, Progress, Results, Searched, SearchIndex, query_words
 from kura.recall.thinker import SHORTLIST, Picked, Unheard, ask, fits
@@ -79,6 +80,7 @@ class Recall:
     unread: tuple[str, ...] = ()  # memories the search could not read, so cannot find: one finding each
     partial: Coverage | None = None  # the search index is still being built: what it covers
     at: dt.date | None = None  # answered as the store stood on this day (``kura.recall.as_of``)
+    whole: bool = True  # False: vectors are missing (a memory's own or its headline's) that a build can make
 
     @property
     def label(self) -> str:
@@ -179,7 +181,7 @@ def recall(
                  "picked": h.slug in chosen}
                 for h in results.hits
             ]  # fmt: skip
-        unread = searching.unread()
+        unread, whole = searching.unread(), searching.whole()
     finally:
         if own:
             searching.close()
@@ -206,6 +208,7 @@ def recall(
         unread=unread,
         partial=partial,
         at=at,
+        whole=whole,
     )
 
 
@@ -316,6 +319,15 @@ class _Search:
             return ()
         with self.guard:
             return self._index.unread()
+
+    def whole(self) -> bool:
+        """Nothing is left for a background build to make: the index was never opened, every
+        memory in it has its vectors (its own and its headline's, ``SearchIndex.complete``),
+        or there is no embedder to make them with."""
+        if self._index is None:
+            return True
+        with self.guard:
+            return self._index.complete() or isinstance(self._index.embedder, Unavailable)
 
     def close(self) -> None:
         if self._index is not None:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import asked, asking, forms, fusion, headline, index_build, vectors
+from kura.recall import asked, asking, forms, fusion, headline, index_build, vectors, word_index
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -66,7 +66,6 @@ _STOP = frozenset(
     "about from into than then so if any all some".split()
 )
 SCHEMA_VERSION = 3  # 3: the grams column (kura.text.scripts)
-_INSERT = "INSERT INTO docs_fts (slug, name, description, body, grams) VALUES (?, ?, ?, ?, ?)"
 _OLD = "DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS kv;"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (slug TEXT PRIMARY KEY, sha TEXT NOT NULL, fts INTEGER NOT NULL);
@@ -165,8 +164,8 @@ class SearchIndex:
         if dense and 0 < len(changed) + len(gone) <= PATCH:  # the matrix in hand, else the saved one
             before = self._matrix or vectors.saved(self.db, self._model_id(), DIM)
         with self.db:
-            self._drop(gone)
-            self._reindex(changed, progress, said)
+            word_index.drop(self.db, gone)
+            word_index.put(self.db, self.store, changed, said, progress)
             self._set_kv("stamp", self._stamp)
             self._set_kv("model", self._model_id())
         if changed or gone:
@@ -181,7 +180,12 @@ class SearchIndex:
 
     def _sync(self, progress: Progress | None) -> Changes | None:
         """The memories changed and gone since the last update (None: no file changed); ``Changes``."""
-        if stamp_files(self.store.root) == self._kv("stamp") and self._kv("model") == self._model_id():
+        stamp = self._kv("stamp")  # none: a new index, which reads every file anyway
+        if (
+            stamp is not None
+            and self._kv("model") == self._model_id()
+            and stamp_files(self.store.root) == stamp
+        ):
             return None  # the common case: one walk, a stat per file, no list built
         stats = file_stats(self.store.root)  # something changed: the catalog's walk gives the stamp too
         self._stamp = identity(stats)
@@ -214,8 +218,9 @@ class SearchIndex:
             if only is not None:  # kura.recall.headline: after the memories' own vectors, in time left
                 headline.keep(self.db, self.embedder, sorted(only))
             elif index_build.complete(self.db, self._model_id()) and headline.fill(
-                self.db, self.embedder, seconds=budget.seconds, whole_below=budget.whole_below
-            ):
+                self.db, self.embedder, seconds=budget.seconds, whole_below=budget.whole_below,
+                progress=None if progress is None else partial(progress, "headlines"),
+            ):  # fmt: skip
                 self._set_filled()
         except EmbedFailed as err:  # indexed for words now; vectors when the endpoint is back
             self._failed = str(err)
@@ -266,8 +271,8 @@ class SearchIndex:
                                   findings=0, sha=sha, standing="")
                 )  # fmt: skip
         with self.db:
-            self._drop(gone)
-            self._reindex(present, None, {})
+            word_index.drop(self.db, gone)
+            word_index.put(self.db, self.store, present, {})
         if present:
             self.fill(only={entry.sha for entry in present})
         if present or gone:
@@ -401,16 +406,6 @@ class SearchIndex:
         if self._failed is not None:
             raise EmbedFailed(self._failed)
 
-    def _reindex(self, changed: list[catalog.Entry], progress: Progress | None, said: Texts) -> None:
-        """Index these memories' words, from what ``said`` holds (the scan's parse), else their files."""
-        for done, entry in enumerate(changed, start=1):
-            text = said.get(entry.slug) or catalog.said_of(self.store, entry.slug)
-            self._drop([entry.slug])
-            cursor = self.db.execute(_INSERT, (entry.slug, *text, scripts.grams("\n".join(text))))
-            self.db.execute("INSERT INTO docs VALUES (?, ?, ?)", (entry.slug, entry.sha, cursor.lastrowid))
-            if progress is not None and (done % 100 == 0 or done == len(changed)):
-                progress("reading", done, len(changed))
-
     def _vectors(self) -> vectors.Matrix:
         """Every memory's vector as one matrix, kept until the index changes."""
         if self._matrix is None:
@@ -432,13 +427,6 @@ class SearchIndex:
 
     def _set_kv(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, value))
-
-    def _drop(self, gone: Iterable[str]) -> None:
-        for slug in gone:
-            row = self.db.execute("SELECT fts FROM docs WHERE slug = ?", (slug,)).fetchone()
-            if row is not None:
-                self.db.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
-                self.db.execute("DELETE FROM docs WHERE slug = ?", (slug,))
 
     def word_rows(self, words: list[str]) -> list[np.ndarray]:
         """Per word: the full-text row ids of the memories that hold it (kept while the index

@@ -42,6 +42,7 @@ from kura.store.listing import Listed, Listing, Retired, retirement
 from kura.store.parallel import parallel_map
 from kura.store.safe_read import MEMORY_CAP, read_plain
 from kura.store.store import Store
+from kura.text import scripts
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
@@ -94,7 +95,7 @@ class Entry(NamedTuple):
     @property
     def retired(self) -> bool:
         """Superseded or archived: off the index by design."""
-        return '"superseded_by"' in self.standing or '"archived"' in self.standing
+        return retired(self.standing)
 
     @property
     def written(self) -> dt.date | None:
@@ -113,11 +114,18 @@ _BRIEF_EMPTY = ("", "", "", 0, "")  # name, description, links, findings, sha
 
 class Said(NamedTuple):
     """What a memory says, as the scan parsed it: what the search index holds (``Memory``'s
-    name, description and body), so the first recall of a big store parses each file once."""
+    name, description and body, and their CJK words: ``scripts.grams``), so the first recall
+    of a big store parses each file once, and cuts its CJK text into words on as many cores
+    as the parse runs on."""
 
     name: str
     description: str
     body: str
+    grams: str
+
+
+def _said(name: str, description: str, body: str) -> Said:
+    return Said(name, description, body, scripts.grams(f"{name}\n{description}\n{body}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +306,47 @@ def _listed_rows(store: Store) -> list[_Shown] | None:
     return [shown[slug] for slug in sorted(shown)]
 
 
+class Naming(NamedTuple):
+    """What resolving a title or alias reads of a memory's row (``link_names.Named``)."""
+
+    slug: str
+    name: str
+    aliases_text: str
+    standing: str
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return tuple(self.aliases_text.split("\n")) if self.aliases_text else ()
+
+    @property
+    def retired(self) -> bool:
+        return retired(self.standing)
+
+
+def naming_rows(store: Store) -> list[tuple[Any, ...]] | None:
+    """Every memory's ``Naming`` fields as a plain row (``Naming._make`` makes one of those
+    the caller keeps), when every memory file's row is current (the same files, each with the
+    identity its row records): no file read, nothing written, the other columns not fetched.
+    None as soon as one is not: the caller scans (``entries``)."""
+    db = connect(store)
+    try:
+        rows = db.execute(
+            "SELECT rel, ino, size, mtime_ns, ctime_ns, slug, name, aliases, standing FROM notes ORDER BY rel"
+        ).fetchall()
+    finally:
+        db.close()
+    files = _memory_files(store, file_stats(store.root))  # sorted by path, as the rows are: compared in C
+    same = list(map(itemgetter(0), rows)) == list(files)
+    if not same or list(map(itemgetter(1, 2, 3, 4), rows)) != list(files.values()):
+        return None
+    return list(map(itemgetter(5, 6, 7, 8), rows))
+
+
+def retired(standing: str) -> bool:
+    """Whether a row's ``standing`` says superseded or archived."""
+    return '"superseded_by"' in standing or '"archived"' in standing
+
+
 def _listed(store: Store, entry: Entry | _Shown) -> Listed:
     if (
         entry.listed == ""
@@ -327,7 +376,7 @@ def _listed(store: Store, entry: Entry | _Shown) -> Listed:
 def said_of(store: Store, slug: str) -> Said:
     """What one memory says, read from its file (``Store.show``): for a memory the scan did not read."""
     memory = store.show(slug)
-    return Said(memory.name, memory.description, memory.note.body)
+    return _said(memory.name, memory.description, memory.note.body)
 
 
 def ledger_get(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
@@ -404,7 +453,7 @@ def _parse(
         json.dumps([[f.path, f.line, f.message, f.severity] for f in note.findings]) if note.findings else "",
         "\n".join(aliases_of(note.meta)),
     )  # fmt: skip
-    return row, Said(note.name, note.description, note.body) if keep else None
+    return row, _said(note.name, note.description, note.body) if keep else None
 
 
 def _save(db: sqlite3.Connection, fresh: list[tuple[Any, ...]], gone: set[str]) -> None:
