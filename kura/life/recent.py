@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from kura.errors import GitError, InvalidRequest
 from kura.files.witness import parse_when
-from kura.git import stamps
+from kura.git import guard, stamps
 from kura.git.run import run
 from kura.store.store import Store
 
@@ -178,12 +178,14 @@ def _git_events(root: Path, rel_slug: dict[str, str], start: dt.date) -> list[Ev
         log = run(root, "-c", "core.quotePath=false", "log", f"--since={start.isoformat()} 00:00",
                   "--format=%x00%ct", "--name-status", "--find-renames", "--relative", "--", ".",
                   check=False)  # fmt: skip
-        status = run(root, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
-                     "--untracked-files=all", "--", ".", check=False)  # fmt: skip
+        off = guard.unfiltered(run(root, *guard.FILTERS, check=False).text)  # status reads through them
+        status = None if off is None else run(root, "-c", "core.quotePath=false", *off, "status",
+                     "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", check=False)  # fmt: skip
     except GitError:
         return None
     events = _committed(log.text if log.ok else "", rel_slug)
-    return events + _uncommitted(root, status.out.decode("utf-8", "surrogateescape"), prefix, rel_slug)
+    listed = status.out.decode("utf-8", "surrogateescape") if status is not None else ""
+    return events + _uncommitted(root, listed, prefix, rel_slug)
 
 
 def _committed(log: str, rel_slug: dict[str, str]) -> list[Event]:
