@@ -20,6 +20,10 @@ SAFE = ("--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "log.showSign
 FILTERS = ("config", "-z", "--name-only", "--get-regexp", r"^filter\.")
 """The arguments that list every ``filter.NAME.KEY`` the repository's config sets (its
 includes followed), NUL-separated: what ``unfiltered`` reads."""
+STATUS = ("--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all")
+"""How kura asks ``git status`` what is uncommitted: never inside a submodule, whose own config
+(``.git/modules/NAME/config``) names filters of its own (a memory in a submodule has no age in
+the superproject's log either, so nothing is lost)."""
 _OFF = (".clean=", ".smudge=", ".process=", ".required=false")
 
 

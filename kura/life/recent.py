@@ -180,7 +180,7 @@ def _git_events(root: Path, rel_slug: dict[str, str], start: dt.date) -> list[Ev
                   check=False)  # fmt: skip
         off = guard.unfiltered(run(root, *guard.FILTERS, check=False).text)  # status reads through them
         status = None if off is None else run(root, "-c", "core.quotePath=false", *off, "status",
-                     "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", check=False)  # fmt: skip
+                     *guard.STATUS, "--", ".", check=False)  # fmt: skip
     except GitError:
         return None
     events = _committed(log.text if log.ok else "", rel_slug)

@@ -195,11 +195,7 @@ def _latest_per_file(log: str) -> str:
 
 def _dirty(root: Path) -> frozenset[str]:
     off = guard.unfiltered(_git(root, *guard.FILTERS) or "")  # status may read files through them
-    out = (
-        None
-        if off is None
-        else _git(root, *off, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
-    )
+    out = None if off is None else _git(root, *off, "status", *guard.STATUS, "--", ".")
     paths = set()
     for record in (out or "").split("\0"):
         if len(record) > 3 and not record.startswith("??"):  # untracked may be a fresh copy

@@ -114,3 +114,45 @@ def test_an_edited_memory_is_still_seen_as_uncommitted(tmp_path: Path, home: Non
     ]
     assert [item["slug"] for item in changed] == ["deploy"], done.stdout
     assert not marker.exists()
+
+
+def _with_submodule(tmp_path: Path) -> tuple[Path, Path]:
+    """A store whose repository holds a submodule inside it, the submodule's own config naming
+    a clean filter its attributes use (``.git/modules/sub/config``: an archive carries it)."""
+    root, marker = tmp_path / "store", tmp_path / "RAN"
+    sub = tmp_path / "sub"
+    write_memory(sub, "inner", "project", "a memory kept in a submodule")
+    (sub / ".gitattributes").write_text("*.md filter=inner\n")
+    _git(sub, "init", "-q")
+    _git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
+    _git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+    write_memory(root, "deploy", "project", "we deploy with the script")
+    (root / "MEMORY.md").write_text("# Index\n\n- [deploy](deploy.md) — we deploy with the script\n")
+    (root / ".gitignore").write_text(".kura/\n")
+    _git(root, "init", "-q")
+    _git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
+    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+    _git(root / "sub", "config", "filter.inner.clean", _program(tmp_path / "run.sh", marker))
+    memory = root / "sub" / "inner.md"
+    later = memory.stat().st_mtime_ns + 2_000_000_000
+    os.utime(memory, ns=(later, later))
+    return root, marker
+
+
+def test_git_status_runs_a_submodule_s_filter(tmp_path: Path, home: None) -> None:
+    root, marker = _with_submodule(tmp_path)
+    subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, check=False)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("command", READERS, ids=[c[0] for c in READERS])
+def test_kura_reading_git_runs_no_filter_of_a_submodule(
+    tmp_path: Path, home: None, command: list[str]
+) -> None:
+    root, marker = _with_submodule(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), *command], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode in (0, 2), done.stderr
+    assert not marker.exists(), f"kura {command[0]} ran the submodule's clean filter"
