@@ -60,7 +60,7 @@ class Listeners:
         up no other session and a flood of changes gathers no threads. A session that has
         gone is forgotten."""
         with self._lock:
-            idle = [(key, told) for key, told in self._sessions.items() if key not in self._busy]
+            idle = [(key, entry) for key, entry in self._sessions.items() if key not in self._busy]
             self._again.update(key for key in self._sessions if key in self._busy)
             self._busy.update(key for key, _ in idle)
         for key, (session, token) in idle:
