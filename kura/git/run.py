@@ -119,7 +119,8 @@ def find_repo(folder: Path) -> WorkTree:
     does, or when the folder is inside a ``.git`` folder or a bare repository."""
     if not folder.is_dir():
         raise GitError(f"{folder} is not a folder; there is no store there to share")
-    ran = run(folder, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--show-prefix", check=False)
+    ran = run(folder, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--show-prefix", check=False,
+              timeout=READ_SECONDS)  # fmt: skip  # the first git of kura sync: a blocked config stops it here
     lines = ran.out.decode("utf-8", errors="surrogateescape").split("\n")[:3]  # the prefix may be ""
     if not ran.ok or len(lines) != 3 or lines[0] != "true":
         raise GitError(
