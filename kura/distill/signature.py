@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from kura.errors import GitError, StoreError
+from kura.git.run import READ_SECONDS
 from kura.git.run import run as run_git
 from kura.store import state as st
 
@@ -116,13 +117,15 @@ def _carried_by_git(path: Path) -> str:
     """Why git may have brought ``path`` ("" when it cannot have): it is in the index or
     in any commit, or git cannot say inside what looks like a repository."""
     try:
-        inside = run_git(path.parent, "rev-parse", "--is-inside-work-tree", check=False)
+        inside = run_git(path.parent, "rev-parse", "--is-inside-work-tree", check=False, timeout=READ_SECONDS)
         if not inside.ok:
             return ""  # not in a repository: nothing git could carry
         name = path.name
-        if run_git(path.parent, "ls-files", "--", name, check=False).text:
+        if run_git(path.parent, "ls-files", "--", name, check=False, timeout=READ_SECONDS).text:
             return "git tracks it"
-        if run_git(path.parent, "log", "--all", "-n1", "--format=%H", "--", name, check=False).text:
+        if run_git(
+            path.parent, "log", "--all", "-n1", "--format=%H", "--", name, check=False, timeout=READ_SECONDS
+        ).text:
             return "a commit holds it"
         return ""
     except GitError:

@@ -48,7 +48,9 @@ _NEW_PART = re.compile(r"[^\W_][\w.\-]*")  # used with fullmatch: "$" would let 
 # and the terminal's), ":" or "\\", or white space at either end. Such a file is never listed,
 # so it cannot make every reader fail; doctor names it (``unreachable_name``).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_UNREACHABLE = re.compile(r"[\x00-\x1f\x7f:\\]|(?:\A|/)\s|\s(?:/|\.md\Z)")
+# Bytes that are not UTF-8 reach Python as lone surrogates (U+DC80-U+DCFF, ``surrogateescape``),
+# which no SQLite text, JSON or terminal takes: such a name is unreachable too.
+_UNREACHABLE = re.compile(r"[\x00-\x1f\x7f:\\\udc80-\udcff]|(?:\A|/)\s|\s(?:/|\.md\Z)")
 
 
 def is_memory_name(rel: Path | str) -> bool:
@@ -107,8 +109,9 @@ def _reachable(joined: str) -> bool:
 
 
 UNREACHABLE_TODO = (
-    "a file name kura never makes (a control character such as a newline, ':' or '\\', or a space "
-    "at either end of a part): skipped by every reader — rename it to letters, digits, '-', '.' and '_'"
+    "a file name kura never makes (a control character such as a newline, bytes that are not UTF-8, "
+    "':' or '\\', or a space at either end of a part): skipped by every reader — rename it to letters, "
+    "digits, '-', '.' and '_'"
 )
 
 

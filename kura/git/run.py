@@ -30,6 +30,11 @@ _ELSEWHERE = (
     "GIT_GRAFT_FILE", "GIT_IMPLICIT_WORK_TREE", "GIT_SHALLOW_FILE", "GIT_REPLACE_REF_BASE",
     "GIT_INTERNAL_SUPER_PREFIX", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_NO_REPLACE_OBJECTS",
 )  # fmt: skip
+READ_SECONDS = 30.0
+"""How long a git that only reads may take: a store may come with its repository's config
+(an archive carries ``.git/``), whose ``include.path`` can name a FIFO that git waits on for
+ever. ``kura recent``, ``history`` and the distiller's check read with it (the weave's ages
+have the same bound); a write (``kura sync``) has none, for a pull may take its time."""
 MISSING = (
     "git is not installed (no `git` on PATH); sharing a store goes through the git binary — "
     "install git (e.g. `apt install git` or `brew install git`) and run the command again"
@@ -73,11 +78,17 @@ class WorkTree:
 
 
 def run(
-    cwd: Path, *args: str, check: bool = True, input: bytes | None = None, index: str | None = None
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    input: bytes | None = None,
+    index: str | None = None,
+    timeout: float | None = None,
 ) -> Ran:
     """``git ARGS`` in ``cwd`` (``input`` on its stdin; ``index``: the index file to read, as
-    a pre-commit hook is handed one for ``commit -a``); GitError when git is missing, or
-    (``check``) when it fails."""
+    a pre-commit hook is handed one for ``commit -a``); GitError when git is missing, (``check``)
+    when it fails, or when it has not answered in ``timeout`` seconds (``READ_SECONDS`` for a
+    read: see there)."""
     env = {k: v for k, v in os.environ.items() if k not in _ELSEWHERE}
     env.update(GIT_EDITOR="true", GIT_MERGE_AUTOEDIT="no", GIT_SEQUENCE_EDITOR="true")
     if index:
@@ -85,10 +96,16 @@ def run(
     try:
         done = subprocess.run(
             ["git", *SAFE, *args], cwd=cwd, env=env, input=input, capture_output=True, check=False,
-            stdin=subprocess.DEVNULL if input is None else None,
+            stdin=subprocess.DEVNULL if input is None else None, timeout=timeout,
         )  # fmt: skip
     except FileNotFoundError:
         raise GitError(MISSING) from None
+    except subprocess.TimeoutExpired:
+        raise GitError(
+            f"`git {' '.join(args[:2])}` did not answer in {timeout:.0f} s in {cwd}; kura went on without it "
+            "— see what the repository's config includes (git config --list --show-origin): a FIFO there "
+            "keeps git waiting"
+        ) from None
     except OSError as err:
         raise GitError(f"cannot run git in {cwd} ({err.strerror or err})") from None
     ran = Ran(tuple(args), done.returncode, done.stdout, done.stderr)
@@ -102,7 +119,8 @@ def find_repo(folder: Path) -> WorkTree:
     does, or when the folder is inside a ``.git`` folder or a bare repository."""
     if not folder.is_dir():
         raise GitError(f"{folder} is not a folder; there is no store there to share")
-    ran = run(folder, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--show-prefix", check=False)
+    ran = run(folder, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--show-prefix", check=False,
+              timeout=READ_SECONDS)  # fmt: skip  # the first git of kura sync: a blocked config stops it here
     lines = ran.out.decode("utf-8", errors="surrogateescape").split("\n")[:3]  # the prefix may be ""
     if not ran.ok or len(lines) != 3 or lines[0] != "true":
         raise GitError(

@@ -48,6 +48,7 @@ from kura.files import memory_index as ix
 from kura.files.body import read as read_body
 from kura.files.checks import conflict_markers, hidden_in_index, hidden_in_parsed, nul_bytes
 from kura.files.flat import FLAT_LAYOUT
+from kura.files.folder_walk import walk
 from kura.files.frontmatter import quoted
 from kura.files.link_names import Names
 from kura.files.link_names import names as names_of
@@ -150,12 +151,11 @@ def stale_temporaries(store: Store, *, now: float | None = None) -> Iterator[Fin
     """Temporary files of ``kura.store.atomic.write_atomic`` (``.NAME.PID.HEX.tmp``) that no write
     will finish: their process is gone, or they are older than ``STALE_AFTER`` seconds."""
     now = time.time() if now is None else now
-    for folder, dirs, files in os.walk(store.root):
-        dirs[:] = [d for d in dirs if d != ".git"]  # os.walk does not enter linked folders
+    for folder, dirs, files in walk(store.root):  # not os.walk: it recurses a level, a deep tree ends it
+        dirs[:] = [d for d in dirs if d != ".git"]  # no walk enters linked folders
         for name in files:
             temp = _TEMP.match(name)
-            why = _stale(os.path.join(folder, name), int(temp.group(2)), now) if temp else None
-            if temp is None or why is None:
+            if temp is None or (why := _stale(os.path.join(folder, name), int(temp.group(2)), now)) is None:
                 continue
             rel = Path(folder, name).relative_to(store.root).as_posix()
             left = f"a temporary file left by a write that did not finish ({why})"

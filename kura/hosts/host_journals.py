@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from kura import config as cfg
 from kura.distill import signature
 from kura.errors import InvalidRequest, KuraError
+from kura.files.folder_walk import walk
 from kura.store import state as st
 from kura.store.atomic import locked, write_atomic
 from kura.transcripts import journals as jr
@@ -250,7 +251,7 @@ def _remember_cwds(cwds: dict[str, str]) -> None:
 def _rollouts(folder: Path) -> Iterator[Path]:
     if not folder.is_dir():
         return
-    for parent, dirs, files in os.walk(folder):
+    for parent, dirs, files in walk(folder):  # not os.walk: a deep tree would end it
         dirs.sort()
         for name in sorted(files):
             if name.startswith("rollout-") and name.endswith(".jsonl"):

@@ -37,7 +37,7 @@ from kura.files import memory_file as nt
 from kura.files import witness as wt
 from kura.files.slugs import new_slug
 from kura.git import stamps
-from kura.git.run import run
+from kura.git.run import READ_SECONDS, run
 from kura.store.store import Memory, Store
 from kura.text.quarantine import clean
 from kura.text.secrets import redact
@@ -155,7 +155,7 @@ def _from_git(root: Path, rel: str, now: bytes | None) -> tuple[list[Version], i
     """The file's versions from git, newest first (None outside a work tree, or without git);
     ``now``: the file's bytes in the work tree, None when it is gone."""
     try:
-        inside = run(root, "rev-parse", "--is-inside-work-tree", check=False)
+        inside = run(root, "rev-parse", "--is-inside-work-tree", check=False, timeout=READ_SECONDS)
         if not inside.ok or inside.text != "true":
             return None
         log = run(
@@ -169,6 +169,7 @@ def _from_git(root: Path, rel: str, now: bytes | None) -> tuple[list[Version], i
             "--",
             rel,
             check=False,
+            timeout=READ_SECONDS,
         )
     except GitError:
         return None
@@ -211,8 +212,10 @@ def _commits(log: str) -> list[dict[str, str]]:
 
 def _blob(root: Path, sha: str, path: str) -> bytes | None:
     """The file at ``path`` (from the top of the work tree) in commit ``sha``."""
-    shown = run(root, "show", f"{sha}:{path}", check=False) if not path.startswith("-") else None
-    return shown.out if shown is not None and shown.ok else None
+    if path.startswith("-"):
+        return None
+    shown = run(root, "show", f"{sha}:{path}", check=False, timeout=READ_SECONDS)
+    return shown.out if shown.ok else None
 
 
 def _version(commit: dict[str, str], data: bytes | None, before: bytes | None, *, first: bool) -> Version:

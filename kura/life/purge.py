@@ -42,6 +42,7 @@ from kura.errors import NotFound
 from kura.files import memory_file as nt
 from kura.files import memory_index as ix
 from kura.files import witness as wt
+from kura.files.folder_walk import walk
 from kura.files.link_names import names as names_of
 from kura.life import scratch as sc
 from kura.life.usage import forget
@@ -307,11 +308,10 @@ def _without(value: Any, gone: set[str]) -> Any:
 
 def _draft_files(store: Store) -> list[Path]:
     folder = st.folder(store.root, "drafts", store=store.name)
-    return (
-        sorted(p for p in folder.rglob("*.md") if p.is_file() and not p.is_symlink())
-        if folder.is_dir()
-        else []
-    )
+    if not folder.is_dir():
+        return []
+    found = (Path(at, name) for at, _, names in walk(folder) for name in names if name.endswith(".md"))
+    return sorted(p for p in found if p.is_file() and not p.is_symlink())  # not rglob: it recurses a level
 
 
 def _mentions(path: Path, slugs: set[str], texts: list[str]) -> bool:

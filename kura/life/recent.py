@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 from kura.errors import GitError, InvalidRequest
 from kura.files.witness import parse_when
-from kura.git import stamps
-from kura.git.run import run
+from kura.git import guard, stamps
+from kura.git.run import READ_SECONDS, run
 from kura.store.store import Store
 
 What = Literal["created", "changed", "superseded", "forgotten"]
@@ -171,19 +171,23 @@ def _git_events(root: Path, rel_slug: dict[str, str], start: dt.date) -> list[Ev
     """What git says happened to the memories' files since ``start``; None outside git (or
     without git: a store needs none)."""
     try:
-        inside = run(root, "rev-parse", "--is-inside-work-tree", "--show-prefix", check=False)
+        inside = run(root, "rev-parse", "--is-inside-work-tree", "--show-prefix", check=False,
+                     timeout=READ_SECONDS)  # fmt: skip
         if not inside.ok or not inside.text.startswith("true"):
             return None
         prefix = inside.text.split("\n")[1] if "\n" in inside.text else ""
         log = run(root, "-c", "core.quotePath=false", "log", f"--since={start.isoformat()} 00:00",
                   "--format=%x00%ct", "--name-status", "--find-renames", "--relative", "--", ".",
-                  check=False)  # fmt: skip
-        status = run(root, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
-                     "--untracked-files=all", "--", ".", check=False)  # fmt: skip
+                  check=False, timeout=READ_SECONDS)  # fmt: skip
+        filters = run(root, *guard.FILTERS, check=False, timeout=READ_SECONDS).text
+        off = guard.unfiltered(filters)  # status reads files through them
+        status = None if off is None else run(root, "-c", "core.quotePath=false", *off, "status",
+                     *guard.STATUS, "--", ".", check=False, timeout=READ_SECONDS)  # fmt: skip
     except GitError:
         return None
     events = _committed(log.text if log.ok else "", rel_slug)
-    return events + _uncommitted(root, status.out.decode("utf-8", "surrogateescape"), prefix, rel_slug)
+    listed = status.out.decode("utf-8", "surrogateescape") if status is not None else ""
+    return events + _uncommitted(root, listed, prefix, rel_slug)
 
 
 def _committed(log: str, rel_slug: dict[str, str]) -> list[Event]:

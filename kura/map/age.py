@@ -27,6 +27,7 @@ what it writes, so a store written through kura is unaffected).
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
@@ -177,6 +178,9 @@ def _dates(cached: str) -> dict[str, dt.date] | None:
     return committed
 
 
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes ``surrogateescape`` kept: no SQLite text takes them
+
+
 def _latest_per_file(log: str) -> str:
     seen: dict[str, str] = {}
     day = ""
@@ -184,13 +188,14 @@ def _latest_per_file(log: str) -> str:
         if line.startswith("\0"):
             found = stamps.day(line[1:])  # a crafted commit's date no calendar holds: none
             day = "" if found is None else found.isoformat()
-        elif line and day and line not in seen:
+        elif line and day and line not in seen and _NOT_UTF8.search(line) is None:  # no memory's name
             seen[line] = day
     return "".join(f"{rel}\t{d}\n" for rel, d in seen.items())
 
 
 def _dirty(root: Path) -> frozenset[str]:
-    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+    off = guard.unfiltered(_git(root, *guard.FILTERS) or "")  # status may read files through them
+    out = None if off is None else _git(root, *off, "status", *guard.STATUS, "--", ".")
     paths = set()
     for record in (out or "").split("\0"):
         if len(record) > 3 and not record.startswith("??"):  # untracked may be a fresh copy
@@ -207,7 +212,8 @@ def _git(root: Path, *args: str) -> str | None:
         result = subprocess.run(
             ["git", *guard.SAFE, "-c", "core.quotePath=false", "-C", str(root), *args],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",  # a name that is not UTF-8 (no memory's): never a crash
             timeout=30,
             check=False,
         )

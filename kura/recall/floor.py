@@ -62,6 +62,7 @@ refused (10/15, 6/10); no constant was fitted for it.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -246,9 +247,11 @@ def _read(db: sqlite3.Connection, stamp: str) -> Calibration | None:
         data = json.loads(row[0])
         centroid = data["centroid"]
         margin, p10, short = float(data["margin"]), float(data["p10"]), float(data["short"])
-        ok = data["stamp"] == stamp and isinstance(centroid, list) and 0 < len(centroid) <= 4096
-        ok = ok and all(type(x) is float for x in centroid) and 0.0 <= margin <= CEILING
-        ok = ok and 0.0 <= short <= 1.0
+        # the index may come with a clone: a centroid of another width or with NaN/inf in it
+        # would fail every question's product, or refuse every question
+        ok = data["stamp"] == stamp and isinstance(centroid, list) and len(centroid) == DIM
+        ok = ok and all(type(x) is float and math.isfinite(x) for x in centroid) and 0.0 <= margin <= CEILING
+        ok = ok and 0.0 <= short <= 1.0 and math.isfinite(p10)
     except (ValueError, TypeError, KeyError, RecursionError):  # one kept before ``short``: made again
         return None
     return Calibration(margin, tuple(centroid), p10, short) if ok else None

@@ -108,6 +108,7 @@ def start(root: Path, *, config: Path | None = None, cwd: Path | None = None) ->
     try:
         state = _state(root)
         st.clear(state / LOCK_NAME, then="a new lock is made")  # a clone's link there: no build ever ran
+        st.folder_aside(state / LOCK_NAME, then="a new lock is made")  # … or a clone's folder
         fd = os.open(state / LOCK_NAME, _OPEN, 0o600)
     except (OSError, KuraError):
         return False  # no state folder to hold a lock in: the next recall tries again

@@ -37,6 +37,8 @@ class Listeners:
     def __init__(self) -> None:
         self._sessions: dict[int, tuple[Any, Any]] = {}  # id(session) -> (session, anyio token)
         self._lock = threading.Lock()
+        self._busy: set[int] = set()  # sessions with a send under way
+        self._again: set[int] = set()  # … and a change since it began: told once more
         self.told = 0  # changes told (to any session)
 
     def heard(self, ctx: Any) -> None:
@@ -51,25 +53,45 @@ class Listeners:
                 self._sessions[id(session)] = (session, anyio.lowlevel.current_token())
 
     def changed(self) -> None:
-        """Tell every session the resource list changed (called from the watcher's thread);
-        a session that has gone is forgotten."""
+        """Tell every session the resource list changed (called from any thread, the event
+        loop's too): each send from a thread of its own, at most one a session at a time. A
+        change that comes while a session's send is under way is told once more when it
+        returns (however many came), so a client that does not read, whose send waits, holds
+        up no other session and a flood of changes gathers no threads. A session that has
+        gone is forgotten."""
+        with self._lock:
+            idle = [(key, entry) for key, entry in self._sessions.items() if key not in self._busy]
+            self._again.update(key for key in self._sessions if key in self._busy)
+            self._busy.update(key for key, _ in idle)
+        for key, (session, token) in idle:
+            threading.Thread(
+                target=self._tell, args=(key, session, token), name="kura-mcp-tell", daemon=True
+            ).start()
+
+    def _tell(self, key: int, session: Any, token: Any) -> None:
         import anyio.from_thread
 
-        with self._lock:
-            sessions = list(self._sessions.items())
-        for key, (session, token) in sessions:
+        while True:
             try:
                 anyio.from_thread.run(session.send_resource_list_changed, token=token)
-                self.told += 1
             except Exception as err:  # noqa: BLE001 - a closed session or loop: stop telling it
                 log.debug("resource list change not sent: %s", err)
                 with self._lock:
                     self._sessions.pop(key, None)
+                    self._busy.discard(key)
+                    self._again.discard(key)
+                return
+            with self._lock:
+                self.told += 1
+                if key not in self._again:
+                    self._busy.discard(key)
+                    return
+                self._again.discard(key)
 
     def soon(self) -> None:
-        """``changed``, from a thread of its own: a caller on the event loop (a page's save in
-        ``kura serve``) must neither block it nor be refused the loop's own thread."""
-        threading.Thread(target=self.changed, name="kura-mcp-tell", daemon=True).start()
+        """``changed`` (kept for ``StorePool.hear``: a caller on the event loop, a page's save
+        in ``kura serve``, is neither blocked nor refused the loop's own thread)."""
+        self.changed()
 
 
 class Watching:

@@ -236,6 +236,26 @@ def clear(path: Path, *, then: str) -> None:
     damaged(path, f"{what}, not a file", f"removed it, {then}")
 
 
+def folder_aside(path: Path, *, then: str) -> None:
+    """Move a folder at ``path`` (a state file's name: a clone can bring ``NAME/`` with a file in
+    it) to ``NAME.damaged`` so kura can make the file, and say so (``then``: what kura does
+    next). Nothing in it is deleted; anything but a folder is left as it is (see ``clear``)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return
+    except OSError:
+        return
+    target = path.with_name(path.name + ASIDE)
+    if os.path.lexists(target):
+        target = path.with_name(f"{path.name}{ASIDE}-{os.getpid()}")
+    try:
+        os.rename(path, target)
+    except OSError as err:
+        damaged(path, f"is a folder, not a file, and could not be moved aside ({err.strerror})", then)
+        return
+    damaged(path, "is a folder, not a file", f"moved it to {target.name}, {then}")
+
+
 def database(
     path: Path,
     setup: Callable[[sqlite3.Connection], object],

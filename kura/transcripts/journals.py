@@ -54,6 +54,7 @@ from typing import Any
 
 from kura.errors import ConfigError
 from kura.files.finding import Finding
+from kura.files.folder_walk import walk
 from kura.files.toml_shape import did_you_mean
 from kura.store import state as st
 from kura.store.atomic import locked, write_atomic
@@ -232,7 +233,7 @@ def _walk(root: Path, store_real: Path) -> Iterator[Path]:
     if root.is_file():
         yield root
         return
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk(root):  # not os.walk: a deep tree would end it
         dirs[:] = sorted(d for d in dirs if os.path.realpath(Path(folder) / d) != str(store_real))
         for name in sorted(files):
             path = Path(folder) / name
@@ -243,7 +244,7 @@ def _walk(root: Path, store_real: Path) -> Iterator[Path]:
 def _identities(store_real: Path) -> set[tuple[int, int]]:
     seen: set[tuple[int, int]] = set()
     if store_real.is_dir():
-        for folder, _dirs, files in os.walk(store_real):
+        for folder, _dirs, files in walk(store_real):
             seen.update(_identity(Path(folder) / name) for name in files)
     seen.discard((-1, -1))
     return seen

@@ -329,10 +329,11 @@ def test_a_printable_name_holds_no_character_the_unreachable_rule_finds_but_the_
     from kura.files.slugs import _UNREACHABLE
 
     every = "".join(map(chr, range(0x110000)))
-    classes = re.findall(r"[\x00-\x1f\x7f]|\s", every)
+    classes = re.findall(r"[\x00-\x1f\x7f\udc80-\udcff]|\s", every)
     assert "\xa0" in classes and "\u3000" in classes and "\t" in classes  # the classes are Unicode's
+    assert "\udcff" in classes  # a byte that is not UTF-8, as ``surrogateescape`` keeps it
     assert sorted(c for c in classes if c.isprintable()) == [" "]
-    assert _UNREACHABLE.pattern == r"[\x00-\x1f\x7f:\\]|(?:\A|/)\s|\s(?:/|\.md\Z)"  # the rule it stands for
+    assert _UNREACHABLE.pattern == r"[\x00-\x1f\x7f:\\\udc80-\udcff]|(?:\A|/)\s|\s(?:/|\.md\Z)"  # the rule
 
 
 def test_the_characters_a_plain_value_cannot_hold_are_those_outside_what_yaml_reads_as_itself() -> None:

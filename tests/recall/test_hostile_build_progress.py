@@ -103,3 +103,35 @@ def test_a_lock_that_is_a_link_is_replaced_and_the_build_runs(tmp_path: Path) ->
     said = index_job.progress(root)
     assert said is not None and (said.state, said.done) == ("done", 200)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_lock_that_is_a_folder_is_set_aside_and_the_build_runs(tmp_path: Path) -> None:
+    """A clone can carry ``.kura/index-build.lock/`` as a folder (git keeps one with a file in
+    it). The lock could not be opened, so no build ever started, and nothing said why: every
+    recall of a big store stayed partial. Now the folder is moved aside (said on stderr, its
+    file kept) and the build runs."""
+    from test_index_build import generated
+
+    from kura.recall import index_job
+
+    root = tmp_path / "big"
+    root.mkdir()
+    generated(root, 200)
+    planted = root / ".kura" / "index-build.lock"
+    planted.mkdir(parents=True)
+    (planted / "keep.txt").write_text("a file the clone brought\n")
+    (tmp_path / "kura.toml").write_text(f'[stores.big]\npath = "{root}"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "recall", "--json", "--no-model", "where is the backup tape kept"],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "KURA_INDEX_BUDGET": "0"}, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "index-build.lock: is a folder, not a file" in done.stderr
+    deadline = time.monotonic() + 300
+    while index_job.running(root) or index_job.progress(root) is None:
+        assert time.monotonic() < deadline, "no build ran"
+        time.sleep(0.1)
+    said = index_job.progress(root)
+    assert said is not None and (said.state, said.done) == ("done", 200)
+    kept = root / ".kura" / "index-build.lock.damaged" / "keep.txt"
+    assert kept.read_text() == "a file the clone brought\n"
