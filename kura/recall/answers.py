@@ -53,9 +53,13 @@ _NUMBER_WORDS = (
     "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|dozen|half|twice"
 )
-_NOT_AMOUNTS = r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b"  # a day, a clock
+_NOT_AMOUNTS = (  # a day, a clock, a version ("Python 3.11", "v2.4.1"), a port: no amount
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b"
+    r"|\bv?\d+\.\d+\.\d+\b|\b[vV]\d+(?:\.\d+)*\b|(?i:\b(?:python|node|version|release|port)\s+)\d[\d.]*"
+)
 _COMPARES = re.compile(r"\bthan\b", re.IGNORECASE)
-_OWN = re.compile(rf"\w*\d[\w.,]*|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)  # a number the question holds
+_OWN = re.compile(rf"\b\w*\d[\w.,]*|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)  # a number the question holds
+# (``\b`` first: unanchored, a run of letters with no digit was tried from each of its letters)
 _FIGURES = r"\d"  # money and shares are written in figures: "£250", "18%", "12.60"
 _COUNT = rf"\d|\b(?i:{_NUMBER_WORDS})\b"  # a count, an age or a length may be in words: "forty", "two years"
 _ASKS_PRICE = (
@@ -68,6 +72,7 @@ _REASON = (
     r"\b(?:because|'?cause|thanks\s+to|due\s+to|owing\s+to|which\s+is\s+why|that(?:'s|\s+is)\s+why"
     r"|in\s+order\s+to|so\s+that|as\s+a\s+result|the\s+reason|it\s+means|means\s+that|caused\s+by)\b"
     r"|[,;]\s*so\s+\w+|\bsince\s+(?:he|she|they|we|I|you|it|his|her|their|our|my|the)\b"
+    r"|^\s*(?:\*\*)?why:"  # a kura memory's own "**Why:**" line
 )
 
 
@@ -89,7 +94,7 @@ def wanted() -> tuple[Wanted, ...]:
     return (
         Wanted(re.compile(_ASKS_PRICE, re.IGNORECASE), re.compile(_FIGURES), re.compile(_NOT_AMOUNTS)),
         Wanted(re.compile(_ASKS_COUNT, re.IGNORECASE), re.compile(_COUNT), re.compile(_NOT_AMOUNTS)),
-        Wanted(re.compile(_ASKS_REASON, re.IGNORECASE), re.compile(_REASON, re.IGNORECASE)),
+        Wanted(re.compile(_ASKS_REASON, re.IGNORECASE), re.compile(_REASON, re.IGNORECASE | re.MULTILINE)),
     )
 
 

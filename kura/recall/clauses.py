@@ -52,6 +52,10 @@ _JOINS = frozenset(
     "and or but not than as while once because since until unless if though although whether then".split()
 )
 _NOT_VERBS = _PREPOSITIONS | _DETERMINERS | _JOINS
+_AUXILIARIES = frozenset(
+    "is was are were am be been did does do has have had can could will would shall should may might must "
+    "'s ’s".split()
+)
 _COMPARED = frozenset("more less rather other fewer".split())  # "more than 3": no comparison of two
 _AMOUNT = ("how much", "how many", "how long", "how far", "how old", "how often")
 _DATE = ("when ", "what date", "which date", "what day", "which day", "what year", "which year", "what time")
@@ -78,14 +82,16 @@ def parse(question: str) -> Clauses | None:
     lowered = [token.lower() for token in tokens]
     if not tokens or len(tokens) > LONGEST or not (_WH & set(lowered)):
         return None
-    answer = answer_of(question)
     for rule in (_colon, _two_questions, _comparison, _relative, _bare, _possessive_of, _listed):
         found = rule(tokens, lowered)
         if found is not None:
             kind, first, second = found
-            if _words(first) and _words(second):
-                return Clauses(kind, " ".join(first), " ".join(second), answer)
-            return None
+            if not (_words(first) and _words(second)):
+                return None
+            # the answer's kind is the asking part's ("What did she paint in the city where …"
+            # asks for no place); a thing named in a list or a comparison has no wh-word
+            asking = first if _WH & {token.lower() for token in first} else tokens
+            return Clauses(kind, " ".join(first), " ".join(second), answer_of(" ".join(asking)))
     return None
 
 
@@ -141,6 +147,8 @@ def _relative(tokens: list[str], lowered: list[str]) -> _Parts:
             continue  # "the city where …", not "go where …"
         if word == "that" and (before in _SAYING or not _opens_clause(tokens[at + 1], after)):
             continue
+        if not _predicate(tokens, lowered, opened, at):
+            return None  # "Which branch that we merged broke the build?": the clause holds the verb
         return "modifier", _clause(tokens[:at]), _clause(tokens[at + 1 :])
     return None
 
@@ -157,6 +165,8 @@ def _bare(tokens: list[str], lowered: list[str]) -> _Parts:
             while end < len(tokens) and _name(tokens[end], lowered[end]):
                 end += 1
             if end > at + 1 and end < len(tokens) and _verb(tokens[end]):
+                if not _predicate(tokens, lowered, _opening(lowered), at + 1):
+                    return None
                 return "modifier", _clause(tokens[: at + 1]), _clause(tokens[at + 1 :])
             at += 1
     return None
@@ -199,6 +209,15 @@ def _phrase(lowered: list[str], at: int, opens: str) -> int:
     if determiner is not None and (plain or opens in _DETERMINERS):  # "the parcel to Oslo than the one …"
         return determiner
     return next((i + 1 for i in before if lowered[i] in _PREPOSITIONS), -1)
+
+
+def _predicate(tokens: list[str], lowered: list[str], opened: int, at: int) -> bool:
+    """Whether the head (from the wh-word to word ``at``) has a verb of its own ("What *did*
+    Nadia paint in the city …", "Which place *is* the song …"): without one, what follows
+    the clause is the question's own predicate, and the clause is not a mere modifier."""
+    return any(
+        lowered[i] in _AUXILIARIES or _verb(tokens[i]) for i in range(opened + 1, at) if lowered[i] not in _WH
+    )
 
 
 def _opening(lowered: list[str]) -> int:

@@ -72,6 +72,7 @@ RARE = 2.5  # a word's IDF must pass this to be evidence: held by fewer than ~1 
 SMALL = 0.7  # ... or this share of the IDF of a word held by one memory, when that is lower
 BASE, TRUST = 0.05, 0.8  # the words' weight: BASE + TRUST × the best rare-word share's lead
 PAIR = 2  # the words' lead is over the third best share (``pair_lead``), not the second
+ALIKE = 0.05  # shares this close hold the question's rare words alike (``pair_lead``)
 NEAR = (0.22, 0.27)  # cosines from no lift by the words to all of it (0.27: recall's floor)
 
 
@@ -114,15 +115,19 @@ def lead(scores: np.ndarray) -> float:
 
 
 def pair_lead(shares: np.ndarray) -> float:
-    """How far the best of ``shares`` (never negative) is ahead of the third: two memories that
-    hold the question's rare words, and no other, are singled out by them together."""
+    """How far the best of ``shares`` (never negative) is ahead of the third, when the second
+    holds the rare words alike (within ``ALIKE``): two memories that hold them, and no other,
+    are singled out by them together. Otherwise the lead over the second (``lead``): a memory
+    that holds one of three rare words is no twin of one that holds all three."""
     import numpy as np
 
     held = shares[shares > 0]  # a share is mostly 0: np.partition over 20,000 took 2.4 ms, this 0.01
-    if len(held) < 3:
+    if len(held) < 2:
         return float(held.max(initial=0.0))
-    top = np.partition(held, len(held) - 3)[-3:]
-    return float(top.max() - top.min())
+    top = np.sort(np.partition(held, len(held) - min(3, len(held)))[-3:])[::-1]
+    if top[1] < top[0] - ALIKE:
+        return float(top[0] - top[1])
+    return float(top[0] - (top[2] if len(top) > 2 else 0.0))
 
 
 def meaning(cosines: np.ndarray, narrowed: np.ndarray | None) -> np.ndarray:

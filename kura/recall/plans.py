@@ -8,7 +8,7 @@ people say they will do is said weeks before they do it, and a question in the p
 asks for the second. So when a question asks when something did happen ("when did", "when
 was", "when were", "how long ago"), the best ``timed.DEPTH`` memories whose name or
 description speaks of it as still to come ("will", "is going to", "plans to", "wants to",
-"hopes to", "next", "tomorrow", "soon", "is moving", "is flying" …) are lowered by ``DROP``
+"hopes to", "next week", "tomorrow", "soon", "is moving", "is flying" …) are lowered by ``DROP``
 — only when at most ``timed.COMMON`` of them do, as for every kind ``kura.recall.asked``
 reads. Nothing is removed: a plan may be all the store holds, and then it still answers.
 
@@ -33,7 +33,9 @@ DROP = 0.15  # taken from a candidate that speaks of a plan, for a question aski
 _ASKS = r"\bwhen\s+(?:did|was|were)\b|\bhow\s+long\s+ago\b|\bwhat\s+(?:day|date|time)\s+(?:did|was|were)\b"
 _PLAN = (
     r"\b(?:will|won't|shall|going\s+to|gonna|plans?\s+to|planning|wants?\s+to|hopes?\s+to|hoping\s+to"
-    r"|intends?\s+to|thinking\s+(?:about|of)|next|tomorrow|soon|upcoming"
+    r"|intends?\s+to|thinking\s+(?:about|of)|tomorrow|soon(?![-‐]to[-‐]be)|upcoming"
+    r"|next\s+(?:week|weekend|month|year|quarter|sprint|release|time|summer|winter|spring|autumn|fall"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|evening|night|day)"  # not "Next.js"
     r"|(?:is|are|am)\s+(?:moving|leaving|coming|going|flying|starting|travell?ing|visiting|getting))\b|\w'll\b"
 )
 

@@ -52,10 +52,13 @@ _NAMED = re.compile(
     rf"(?P<month>{_MONTH})(?![\w-]){_YEAR_AFTER}"
 )
 _YEAR = re.compile(r"\b(?i:in|during|of)\s+(\d{4})\b")
+MIN_YEAR, MAX_YEAR = 1, 9998  # a season's three months fit in a date (winter runs into the next year)
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # first month; three months each
-_SEASON = re.compile(
-    r"\b(?P<word>in|during|over|this|last|early|late)\s+(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)"
-    r"(?:\s+(?:of\s+)?(?P<year>\d{4}))?\b",
+_SEASON = re.compile(  # a season as a time: not "the Spring Boot config", "fall back mode"
+    r"\b(?P<word>in|during|over|this|last|early|late)\s+(?:the\s+)?"
+    r"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>\d{4}))?\b"
+    r"(?=['’]s\b|\s*(?:$|[?.!,;:)])|\s+(?:of|in|at|on|for|with|to|and|or|but|when|before|after|while|so"
+    r"|we|I|he|she|they|you|it|did|was|were|had|have|has|is|are)\b)",
     re.IGNORECASE,
 )
 _AGO = re.compile(rf"\b{_N}\s+{_UNIT}\s+(?i:ago)\b")
@@ -83,7 +86,10 @@ class Window:
 def window(question: str, today: dt.date) -> Window | None:
     """The window ``question``'s first date phrase names (None: it names none)."""
     for reader in (_relative, _exact, _ago, _named, _season, _words, _year):
-        found = reader(question, today)
+        try:
+            found = reader(question, today)
+        except (ValueError, OverflowError):  # "in March 0000", "31 December 9999": no such days
+            continue
         if found is not None:
             return found
     return None
@@ -224,6 +230,8 @@ def _season(question: str, today: dt.date) -> Window | None:
     month = _SEASONS[match["season"].lower()]
     word = match["word"].lower()
     if match["year"]:
+        if not MIN_YEAR <= int(match["year"]) <= MAX_YEAR:
+            return None  # "the summer of 0000": no such days
         first = dt.date(int(match["year"]), month, 1)
     else:
         first = dt.date(today.year, month, 1)

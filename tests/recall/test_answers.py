@@ -174,3 +174,32 @@ def test_a_number_the_question_holds_is_no_answer(tmp_path: Path) -> None:
         moved = answers.lift(index.db, question, slugs, scores) - scores
         assert moved.tolist() == pytest.approx(lifted), question
     index.close()
+
+
+def test_a_kura_memorys_why_line_gives_a_reason() -> None:
+    """A kura memory says why on its own line (``**Why:** …``); before, only "because",
+    "so that" and the like counted, so most memories of a kura store held no reason."""
+    reason = answers.wanted()[2]
+    assert reason.held("Use uv, not pip.\n\n**Why:** the runner cache volume was dropped")
+    assert reason.held("why: the lockfile drifted")
+    assert not reason.held("We asked why the runner was slow.")
+
+
+def test_a_version_or_a_port_is_no_amount() -> None:
+    price = answers.wanted()[0]
+    for text in ("pinned to Python 3.11", "the API moved to v2.4.1", "postgres listens on port 5433"):
+        assert not price.held(text), text
+    assert price.held("the licence is 12.60 a seat") and price.held("it cost £250")
+
+
+def test_a_long_run_of_letters_costs_one_pass(tmp_path: Path) -> None:
+    """``_OWN`` (a number the question holds) was tried from every letter of a word with no
+    digit: 100 KB took 195 s. A real process given 400 KB has ten minutes to spare."""
+    import subprocess
+    import sys
+
+    code = "from kura.recall import answers; print(len(answers._OWN.findall('a' * 400_000 + ' 12 ' + 'b' * 400_000)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "1"), done.stderr

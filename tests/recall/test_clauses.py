@@ -23,7 +23,7 @@ from kura.recall.clauses import Clauses, answer_of, parse
 def test_a_modifier_is_what_the_question_says_to_point_at_the_head(
     question: str, first: str, second: str
 ) -> None:
-    assert parse(question) == Clauses("modifier", first, second, answer_of(question))
+    assert parse(question) == Clauses("modifier", first, second, answer_of(first))  # the asking part's kind
 
 
 @pytest.mark.parametrize(
@@ -90,3 +90,24 @@ def test_other_languages_are_left_alone(question: str) -> None:
 )
 def test_the_kind_of_answer_is_read_from_the_wh_word(question: str, answer: str) -> None:
     assert answer_of(question) == answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which branch that we merged broke the build?", "Which commit that we reverted broke login?"],
+)
+def test_a_clause_that_holds_the_asked_verb_is_no_modifier(question: str) -> None:
+    """Before: "we merged broke the build" was read as the modifier of "Which branch", so the
+    memory that the branch broke the build was taken for the bridge and put second."""
+    assert parse(question) is None
+
+
+def test_the_answer_kind_is_the_asking_parts() -> None:
+    """Before: "where" in the modifier made "What did she paint …" ask for a place, and "who"
+    in a second question made the first ask for a name."""
+    found = parse("What did Nadia paint in the city where her sister got married?")
+    assert found is not None and found.answer == "any"
+    found = parse("Why did the build fail and who fixed it?")
+    assert found is not None and found.answer == "any"
+    found = parse("Whose tent did Owen take to Cornwall, and what happened to it?")
+    assert found is not None and found.answer == "name"

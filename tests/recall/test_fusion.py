@@ -181,8 +181,11 @@ def test_the_words_lift_only_what_the_meaning_does_not_rule_out() -> None:
     assert lifts == pytest.approx([0.0, 0.2 * full, 0.5 * full, full], abs=1e-5)
     assert fusion.lead(np.array([0.9, 0.2, 0.7])) == pytest.approx(0.2)
     assert fusion.lead(np.array([0.4])) == pytest.approx(0.4) and fusion.lead(np.array([])) == 0.0
-    assert fusion.pair_lead(np.array([0.9, 0.0, 0.7, 0.2])) == pytest.approx(0.7)
+    assert fusion.pair_lead(np.array([0.9, 0.0, 0.88, 0.2])) == pytest.approx(0.7)  # a pair alike
+    assert fusion.pair_lead(np.array([0.9, 0.0, 0.7, 0.2])) == pytest.approx(0.2)  # no pair: over the second
+    assert fusion.pair_lead(np.array([1.0, 0.768, 0.232, 0.232])) == pytest.approx(0.232)
     assert fusion.pair_lead(np.array([0.5, 0.0, 0.5])) == pytest.approx(0.5)  # only two hold any
+    assert fusion.pair_lead(np.array([0.5, 0.0, 0.3])) == pytest.approx(0.2)
     assert fusion.pair_lead(np.array([0.0, 0.0])) == 0.0 and fusion.pair_lead(np.array([])) == 0.0
 
 

@@ -70,3 +70,17 @@ def test_a_plan_every_candidate_speaks_of_moves_nothing(tmp_path: Path) -> None:
             plans.lower(index.db, "When did Kofi move?", slugs, scores) - scores
         ).tolist() == pytest.approx(moved), folder
         index.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "moved to Next.js 14 on 2026-03-18",  # a name, not "next month"
+        "the CLI's --next flag pages on",
+        "the soon-to-be-removed v1 API was deleted",
+    ],
+)
+def test_a_name_or_a_word_that_is_no_plan(text: str) -> None:
+    """Before: each was a plan, so "When was the switch to Next.js?" lowered the switch."""
+    assert not plans.plans(text)
+    assert plans.plans("Next week we ship the new router") and plans.plans("Jess moves in next month")

@@ -67,3 +67,34 @@ def test_the_window_a_season_names(said: str, first: str, last: str) -> None:
 def test_a_season_that_is_no_time_is_no_window() -> None:
     for question in ("Where is the summer house?", "Which winter coat did Kofi buy?"):
         assert when.window(question, dt.date(2025, 2, 1)) is None, question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What port is set in the Spring Boot config?",  # a product named for a season
+        "What's in the spring config?",
+        "What do we do in fall back mode?",
+        "What is in the Spring Cloud gateway?",
+    ],
+)
+def test_a_season_word_before_a_noun_is_no_window(question: str) -> None:
+    """Before: each was read as three months, so recall searched deeper and lifted every
+    memory written in them."""
+    assert when.window(question, dt.date(2026, 12, 6)) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What did we ship in the summer of 0000?", "What happened in March 0000?", "What broke on 3 May 0000?"],
+)
+def test_a_year_no_calendar_holds_is_no_window(question: str) -> None:
+    """Before: ``ValueError: year 0 is out of range`` out of ``when.window`` (recall's traceback)."""
+    assert when.window(question, dt.date(2026, 12, 6)) is None
+
+
+def test_recall_of_a_day_before_year_one_answers_without_a_traceback(visits: Path) -> None:
+    """Before: ``kura recall "What happened in March 0000?"`` ended in a traceback (exit 1)."""
+    for question in ("What happened in March 0000?", "What did Kofi do in the winter of 9999?"):
+        code, found = recall(visits, question)
+        assert code in (0, 2) and "picked" in found, question
