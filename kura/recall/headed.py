@@ -39,7 +39,7 @@ from kura.recall.search import Hit, Results, SearchIndex, query_words
 SPAN = 5  # a list's first-named thing is looked for among this many of the best hits
 NAMED = 0.5  # a hit names a list's first thing when it holds this share of its words, at least
 LINKED = 0.15  # a word held by more than this share of the store links nothing (a speaker's name)
-READ = 4000  # characters of a memory's body read (what a question's words are found in)
+READ = 4_000  # characters of a memory's body read (what a question's words are found in)
 _TEXTS = (
     "SELECT docs.slug, name, description, substr(body, 1, ?) FROM docs "
     "JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.slug IN ({})"
