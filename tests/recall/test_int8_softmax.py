@@ -5,16 +5,14 @@ graph is not the shape that proves it idle."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-import kura.recall.embed as embed_module
 from kura.recall import int8
-from kura.recall.embed import Embedder, session_options
 from kura.recall.int8_softmax import unguarded
+from tests.recall.test_int8_rows import _embedder, _source
 
 SENTENCES = [
     "How do we restore the nightly postgres backup?",
@@ -23,19 +21,6 @@ SENTENCES = [
     "x",
     "Zoë said on 3 March that the landlord's agent, not the landlord, answers about the boiler. " * 8,
 ]
-
-
-def _source() -> Path:
-    path = embed_module._model_path()
-    assert isinstance(path, Path)
-    return path
-
-
-def _embedder(model: bytes, *, quick: bool) -> Embedder:
-    import onnxruntime
-
-    session = onnxruntime.InferenceSession(model, session_options(quick), providers=["CPUExecutionProvider"])
-    return Embedder(session, quick=quick)
 
 
 def _kinds(model: bytes) -> list[str]:
