@@ -32,18 +32,13 @@ import dataclasses
 import math
 import re
 
-from kura.recall import clauses, forms, fusion, hop
+from kura.recall import clauses, forms, fusion, hop, timed
 from kura.recall.clauses import Answer, Clauses
 from kura.recall.search import Hit, Results, SearchIndex, query_words
 
 SPAN = 5  # a list's first-named thing is looked for among this many of the best hits
 NAMED = 0.5  # a hit names a list's first thing when it holds this share of its words, at least
 LINKED = 0.15  # a word held by more than this share of the store links nothing (a speaker's name)
-READ = 4_000  # characters of a memory's body read (what a question's words are found in)
-_TEXTS = (
-    "SELECT docs.slug, name, description, substr(body, 1, ?) FROM docs "
-    "JOIN docs_fts ON docs_fts.rowid = docs.fts WHERE docs.slug IN ({})"
-)
 # words the search keeps that tell no part of a question from another
 _FUNCTION = frozenset(
     "he she him her his hers they their theirs it its one ones has have had having am being get got "
@@ -178,14 +173,12 @@ def _answers(answer: Answer, text: str, asked: set[str]) -> bool:
 
 
 def _read(index: SearchIndex, slugs: list[str]) -> dict[str, Read]:
-    """These memories' indexed text (name, description, the body's first ``READ`` characters)."""
-    marks = ",".join("?" * len(slugs))
-    rows = index.db.execute(_TEXTS.format(marks), (READ, *slugs)).fetchall()
-    out: dict[str, Read] = {}
-    for slug, *parts in rows:
-        text = "\n".join(part or "" for part in parts)
-        out[slug] = Read(slug, text, frozenset(_key(word) for word in query_words(text)))
-    return out
+    """These memories' indexed text (name, description, the body's first ``timed.CAP``
+    characters), each with its words' keys."""
+    return {
+        slug: Read(slug, text, frozenset(_key(word) for word in query_words(text)))
+        for slug, text in timed.texts(index.db, slugs).items()
+    }
 
 
 def _total(index: SearchIndex) -> int:
