@@ -22,15 +22,24 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 
 
+def commit_all(root: Path) -> None:
+    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
+    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+
+
+def committed(root: Path) -> None:
+    """A store of one memory and its index, in a repository of one commit."""
+    write_memory(root, "deploy", "project", "we deploy with the script")
+    (root / "MEMORY.md").write_text("# Index\n\n- [deploy](deploy.md) — we deploy with the script\n")
+    _git(root, "init", "-q")
+    commit_all(root)
+
+
 @pytest.fixture
 def planted(tmp_path: Path) -> tuple[Path, Path]:
     """A store in a repository whose config names an fsmonitor program; the marker it writes."""
     root, marker = tmp_path / "store", tmp_path / "RAN"
-    write_memory(root, "deploy", "project", "we deploy with the script")
-    (root / "MEMORY.md").write_text("# Index\n\n- [deploy](deploy.md) — we deploy with the script\n")
-    _git(root, "init", "-q")
-    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
-    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+    committed(root)
     hook = tmp_path / "monitor.sh"
     hook.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
     hook.chmod(hook.stat().st_mode | stat.S_IEXEC)

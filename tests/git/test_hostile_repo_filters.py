@@ -18,12 +18,9 @@ from pathlib import Path
 
 import pytest
 from conftest import write_memory
+from test_hostile_repo_config import _git, commit_all, committed
 
 READERS = [["weave", "--no-model"], ["prefill"], ["recent"]]
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 
 
 def _program(path: Path, marker: Path) -> str:
@@ -58,11 +55,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _store(tmp_path: Path, kind: str) -> tuple[Path, Path]:
     root, marker = tmp_path / "store", tmp_path / "RAN"
-    write_memory(root, "deploy", "project", "we deploy with the script")
-    (root / "MEMORY.md").write_text("# Index\n\n- [deploy](deploy.md) — we deploy with the script\n")
-    _git(root, "init", "-q")
-    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
-    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+    committed(root)
     (root / ".gitignore").write_text(".kura/\n")
     _plant(root, kind, _program(tmp_path / "run.sh", marker))
     return root, marker
@@ -124,15 +117,13 @@ def _with_submodule(tmp_path: Path) -> tuple[Path, Path]:
     write_memory(sub, "inner", "project", "a memory kept in a submodule")
     (sub / ".gitattributes").write_text("*.md filter=inner\n")
     _git(sub, "init", "-q")
-    _git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
-    _git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+    commit_all(sub)
     write_memory(root, "deploy", "project", "we deploy with the script")
     (root / "MEMORY.md").write_text("# Index\n\n- [deploy](deploy.md) — we deploy with the script\n")
     (root / ".gitignore").write_text(".kura/\n")
     _git(root, "init", "-q")
     _git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
-    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "add", "-A")
-    _git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "first")
+    commit_all(root)
     _git(root / "sub", "config", "filter.inner.clean", _program(tmp_path / "run.sh", marker))
     memory = root / "sub" / "inner.md"
     later = memory.stat().st_mtime_ns + 2_000_000_000

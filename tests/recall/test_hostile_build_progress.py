@@ -79,21 +79,12 @@ def test_a_lock_that_is_a_link_is_replaced_and_the_build_runs(tmp_path: Path) ->
     """A clone can carry ``.kura/index-build.lock`` as a symlink (git keeps links). It was
     opened without following it, so no build could ever start while every recall said one
     was making the vectors; now the link is removed (said on stderr) and the build runs."""
-    from test_index_build import generated
-
     from kura.recall import index_job
 
-    root = tmp_path / "big"
-    root.mkdir()
-    generated(root, 200)
+    root = _big(tmp_path)
     (root / ".kura").mkdir(exist_ok=True)
     (root / ".kura" / "index-build.lock").symlink_to(tmp_path / "elsewhere")
-    (tmp_path / "kura.toml").write_text(f'[stores.big]\npath = "{root}"\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "kura", "recall", "--json", "--no-model", "where is the backup tape kept"],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "KURA_INDEX_BUDGET": "0"}, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = _recall_with_no_budget(tmp_path)
     assert "index-build.lock: is a symlink" in done.stderr
     assert index_job.running(root) or index_job.progress(root) is not None  # started before the recall ended
     deadline = time.monotonic() + 300
@@ -110,22 +101,13 @@ def test_a_lock_that_is_a_folder_is_set_aside_and_the_build_runs(tmp_path: Path)
     it). The lock could not be opened, so no build ever started, and nothing said why: every
     recall of a big store stayed partial. Now the folder is moved aside (said on stderr, its
     file kept) and the build runs."""
-    from test_index_build import generated
-
     from kura.recall import index_job
 
-    root = tmp_path / "big"
-    root.mkdir()
-    generated(root, 200)
+    root = _big(tmp_path)
     planted = root / ".kura" / "index-build.lock"
     planted.mkdir(parents=True)
     (planted / "keep.txt").write_text("a file the clone brought\n")
-    (tmp_path / "kura.toml").write_text(f'[stores.big]\npath = "{root}"\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "kura", "recall", "--json", "--no-model", "where is the backup tape kept"],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "KURA_INDEX_BUDGET": "0"}, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = _recall_with_no_budget(tmp_path)
     assert "index-build.lock: is a folder, not a file" in done.stderr
     deadline = time.monotonic() + 300
     while index_job.running(root) or index_job.progress(root) is None:
@@ -135,3 +117,24 @@ def test_a_lock_that_is_a_folder_is_set_aside_and_the_build_runs(tmp_path: Path)
     assert said is not None and (said.state, said.done) == ("done", 200)
     kept = root / ".kura" / "index-build.lock.damaged" / "keep.txt"
     assert kept.read_text() == "a file the clone brought\n"
+
+
+def _big(tmp_path: Path) -> Path:
+    """A generated store of 200 memories, the one store of ``tmp_path/kura.toml``."""
+    from test_index_build import generated
+
+    root = tmp_path / "big"
+    root.mkdir()
+    generated(root, 200)
+    (tmp_path / "kura.toml").write_text(f'[stores.big]\npath = "{root}"\n')
+    return root
+
+
+def _recall_with_no_budget(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """A real ``kura recall`` in ``tmp_path`` with no time to embed: it leaves the build behind."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "recall", "--json", "--no-model", "where is the backup tape kept"],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "KURA_INDEX_BUDGET": "0"}, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done
