@@ -52,7 +52,6 @@ _NAMED = re.compile(
     rf"(?P<month>{_MONTH})(?![\w-]){_YEAR_AFTER}"
 )
 _YEAR = re.compile(r"\b(?i:in|during|of)\s+(\d{4})\b")
-MIN_YEAR, MAX_YEAR = 1, 9998  # a season's three months fit in a date (winter runs into the next year)
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # first month; three months each
 _SEASON = re.compile(  # a season as a time: not "the Spring Boot config", "fall back mode"
     r"\b(?P<word>in|during|over|this|last|early|late)\s+(?:the\s+)?"
@@ -230,8 +229,6 @@ def _season(question: str, today: dt.date) -> Window | None:
     month = _SEASONS[match["season"].lower()]
     word = match["word"].lower()
     if match["year"]:
-        if not MIN_YEAR <= int(match["year"]) <= MAX_YEAR:
-            return None  # "the summer of 0000": no such days
         first = dt.date(int(match["year"]), month, 1)
     else:
         first = dt.date(today.year, month, 1)
