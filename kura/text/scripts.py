@@ -27,15 +27,17 @@ import functools
 import re
 import unicodedata
 
-# Han (with 々 and the compatibility block), kana (with ー and half-width forms), hangul.
-# Compiled on first use: the class's wide ranges take ~7 ms to compile, which every process
-# importing this module (a prompt hook's prefill among them) paid even with no CJK to read.
-_CJK_CLASS = (
-    "[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
-    "\uff66-\uff9f]"
-)
 _RUN = re.compile(r"\w+")
 _HAN, _KANA, _HIRA, _HANGUL, _OTHER = "han", "kana", "hira", "hangul", ""
+_RANGES = {  # what ``script`` reads, as character classes
+    _HIRA: "\u3040-\u309f",
+    _KANA: "\u30a0-\u30ff\uff66-\uff9f",  # with ー and the half-width forms
+    _HANGUL: "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f",
+    _HAN: "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3005",  # with 々 and the compatibility block
+}
+# Compiled on first use: the class's wide ranges take ~7 ms to compile, which every process
+# importing this module (a prompt hook's prefill among them) paid even with no CJK to read.
+_CJK_CLASS = f"[{''.join(_RANGES.values())}]"
 # Function words of the spaced languages (es, fr, de, pt, ru) that hold a letter outside
 # ASCII: what ``spaced_words`` and the trimmer leave out (ASCII words have their own rules).
 STOP = frozenset(
@@ -102,14 +104,6 @@ def pieces(run: str) -> list[str]:
             out.append(chunk)
         before = kind
     return out
-
-
-_RANGES = {  # what ``script`` reads, as character classes
-    _HIRA: "\u3040-\u309f",
-    _KANA: "\u30a0-\u30ff\uff66-\uff9f",
-    _HANGUL: "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f",
-    _HAN: "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3005",
-}
 
 
 _KINDS = {**{kind: kind for kind in _RANGES}, "other": _OTHER}  # a group's name -> ``script``'s answer
