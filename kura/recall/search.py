@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import asked, asking, forms, fusion, headline, index_build, vectors, word_index
+from kura.recall import asked, asking, asks, forms, fusion, headline, index_build, vectors, word_index
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -348,7 +348,9 @@ class SearchIndex:
                 question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
             )
             texts = [question] if narrow is None else [question, narrow]
-            queries = questions(asking.side(self.embedder), texts)  # one thread: ``kura.recall.asking``
+            asks_of = asks.split(question)  # a question of several asks: each embedded too
+            queries = questions(asking.side(self.embedder), [*texts, *asks_of])  # one thread: ``asking``
+            queries, parts = queries[: len(texts)], queries[len(texts) :]
             self._asked.pop(question, None)  # newest last; the oldest goes past ASKED
             self._asked[question] = queries[0]
             if len(self._asked) > ASKED:
@@ -366,6 +368,8 @@ class SearchIndex:
         holders = [matrix.rows(ids) for ids in rows]
         bonus = fusion.share(holders, len(matrix.slugs))
         meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])
+        if len(parts):
+            meaning = self._asks(matrix, meaning, parts)
         scores = asked.lift(self.db, question, matrix.slugs, fusion.fuse(meaning, cosines, holders))
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
@@ -376,6 +380,13 @@ class SearchIndex:
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
         partial = coverage if coverage.indexed < coverage.memories else None
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
+
+    def _asks(self, matrix: vectors.Matrix, meaning: np.ndarray, parts: np.ndarray) -> np.ndarray:
+        """``meaning`` lifted for the memories that answer every part (``kura.recall.asks``)."""
+        rows = asks.candidates(meaning)
+        cosines = matrix.cosines_at(rows, parts.T)
+        cosines = headline.lift(self.db, self._model_id(), [matrix.slugs[i] for i in rows], cosines, parts)
+        return asks.lift(meaning, rows, cosines)
 
     def matrix(self) -> vectors.Matrix:
         """Every memory's vector, one row each (what a search reads; the second hop's rows)."""
