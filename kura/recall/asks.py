@@ -25,9 +25,10 @@ question's cosine at every weight; a weight of 0.5 or more let a part that is a 
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import TYPE_CHECKING
 
-from kura.recall import clauses
+from kura.recall import clauses, headline, vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,3 +74,15 @@ def lift(meaning: np.ndarray, rows: np.ndarray, parts: np.ndarray) -> np.ndarray
     lifted = meaning.copy()
     lifted[rows] += WEIGHT * parts.min(axis=1)
     return lifted
+
+
+def lifted(
+    db: sqlite3.Connection, model_id: str, matrix: vectors.Matrix, meaning: np.ndarray, parts: np.ndarray
+) -> np.ndarray:
+    """``meaning`` lifted for the memories that answer every part: ``parts`` are the parts'
+    vectors, read against ``candidates`` only, each lifted towards its headline's as the
+    whole question is (``kura.recall.headline``)."""
+    rows = candidates(meaning)
+    cosines = matrix.cosines_at(rows, parts.T)
+    cosines = headline.lift(db, model_id, [matrix.slugs[i] for i in rows], cosines, parts)
+    return lift(meaning, rows, cosines)

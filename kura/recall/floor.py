@@ -134,7 +134,7 @@ def stands_out(index: SearchIndex, question: str, first: Results) -> bool:
     out by the question's rare words. True when the store has no calibration, no hit has a
     cosine, or the best is a long note (the bar was measured on question-sized memories)."""
     cosines = [h for h in first.hits if h.cosine is not None]
-    if not cosines:
+    if not cosines or first.hits[0].named:  # an id the question names: it is asked about
         return True
     best = max(cosines, key=lambda h: h.cosine or 0.0)
     found = calibration(index)

@@ -73,6 +73,7 @@ SMALL = 0.7  # ... or this share of the IDF of a word held by one memory, when t
 BASE, TRUST = 0.05, 0.8  # the words' weight: BASE + TRUST × the best rare-word share's lead
 PAIR = 2  # the words' lead is over the third best share (``pair_lead``), not the second
 ALIKE = 0.05  # shares this close hold the question's rare words alike (``pair_lead``)
+IDENT = 0.3  # added for holding the rare identifiers a question names (``kura.recall.identifiers``)
 NEAR = (0.22, 0.27)  # cosines from no lift by the words to all of it (0.27: recall's floor)
 
 
@@ -81,17 +82,20 @@ def idf(held: int, total: int) -> float:
     return max(math.log((total + 1) / (held + 0.5)), 0.0)
 
 
-def share(holders: Sequence[np.ndarray], total: int, *, rare: float = 0.0) -> np.ndarray:
+def share(
+    holders: Sequence[np.ndarray], total: int, *, rare: float = 0.0, only: Sequence[bool] | None = None
+) -> np.ndarray:
     """Per memory: the IDF-weighted share of the question's words it holds. ``holders``: per
     question word, the rows of the memories holding it. ``rare``: each word weighs its IDF
-    less this, and a word no rarer counts for nothing (0: every word at its IDF)."""
+    less this, and a word no rarer counts for nothing (0: every word at its IDF). ``only``:
+    per word, whether it is counted (the share of those words in all of them)."""
     import numpy as np
 
     out = np.zeros(total, dtype=np.float32)
     found = [(max(idf(len(rows), total) - rare, 0.0), rows) for rows in holders]
     whole = sum(weight for weight, _ in found) or 1.0
-    for weight, rows in found:
-        if weight > 0 and len(rows):
+    for at, (weight, rows) in enumerate(found):
+        if weight > 0 and len(rows) and (only is None or only[at]):
             out[rows] += weight / whole
     return out
 
@@ -142,14 +146,24 @@ def words_weight(rare_share: np.ndarray, *, over: int = 1) -> float:
     return BASE + TRUST * (lead(rare_share) if over == 1 else pair_lead(rare_share))
 
 
-def fuse(dense: np.ndarray, cosines: np.ndarray, holders: Sequence[np.ndarray]) -> np.ndarray:
+def fuse(
+    dense: np.ndarray, cosines: np.ndarray, holders: Sequence[np.ndarray], *, exact: Sequence[bool] = ()
+) -> np.ndarray:
     """Per memory: the fused score, ``dense`` (``meaning``) plus the rare words' share at this
-    question's weight, as far as the memory's cosine (the question as asked) is ``near``.
-    ``holders`` as for ``share``, rows of ``dense``."""
-    rare_share = share(holders, len(dense), rare=rare_above(len(dense)))
+    question's weight, as far as the memory's cosine (the question as asked) is ``near``. The
+    words ``exact`` marks (identifiers: ``kura.recall.identifiers``) lift whatever the cosine,
+    and their own share among themselves adds ``IDENT``. ``holders`` as for ``share``, rows
+    of ``dense``."""
+    rare = rare_above(len(dense))
+    rare_share = share(holders, len(dense), rare=rare)
     weight = words_weight(rare_share, over=PAIR)
-    fused: np.ndarray = dense + weight * rare_share * near(cosines)
-    return fused
+    if not any(exact):
+        fused: np.ndarray = dense + weight * rare_share * near(cosines)
+        return fused
+    sure = share(holders, len(dense), rare=rare, only=exact)
+    named = share([rows for rows, ident in zip(holders, exact, strict=True) if ident], len(dense), rare=rare)
+    lifted: np.ndarray = dense + weight * ((rare_share - sure) * near(cosines) + sure) + IDENT * named
+    return lifted
 
 
 def near(cosines: np.ndarray) -> np.ndarray:

@@ -83,8 +83,9 @@ import weakref
 from typing import TYPE_CHECKING
 
 from kura.recall import fusion
-from kura.recall.search import Hit, Results, SearchIndex, query_words, quote
+from kura.recall.search import Hit, Results, SearchIndex, query_words
 from kura.recall.vectors import Matrix
+from kura.recall.word_rows import quote
 
 if TYPE_CHECKING:
     import numpy as np
@@ -140,7 +141,8 @@ def second_hop(index: SearchIndex, question: str, first: Results, k: int, *, lea
         known = scores.get(hit.slug)
         if known is None or hit.score > known.score:  # a known hit keeps its cosine: the floor reads it
             cosine = known.cosine if known is not None else min(hit.cosine or 0.0, lead.cosine)
-            scores[hit.slug] = Hit(hit.slug, hit.score, cosine, hit.lexical)
+            named = known is not None and known.named
+            scores[hit.slug] = Hit(hit.slug, hit.score, cosine, hit.lexical, named or hit.named)
     rest = sorted((h for h in scores.values() if h.slug != lead.slug), key=lambda h: (-h.score, h.slug))
     return dataclasses.replace(first, hits=(lead, *rest[: k - 1]))
 

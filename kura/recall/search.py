@@ -33,7 +33,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import asked, asking, asks, forms, fusion, headline, index_build, vectors, word_index
+from kura.recall import (
+    asked,
+    asking,
+    asks,
+    forms,
+    fusion,
+    headline,
+    identifiers,
+    index_build,
+    vectors,
+    word_index,
+)
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
@@ -41,7 +52,7 @@ from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
-from kura.recall.word_rows import WordRows
+from kura.recall.word_rows import WordRows, quote
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -89,6 +100,7 @@ class Hit:
     score: float
     cosine: float | None
     lexical: float
+    named: bool = False  # holds an identifier the question names (``kura.recall.identifiers``)
 
 
 Searched = Literal["embedded", "lexical"]  # how a search answered: dense + lexical, or lexical only
@@ -344,9 +356,7 @@ class SearchIndex:
             if not coverage.memories:
                 return Results((), "embedded")
             rows = forms.rows(self.word_rows, words)  # an irregular verb in any of its forms
-            narrow = focused(
-                question, {w: len(ids) for w, ids in zip(words, rows, strict=True)}, coverage.memories
-            )
+            narrow = focused(question, dict(zip(words, map(len, rows), strict=True)), coverage.memories)
             texts = [question] if narrow is None else [question, narrow]
             asks_of = asks.split(question)  # a question of several asks: each embedded too
             queries = questions(asking.side(self.embedder), [*texts, *asks_of])  # one thread: ``asking``
@@ -365,28 +375,24 @@ class SearchIndex:
             return Results(self._bm25(words, k), "lexical", str(err))
         both = headline.lift(self.db, self._model_id(), matrix.slugs, both, queries)
         cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
-        holders = [matrix.rows(ids) for ids in rows]
+        said = identifiers.join(question, words, rows, self._words.rows)  # "INC-231" one word, not two
+        holders = [matrix.rows(ids) for ids in said.rows]
         bonus = fusion.share(holders, len(matrix.slugs))
         meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])
         if len(parts):
-            meaning = self._asks(matrix, meaning, parts)
-        scores = asked.lift(self.db, question, matrix.slugs, fusion.fuse(meaning, cosines, holders))
+            meaning = asks.lifted(self.db, self._model_id(), matrix, meaning, parts)
+        fused = fusion.fuse(meaning, cosines, holders, exact=said.exact)
+        scores = asked.lift(self.db, question, matrix.slugs, fused)
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
         slugs = matrix.slugs
-        hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i])) for i in best]
+        named = identifiers.naming(said, holders, len(slugs))
+        hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i]), named[i]) for i in best]
         if coverage.indexed < coverage.memories:  # the rest by their words until they have vectors
             hits += self._unembedded(words, k, total=coverage.memories)
         hits.sort(key=lambda hit: (-hit.score, hit.slug))
         partial = coverage if coverage.indexed < coverage.memories else None
         return Results(tuple(newest_first(self.store, hits)[:k]), "embedded", partial=partial)
-
-    def _asks(self, matrix: vectors.Matrix, meaning: np.ndarray, parts: np.ndarray) -> np.ndarray:
-        """``meaning`` lifted for the memories that answer every part (``kura.recall.asks``)."""
-        rows = asks.candidates(meaning)
-        cosines = matrix.cosines_at(rows, parts.T)
-        cosines = headline.lift(self.db, self._model_id(), [matrix.slugs[i] for i in rows], cosines, parts)
-        return asks.lift(meaning, rows, cosines)
 
     def matrix(self) -> vectors.Matrix:
         """Every memory's vector, one row each (what a search reads; the second hop's rows)."""
@@ -463,11 +469,6 @@ def query_words(question: str) -> list[str]:
         if word not in _STOP and (len(word) > 1 or word.isdigit() or scripts.has_cjk(word)):
             seen.setdefault(word, None)
     return list(seen)
-
-
-def quote(word: str) -> str:
-    """A word as an FTS5 string literal: never operators, never syntax errors."""
-    return '"' + word.replace('"', '""') + '"'
 
 
 remote_embedder = configured  # the configured embedder: an endpoint or a model folder (None: built-in)

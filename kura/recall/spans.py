@@ -33,7 +33,8 @@ from typing import Any
 
 from kura.errors import StoreError
 from kura.files.finding import Finding
-from kura.recall.search import query_words, quote
+from kura.recall.search import query_words
+from kura.recall.word_rows import quote
 from kura.store import state as st
 from kura.store.store import Store
 from kura.text.claim_match import words

@@ -24,6 +24,12 @@ _ROWIDS = "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH ?"
 _GENERATION = "SELECT value FROM kv WHERE key = 'generation'"
 
 
+def quote(word: str) -> str:
+    """A word as an FTS5 string literal: never operators, never syntax errors (several words
+    in one literal are a phrase)."""
+    return '"' + word.replace('"', '""') + '"'
+
+
 class WordRows:
     """Per word, the full-text row ids of the memories that hold it, for one index."""
 

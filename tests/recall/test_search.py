@@ -9,7 +9,8 @@ import pytest
 from conftest import write_memory
 
 from kura.recall.embed import Unavailable
-from kura.recall.search import SearchIndex, query_words, quote
+from kura.recall.search import SearchIndex, query_words
+from kura.recall.word_rows import quote
 from kura.store.store import Store
 
 

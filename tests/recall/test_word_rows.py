@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from kura.recall import forms
-from kura.recall.search import SearchIndex, query_words, quote
+from kura.recall.search import SearchIndex, query_words
+from kura.recall.word_rows import quote
 from kura.store.store import Store
 
 QUESTIONS = ("how do I run the tests?", "where do nightly database dumps go", "who runs the nightly tests")

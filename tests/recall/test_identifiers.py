@@ -1,0 +1,147 @@
+"""An identifier in a question is one word, and the memories naming it are evidence
+whatever the meaning says (kura.recall.identifiers): the reader, the join, the lift, and
+real ``kura recall`` processes on a small store of its own: incidents, regions, flags and
+profiles. Before, "What happened in INC-318?" picked every incident (the others share "INC"
+and its meaning), a question naming a region was refused (its one memory is far from it in
+meaning), and a flag's name led to a memory that only mentions the flow, not where flags
+are configured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_converse import embedded, recall
+
+from kura.recall import fusion, identifiers
+
+MEMORIES = {
+    "inc-302-cert-expiry": (
+        "INC-302 expired certificate",
+        "INC-302 (2026-02-03): the wildcard TLS certificate expired and the API returned errors for 40 minutes",
+        "The wildcard certificate was renewed by hand; renewals are now automated with cert-manager.",
+    ),
+    "inc-318-queue-backlog": (
+        "INC-318 queue backlog",
+        "INC-318 (2026-03-11): a stuck consumer let the invoice queue grow to 90,000 messages",
+        "A consumer deadlocked on a database lock. We added an alert on queue depth and a consumer watchdog.",
+    ),
+    "inc-325-login-outage": (
+        "INC-325 login outage",
+        "INC-325 (2026-04-20): logins failed for an hour after an identity provider change",
+        "An expired client secret at the identity provider blocked every login until it was rotated.",
+    ),
+    "invoice-worker": (
+        "Invoice worker",
+        "The invoice worker consumes the invoice queue and renders PDFs",
+        "It runs as three replicas. Since [[inc-318-queue-backlog]] it has a watchdog.",
+    ),
+    "queue-alerts": (
+        "Queue alerts",
+        "Queue depth alerts page the on-call engineer above 5,000 messages",
+        "Thresholds were set after [[inc-318-queue-backlog]].",
+    ),
+    "customer-lindqvist": (
+        "Lindqvist Logistics",
+        "Lindqvist Logistics is our largest customer; their tenant runs in europe-north1 for data residency",
+        "They signed a three-year contract. Their account owner is Maja.",
+    ),
+    "customer-oakridge": (
+        "Oakridge Health",
+        "Oakridge Health needs audit logs kept for seven years",
+        "They asked for quarterly access reviews. Their account owner is Tom.",
+    ),
+    "flags-service": (
+        "Feature flags",
+        "Flags live in the flag service; names take the team prefix, like billing.dunning_v2",
+        "Every flag has an owner and a removal date.",
+    ),
+    "dunning-emails": (
+        "Dunning emails",
+        "Failed card payments trigger three reminder emails over ten days before an account is paused",
+        "The reminder copy was rewritten in March; the new dunning_v2 flow sends the first email sooner.",
+    ),
+    "deploy-pipeline": (
+        "Deploy pipeline",
+        "Merges to main build an image and deploy to production through the pipeline within ten minutes",
+        "Rollbacks redeploy the previous image tag.",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What happened in INC-318?", ["inc-318"]),
+        ("Who is hosted in europe-north1?", ["europe-north1"]),
+        ("Where is billing.dunning_v2 configured?", ["billing.dunning_v2"]),
+        ("Do we run k8s or ec2 for it?", ["k8s", "ec2"]),
+        ("What is in apps/api/values.yaml?", ["apps/api/values.yaml"]),
+        ("What do I need --profile tally-payments for?", ["tally-payments"]),  # after an option: a name
+        ("What is `drop-offs`?", ["drop-offs"]),  # quoted: a name
+        ("In what order are the drop-offs done?", []),  # a hyphen alone joins English words
+        ("How fast was the 10k at 3pm on the 5th?", []),  # amounts, times, ordinals
+        ("Is Python 3.11 newer than 3.12? At 12:30?", []),  # numbers
+    ],
+)
+def test_what_is_written_as_an_identifier(question: str, expected: list[str]) -> None:
+    assert identifiers.found(question) == expected
+
+
+def _lookup(table: dict[str, list[int]]) -> identifiers.Lookup:
+    return lambda queries: [np.asarray(table.get(query, []), dtype=np.int64) for query in queries]
+
+
+def test_an_identifier_some_memory_names_stands_for_its_parts() -> None:
+    words, rows = ["happened", "inc", "318"], [np.array([]), np.array([1, 2, 3]), np.array([2, 4, 5])]
+    table = {'"inc-318"': [2, 4, 5], identifiers.NAMED + '"inc-318"': [2]}
+    said = identifiers.join("What happened in INC-318?", words, rows, _lookup(table))
+    assert said.words == ["happened", "inc-318"]
+    assert said.rows[1].tolist() == [2]  # the memory naming it in its headline, not the two linking to it
+    assert said.exact == [False, True]
+
+
+def test_a_part_also_asked_on_its_own_stays_and_an_unknown_id_changes_nothing() -> None:
+    words, rows = ["inc", "318", "incidents"], [np.array([1, 2]), np.array([2]), np.array([7])]
+    said = identifiers.join("INC-318 and other inc incidents?", words, rows, _lookup({'"inc-318"': [2]}))
+    assert said.words == ["inc", "incidents", "inc-318"] and said.exact == [False, False, True]
+    unknown = identifiers.join("What happened in INC-999?", words, rows, _lookup({}))
+    assert unknown.words == words and unknown.exact == [False, False, False]
+
+
+def test_a_memory_naming_the_id_rises_however_far_its_meaning() -> None:
+    dense = np.array([0.40, 0.15, 0.30], dtype=np.float32)  # the id's memory is far in meaning
+    holders = [np.array([1])]
+    plain = fusion.fuse(dense, dense, holders)
+    exact = fusion.fuse(dense, dense, holders, exact=[True])
+    assert int(np.argmax(plain)) == 0  # as an ordinary rare word, the low cosine holds it back
+    assert int(np.argmax(exact)) == 1
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    root = tmp_path_factory.mktemp("identifiers") / "store"
+    root.mkdir()
+    lines = []
+    for slug, (name, description, body) in MEMORIES.items():
+        text = f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
+        (root / f"{slug}.md").write_text(text, encoding="utf-8")
+        lines.append(f"- [{name}]({slug}.md) — {description}")
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return embedded(root, user_cache)
+
+
+@pytest.mark.parametrize(
+    ("question", "picked"),
+    [
+        ("What happened in INC-318?", ["inc-318-queue-backlog"]),  # before: all three incidents
+        ("Who is hosted in europe-north1?", ["customer-lindqvist"]),  # before: refused
+        ("Where is billing.dunning_v2 configured?", ["flags-service", "dunning-emails"]),  # before: reversed
+    ],
+)
+def test_the_memory_naming_the_id_is_recalled_first(store: Path, question: str, picked: list[str]) -> None:
+    code, found = recall(store, question, "--explain")
+    assert code == 0, found
+    assert found["explain"][0]["slug"] == picked[0], found["explain"][:3]
+    assert [p["slug"] for p in found["picked"]] == picked
