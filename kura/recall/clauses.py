@@ -76,11 +76,11 @@ class Clauses:
 
 def parse(question: str) -> Clauses | None:
     """``question``'s two parts, or ``None`` when it has one (or is not English these rules read)."""
-    if not one_line(question):
+    if "\n" in question.strip() or _SENTENCE.search(question):
         return None  # a prompt or a task, not one question: its parts are not these
     tokens = _TOKEN.findall(question.strip())
     lowered = [token.lower() for token in tokens]
-    if not (_WH & set(lowered)):
+    if not tokens or len(tokens) > LONGEST or not (_WH & set(lowered)):
         return None
     for rule in (_colon, _two_questions, _comparison, _relative, _bare, _possessive_of, _listed):
         found = rule(tokens, lowered)
@@ -93,14 +93,6 @@ def parse(question: str) -> Clauses | None:
             asking = first if _WH & {token.lower() for token in first} else tokens
             return Clauses(kind, " ".join(first), " ".join(second), answer_of(" ".join(asking)))
     return None
-
-
-def one_line(question: str) -> bool:
-    """Whether ``question`` is one line these rules read: not a prompt or a task of several
-    sentences or lines (a host's prompt hook recalls with one), nor longer than ``LONGEST``."""
-    if "\n" in question.strip() or _SENTENCE.search(question):
-        return False
-    return 0 < len(_TOKEN.findall(question.strip())) <= LONGEST
 
 
 def answer_of(question: str) -> Answer:

@@ -36,7 +36,6 @@ from kura.files.slugs import file_stats, identity, stamp_files
 from kura.recall import (
     asked,
     asking,
-    asks,
     forms,
     fusion,
     headline,
@@ -358,9 +357,7 @@ class SearchIndex:
             rows = forms.rows(self.word_rows, words)  # an irregular verb in any of its forms
             narrow = focused(question, dict(zip(words, map(len, rows), strict=True)), coverage.memories)
             texts = [question] if narrow is None else [question, narrow]
-            asks_of = asks.split(question)  # a question of several asks: each embedded too
-            queries = questions(asking.side(self.embedder), [*texts, *asks_of])  # one thread: ``asking``
-            queries, parts = queries[: len(texts)], queries[len(texts) :]
+            queries = questions(asking.side(self.embedder), texts)  # one thread: ``kura.recall.asking``
             self._asked.pop(question, None)  # newest last; the oldest goes past ASKED
             self._asked[question] = queries[0]
             if len(self._asked) > ASKED:
@@ -379,8 +376,6 @@ class SearchIndex:
         holders = [matrix.rows(ids) for ids in said.rows]
         bonus = fusion.share(holders, len(matrix.slugs))
         meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])
-        if len(parts):
-            meaning = asks.lifted(self.db, self._model_id(), matrix, meaning, parts)
         fused = fusion.fuse(meaning, cosines, holders, exact=said.exact)
         scores = asked.lift(self.db, question, matrix.slugs, fused)
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug

@@ -49,13 +49,6 @@ class Matrix:
             out[start : start + CHUNK] = products(self.half[start : start + CHUNK].astype(np.float32), query)
         return out
 
-    def cosines_at(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """``cosines`` of these rows only (rows, n): a few hundred of 20,000 read, not all."""
-        import numpy as np
-
-        picked = self.full[rows] if self.full is not None else self.half[rows].astype(np.float32)
-        return products(picked, query)
-
     def rows(self, fts_ids: np.ndarray) -> np.ndarray:
         """Matrix rows of these full-text row ids (ids without a vector are left out)."""
         import numpy as np
