@@ -44,6 +44,7 @@ _SURE = re.compile(r"\d|[./:_]")  # a digit or a join no English word has: not "
 _NAMED_HERE = re.compile(r"(?:--[\w-]+[ =]|[`'\"])$")  # "--profile X", "`X`": a name, whatever X is
 _PART = re.compile(r"[^\W_]+|\w+")  # an identifier's parts, as either word reader splits it
 MOST = 8  # identifiers looked up in one question: a pasted log line is not a question
+LONGEST = 100  # characters: a longer run is a blob or a path dump, not a name asked for
 NAMED = "{name description} : "  # the memories that name an identifier in their headline
 
 
@@ -64,11 +65,15 @@ def found(question: str) -> list[str]:
     seen: dict[str, None] = {}
     for match in IDENTIFIER.finditer(question):
         ident = match.group().lower()
-        if ident.replace(".", "").replace(":", "").isdigit():
+        if len(ident) > LONGEST or ident.replace(".", "").replace(":", "").isdigit():
             continue
-        if _SURE.search(ident) or _NAMED_HERE.search(question, 0, match.start()):
+        if _SURE.search(ident) or _NAMED_HERE.search(
+            question, max(match.start() - LONGEST, 0), match.start()
+        ):
             seen.setdefault(ident, None)
-    return list(seen)[:MOST]
+            if len(seen) == MOST:
+                break
+    return list(seen)
 
 
 Lookup = Callable[[list[str]], list["np.ndarray"]]  # FTS5 queries -> the rows matching each
