@@ -216,7 +216,9 @@ def _show(found: Recall, joint: Joint | None, picks: tuple[tuple[str, Pick], ...
     walked = [slug if store == found.store else f"{slug} [{store}]" for store, slug in _walked(found, joint)]
     also = f"; walked: {', '.join(walked)}" if walked else ""
     when = "" if found.at is None else f" as of {found.at.isoformat()}"
-    out(f"recall{when} ({how}): {shown or 'nothing bears on this'}{also}\n")
+    hint = "" if found.explain else " (--explain lists the nearest and their scores)"
+    nothing = f"nothing bears on this{hint}"
+    out(f"recall{when} ({how}): {shown or nothing}{also}\n")
     if reason and not degraded:
         sys.stderr.write(f"kura: {redact(reason)[0]}\n")
     for recalled in (found, joint.second) if joint is not None else (found,):
