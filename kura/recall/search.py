@@ -303,13 +303,14 @@ class SearchIndex:
     def status(self) -> dict[str, Any]:
         """What the index holds and how it will search."""
         memories = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+        status = {"memories": memories, "vectors": 0, "headlines": 0, "how": "lexical", "reason": ""}
         if isinstance(self.embedder, Unavailable):
-            return {"memories": memories, "vectors": 0, "how": "lexical", "reason": self.embedder.reason}
+            return {**status, "reason": self.embedder.reason}
+        model = self.embedder.model_id
         vectors = self.db.execute(
-            "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ?",
-            (self.embedder.model_id,),
+            "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ?", (model,)
         ).fetchone()[0]
-        return {"memories": memories, "vectors": vectors, "how": "embedded", "reason": ""}
+        return {**status, "vectors": vectors, "headlines": headline.made(self.db, model), "how": "embedded"}
 
     def unread(self) -> tuple[str, ...]:
         """Why each memory indexed without a byte of it read cannot be found (a file over
