@@ -41,7 +41,7 @@ from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
-from kura.recall.word_rows import WordRows
+from kura.recall.word_rows import QUESTION_WORDS, WordRows
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -332,7 +332,7 @@ class SearchIndex:
         """The ``k`` best memories for ``question``, best first."""
         import numpy as np
 
-        words = query_words(question)
+        words = query_words(question)[:QUESTION_WORDS]  # a pasted log: its first words, as the model reads
         if isinstance(self.embedder, Unavailable):
             return Results(self._bm25(words, k), "lexical", self.embedder.reason)
         if told := unreadable(question, self.embedder):  # a script the embedder cannot read
