@@ -106,21 +106,30 @@ def index_(
     bar = ProgressLine(least=1)
     index = core(lambda: SearchIndex(store, embedder=remote_embedder(config.embedder_for(sc))))
     try:
-        before = core(index.status)["vectors"]
+        before = core(index.status)
         changed = core(lambda: index.update(progress=bar))
         status = index.status()
     finally:
         bar.close()
         index.close()
-    embedded = max(status["vectors"] - before, 0)
+    embedded = max(status["vectors"] - before["vectors"], 0)
+    made = max(status["headlines"] - before["headlines"], 0)
     if as_json:
-        print_json({"store": store.name, "changed": changed, "embedded": embedded, **status})
+        print_json({"store": store.name, "changed": changed, "embedded": embedded, "headlines_made": made,
+                    **status})  # fmt: skip
     else:
-        dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
-        say(f"{store.name}: {changed} memories indexed, {embedded} embedded; {status['memories']} in the "
-            f"index, {status['vectors']} with vectors, search {dense}")  # fmt: skip
-    if not changed and not embedded:
+        say(_indexed(store.name, changed, embedded, made, status))
+    if not changed and not embedded and not made:
         raise typer.Exit(2)
+
+
+def _indexed(name: str, changed: int, embedded: int, made: int, status: dict[str, Any]) -> str:
+    """What ``kura index`` did, in one line: headline vectors are said only when some were made
+    (an index an older kura made has every memory's vector and no headline)."""
+    headlines = f", {made} headline vectors made (name and description on their own)" if made else ""
+    dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
+    return (f"{name}: {changed} memories indexed, {embedded} embedded{headlines}; {status['memories']} in "
+            f"the index, {status['vectors']} with vectors, search {dense}")  # fmt: skip
 
 
 @app.command()

@@ -37,6 +37,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from kura.errors import StoreError
+from kura.files.folder_walk import open_below, open_top
 
 STATE_DIR = ".kura"
 INDEX_NAME = "MEMORY.md"
@@ -286,51 +287,81 @@ def _scan(root: Path, *, with_stats: bool) -> Iterator[tuple[str, str, Ident | N
         yield from ((rel, "link" if link else "file", ident) for rel, ident, link in _stat_walk(root))
         return
     stack = [""]
-    while stack:
-        prefix = stack.pop()
-        try:
-            entries = list(os.scandir(root / prefix if prefix else root))
-        except OSError:
+    for prefix, fd in _folders(root, stack):
+        listed = None if fd is None else _listed(fd, prefix, stack)
+        if listed is None:
             yield prefix, "unreadable", None
             continue
-        for entry in entries:
-            name = entry.name
-            if name[:1] in "._":
-                continue
-            rel = f"{prefix}/{name}" if prefix else name
-            if entry.is_dir(follow_symlinks=False):
-                if prefix or name.lower() != THREADS_DIR:  # threads/ holds no memories
-                    stack.append(rel)
-                continue
-            if not name.endswith(".md"):
-                continue
-            link = entry.is_symlink()
-            special = not link and not entry.is_file(follow_symlinks=False)  # a FIFO, socket, device
-            yield rel, ("link" if link else "special" if special else "file"), None
+        yield from ((rel, kind, None) for rel, kind in listed)
 
 
-_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+def _folders(root: Path, stack: list[str]) -> Iterator[tuple[str, int | None]]:
+    """Each folder taken off ``stack`` (the caller pushes the subfolders of the one it holds)
+    as (its path, an open descriptor), or (its path, None) when it cannot be read. Opened from
+    the store's folder a part at a time, never through a link (``open_below``): a folder
+    swapped for a link since its parent was listed is not entered. Each descriptor is closed
+    when the caller asks for the next folder."""
+    try:
+        top = open_top(root)
+    except OSError:
+        yield "", None
+        return
+    try:
+        while stack:
+            prefix = stack.pop()
+            try:
+                fd = open_below(top, prefix) if prefix else top
+            except OSError:
+                yield prefix, None
+                continue
+            if fd is None:
+                continue
+            try:
+                yield prefix, fd
+            finally:
+                if fd != top:
+                    os.close(fd)
+    finally:
+        os.close(top)
+
+
+def _listed(fd: int, prefix: str, stack: list[str]) -> list[tuple[str, str]] | None:
+    """The ``*.md`` names of the open folder ``fd`` with their kind (None when it cannot be
+    read); its subfolders pushed on ``stack``. Read while ``fd`` is open: a name's kind may
+    need a look relative to it."""
+    try:
+        entries = list(os.scandir(fd))
+    except OSError:
+        return None
+    found: list[tuple[str, str]] = []
+    for entry in entries:
+        name = entry.name
+        if name[:1] in "._":
+            continue
+        rel = f"{prefix}/{name}" if prefix else name
+        if entry.is_dir(follow_symlinks=False):
+            if prefix or name.lower() != THREADS_DIR:  # threads/ holds no memories
+                stack.append(rel)
+            continue
+        if not name.endswith(".md"):
+            continue
+        link = entry.is_symlink()
+        special = not link and not entry.is_file(follow_symlinks=False)  # a FIFO, socket, device
+        found.append((rel, "link" if link else "special" if special else "file"))
+    return found
 
 
 def _stat_walk(root: Path) -> Stats:
-    """``file_stats`` unsorted: every folder opened once, and each of its names
-    looked at relative to it (``stat`` with ``dir_fd``), not through the whole path again —
-    at 20,000 memories that path lookup was a third of the walk. A link is identified by
-    what it points at; a dangling one, a FIFO, socket or device is left out, and so is a
-    folder that cannot be read. Subfolders are opened without following a link."""
+    """``file_stats`` unsorted: every folder opened once (``_folders``: never through a
+    link), and each of its names looked at relative to it (``stat`` with ``dir_fd``), not
+    through the whole path again — at 20,000 memories that path lookup was a third of the
+    walk. A link is identified by what it points at; a dangling one, a FIFO, socket or device
+    is left out, and so is a folder that cannot be read."""
     stats: Stats = []
     stack = [""]
-    while stack:
-        prefix = stack.pop()
-        flags = _FOLDER | (os.O_NOFOLLOW if prefix else 0)
-        try:
-            fd = os.open(os.path.join(root, prefix) if prefix else root, flags)
-        except OSError:
-            continue
-        try:
+    for prefix, fd in _folders(root, stack):
+        if fd is not None:
             stats += _stat_folder(fd, prefix, stack)
-        finally:
-            os.close(fd)
     return stats
 
 

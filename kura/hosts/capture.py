@@ -45,7 +45,7 @@ from typing import Any, Literal
 from kura import config as cfg
 from kura.errors import InvalidRequest, KuraError
 from kura.hosts import host_journals as hj
-from kura.store.state import clear, folder
+from kura.store.state import clear, folder, folder_aside
 
 Event = Literal["Stop", "SessionEnd", "PreCompact", "SubagentStop"]
 EVENTS: tuple[Event, ...] = ("Stop", "SessionEnd", "PreCompact", "SubagentStop")
@@ -135,8 +135,9 @@ def fire(firing: Firing, *, selector: str | None = None) -> Fired:
 
 def start(state: Path, store_root: Path, cwd: Path) -> bool:
     """Mark "run again", then start a worker unless one holds the lock; True when started."""
-    for name in (AGAIN_NAME, LOCK_NAME, LOG_NAME):  # a clone's link there: removed and said, or no pass ran
+    for name in (AGAIN_NAME, LOCK_NAME, LOG_NAME):  # a clone's link or folder there: no pass would ever run
         clear(state / name, then="a new one is made")
+        folder_aside(state / name, then="a new one is made")
     os.close(os.open(state / AGAIN_NAME, _OPEN, 0o600))
     fd = os.open(state / LOCK_NAME, _OPEN, 0o600)
     try:

@@ -73,6 +73,7 @@ from kura.recall.embed import DIM, Unavailable
 from kura.recall.index_build import TEXT_CAP, text_of
 from kura.recall.remote_embed import EmbedFailed
 from kura.recall.search import query_words
+from kura.recall.word_rows import QUESTION_WORDS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -153,7 +154,7 @@ def singled_out(index: SearchIndex, question: str, slug: str) -> bool:
     the words that are evidence in this store)."""
     import numpy as np
 
-    words = query_words(question)
+    words = query_words(question)[:QUESTION_WORDS]  # as the search reads them
     matrix = index.matrix()
     total = len(matrix.slugs)
     if not words or not total:

@@ -63,6 +63,11 @@ _MISSING = (
     "LEFT JOIN vectors AS head ON head.sha = docs.sha AND head.model = ? WHERE head.sha IS NULL"
 )
 
+_MADE = (
+    "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ? "
+    "AND length(vectors.vec) > 0"
+)
+
 
 def key(model_id: str) -> str:
     """The vectors table's model key for the headlines of ``model_id``'s memories."""
@@ -127,6 +132,12 @@ def missing(db: sqlite3.Connection, model_id: str) -> list[str]:
     """Content hashes whose memory has a vector and no headline vector yet (memories without
     a description count too: ``keep`` skips them, at the price of a read each update)."""
     return sorted(sha for (sha,) in db.execute(_MISSING, (model_id, key(model_id))))
+
+
+def made(db: sqlite3.Connection, model_id: str) -> int:
+    """How many indexed memories have a headline vector (not an empty row: one needs none)."""
+    (count,) = db.execute(_MADE, (key(model_id),)).fetchone()
+    return int(count)
 
 
 def fill(

@@ -64,15 +64,21 @@ class Progress:
     headlines_total: int = 0  # ... of those it found without one (``kura.recall.headline``)
 
     def line(self) -> str:
-        share = f"{self.done:,} of {self.total:,} embedded"
+        share = (
+            f"{self.done:,} of {self.total:,} embedded"
+            if self.total
+            else "every memory already had its vector"
+        )
         if self.headlines_total:
-            share += f"; headlines {self.headlines:,} of {self.headlines_total:,}"
+            of = f"{self.headlines:,} of {self.headlines_total:,}"
+            share += f"; headline vectors for {of} memories made or found not needed"
         if self.state == "running":
             return f"index build running (pid {self.pid}): {share}"
         if self.state == "done":
             return f"index build done: {share}"
         if self.state == "stopped":
-            return f"index build stopped at {share} — the next recall or kura index resumes it"
+            where = f"at {share}" if self.total else f"({share})"
+            return f"index build stopped {where} — the next recall or kura index resumes it"
         return f"index build failed: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -51,7 +51,7 @@ from kura.recall.model_folder import FolderEmbedder, configured, questions
 from kura.recall.remote_embed import EmbedFailed, RemoteEmbedder
 from kura.recall.script import unreadable
 from kura.recall.ties import newest_first
-from kura.recall.word_rows import WordRows, quote
+from kura.recall.word_rows import QUESTION_WORDS, WordRows, quote
 from kura.store import catalog
 from kura.store import state as st
 from kura.store.store import Store
@@ -314,13 +314,14 @@ class SearchIndex:
     def status(self) -> dict[str, Any]:
         """What the index holds and how it will search."""
         memories = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+        status = {"memories": memories, "vectors": 0, "headlines": 0, "how": "lexical", "reason": ""}
         if isinstance(self.embedder, Unavailable):
-            return {"memories": memories, "vectors": 0, "how": "lexical", "reason": self.embedder.reason}
+            return {**status, "reason": self.embedder.reason}
+        model = self.embedder.model_id
         vectors = self.db.execute(
-            "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ?",
-            (self.embedder.model_id,),
+            "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ?", (model,)
         ).fetchone()[0]
-        return {"memories": memories, "vectors": vectors, "how": "embedded", "reason": ""}
+        return {**status, "vectors": vectors, "headlines": headline.made(self.db, model), "how": "embedded"}
 
     def unread(self) -> tuple[str, ...]:
         """Why each memory indexed without a byte of it read cannot be found (a file over
@@ -342,7 +343,7 @@ class SearchIndex:
         """The ``k`` best memories for ``question``, best first."""
         import numpy as np
 
-        words = query_words(question)
+        words = query_words(question)[:QUESTION_WORDS]  # a pasted log: its first words, as the model reads
         if isinstance(self.embedder, Unavailable):
             return Results(self._bm25(words, k), "lexical", self.embedder.reason)
         if told := unreadable(question, self.embedder):  # a script the embedder cannot read

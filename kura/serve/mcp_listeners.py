@@ -1,7 +1,8 @@
 """Telling MCP sessions that the store changed: ``notifications/resources/list_changed``.
 
 (``kura mcp`` runs its own watcher here; ``kura serve``'s ``/mcp`` hears its server's watchers
-through ``StorePool.hear``.)
+through ``StorePool.hear``; ``kura mcp`` with ``KURA_URL`` has no store to watch, so it asks the
+server how many changes each store has had, ``poll_server``.)
 
 A person edits a memory in their editor, or another agent writes one, while a host holds
 a live session with ``kura mcp``: the resources the host listed (``kura.serve.mcp_resources``)
@@ -29,6 +30,7 @@ from kura.serve.watch import stop_watching, watch
 log = logging.getLogger("kura.mcp")
 
 _MODERN = ("2026-07-28",)  # protocol revisions whose notifications need subscriptions/listen
+POLL = 2.0  # seconds between a proxy's looks at its server's change counts
 
 
 class Listeners:
@@ -139,6 +141,32 @@ def watch_stores(service: StorePool, stores: Callable[[], list[str]], listeners:
                 watching.started.append(started)
 
     threading.Thread(target=start, name="kura-mcp-watch", daemon=True).start()
+    return watching
+
+
+def poll_server(
+    stores: Callable[[], list[dict[str, Any]]], listeners: Listeners, *, every: float = POLL
+) -> Watching:
+    """For ``kura mcp`` with ``KURA_URL``: ask the server for its stores (``GET /stores``: each
+    with the count of changes its watchers took in) every ``every`` seconds, and tell the
+    sessions when a count moved. A server that does not answer is asked again; one from before
+    the counts moves none, so its sessions are told nothing, as before."""
+    watching = Watching()
+
+    def run() -> None:
+        seen: dict[str, Any] | None = None
+        while not watching.stopped.is_set():
+            try:
+                now = {str(row.get("name")): row.get("changes") for row in stores()}
+            except Exception as err:  # noqa: BLE001 - a server gone a while: look again later
+                log.debug("server not polled: %s", err)
+            else:
+                if seen is not None and now != seen:
+                    listeners.changed()
+                seen = now
+            watching.stopped.wait(every)
+
+    threading.Thread(target=run, name="kura-mcp-poll", daemon=True).start()
     return watching
 
 

@@ -27,7 +27,7 @@ from kura.config import load_config
 from kura.errors import KuraError, NotFound
 from kura.request import EditRequest
 from kura.serve import edit_ops
-from kura.serve.mcp_listeners import Listeners, watch_stores
+from kura.serve.mcp_listeners import Listeners, poll_server, watch_stores
 from kura.serve.mcp_resources import MARKDOWN, TEMPLATE, Argument, Prompt, Resources, error_text
 from kura.serve.mcp_specs import NAME, TITLE, USE, Spec, readonly_from
 from kura.serve.mcp_threads import ThreadTools
@@ -290,9 +290,11 @@ def serve_stdio(tools: ThreadTools, stdin: Any = None, stdout: Any = None) -> No
     listeners = Listeners()
     server = build_server(tools, listeners)
     service = getattr(tools.backend, "service", None)
-    watching = (
-        watch_stores(service, Resources(tools).stores, listeners) if isinstance(service, StorePool) else None
-    )
+    watching = None
+    if isinstance(service, StorePool):
+        watching = watch_stores(service, Resources(tools).stores, listeners)
+    elif isinstance(tools.backend, Remote):  # no store here to watch: the server says what changed
+        watching = poll_server(tools.backend.stores, listeners)
 
     async def main() -> None:
         async with stdio_server(stdin, stdout) as (read, write):

@@ -120,6 +120,7 @@ class StorePool:
         self._served: dict[str, _Served] = {}
         self._watched: set[str] = set()  # stores whose file watcher tells ``changed``
         self._hearers: list[Callable[[], None]] = []  # told after each change is taken in
+        self._changes: dict[str, int] = {}  # per store: changes taken in (a proxy polls them)
         self._lock = threading.Lock()
         self.started = time.time()
 
@@ -183,6 +184,7 @@ class StorePool:
                 "modes": sorted(m for m, s in self.config.modes.items() if s == name),
                 "default": name == self.config.default_store,
                 "models": role_models(self.config.models_for(name)),
+                "changes": self._changes.get(name, 0),
             }
             for name in names
         ]
@@ -381,6 +383,7 @@ class StorePool:
                 elif slugs:
                     served.index.refresh(slugs)
         with self._lock:
+            self._changes[served.config.name] = self._changes.get(served.config.name, 0) + 1
             hearers = list(self._hearers)
         for tell in hearers:
             tell()

@@ -93,6 +93,11 @@ class StoreInfo(_Out):
         default_factory=dict,
         description='The model of each role (thinker, brain, scribe, embedder), or "none".',
     )
+    changes: int = Field(
+        default=0,
+        description="Changes to the store's files this server has taken in since it started (a proxy's "
+        "`kura mcp` polls it to tell its sessions).",
+    )
 
 
 class Finding(_Out):

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kura.errors import StoreError
 from kura.store import file_lock, lock_queue
-from kura.store.state import clear
+from kura.store.state import clear, folder_aside
 
 LOCK_TIMEOUT = 60.0
 
@@ -233,9 +233,8 @@ def locked(lock_path: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             f"{lock_path.parent}: cannot create the state folder ({err.strerror}); "
             "the store is read-only here"
         ) from err
-    clear(
-        lock_path, then="kura locks a plain file there"
-    )  # older filelocks open (and truncate) through links
+    clear(lock_path, then="kura locks a plain file there")  # older filelocks open (and truncate) links
+    folder_aside(lock_path, then="kura locks a plain file there")  # a clone's folder: no write could ever run
     queue = _thread_lock(lock_path)
     if not queue.acquire(timeout=timeout):
         raise StoreError(

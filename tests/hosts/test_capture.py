@@ -275,3 +275,24 @@ def test_a_host_that_never_closes_stdin_does_not_hold_the_hook(tmp_path: Path, c
             proc.kill()
         if proc.stdin:
             proc.stdin.close()
+
+
+@pytest.mark.parametrize("name", [cp.LOCK_NAME, cp.AGAIN_NAME, cp.LOG_NAME])
+def test_a_capture_file_that_is_a_folder_is_moved_aside_and_the_pass_runs(
+    project: tuple[Path, Store, Path], name: str
+) -> None:
+    """A store's ``.kura/`` can come with a clone, and git keeps a folder with a file in it:
+    ``capture.lock/`` (or the mark, or the log) as a folder failed every firing with EISDIR,
+    so nothing said in a session was ever captured. The folder is moved aside (its file kept,
+    said on stderr) and the pass runs."""
+    root, store, transcript = project
+    planted = store.root / ".kura" / name
+    planted.mkdir(parents=True)
+    (planted / "keep.txt").write_text("a file the clone brought\n")
+    code, out, err = done(fire(root, transcript))
+    assert (code, out) == (0, "")
+    assert f".kura/{name}: is a folder, not a file; moved it to {name}.damaged" in err, err
+    poll(lambda: remembered(store), "the memory in the project's store")
+    poll(lambda: idle(store), "the worker to finish")
+    kept = store.root / ".kura" / f"{name}.damaged" / "keep.txt"
+    assert kept.read_text() == "a file the clone brought\n"

@@ -91,7 +91,31 @@ def test_a_recall_short_of_headlines_leaves_the_build_that_makes_them(tmp_path: 
     assert (built.headlines, built.headlines_total) == (MEMORIES - 256, MEMORIES - 256)  # the chunk left
     shown = json.loads(kura(tmp_path, "stores", "--json").stdout)["stores"][0]["index_build"]
     left = MEMORIES - 256
-    assert shown["line"] == f"index build done: 0 of 0 embedded; headlines {left} of {left}"
+    assert shown["line"] == (
+        f"index build done: every memory already had its vector; headline vectors for {left:,} of {left:,} "
+        "memories made or found not needed"
+    )
     again = kura(tmp_path, "recall", "the crumb of the oven", "--no-model", "--json")
     assert json.loads(again.stdout)["partial"] is None
     assert not index_job.running(root) and starts(root) == 1  # a whole index starts no build
+
+
+def test_kura_index_says_it_made_the_headlines_and_exits_0(tmp_path: Path) -> None:
+    """``kura index`` on an index with every memory's own vector and no headline makes them
+    all, yet it said "0 memories indexed, 0 embedded" and exited 2, nothing done."""
+    root = a_store(tmp_path)
+    assert kura(tmp_path, "index", budget="").returncode == 0
+    db = sqlite3.connect(root / ".kura" / "search.db")
+    with db:  # the index as an older kura left it: every memory's own vector, no headline
+        db.execute("DELETE FROM vectors WHERE model = ?", (headline.key(MODEL_ID),))
+        db.execute("DELETE FROM kv WHERE key = 'filled'")
+    db.close()
+    done = kura(tmp_path, "index", budget="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == (
+        f"notes: 0 memories indexed, 0 embedded, {MEMORIES} headline vectors made (name and description "
+        f"on their own); {MEMORIES} in the index, {MEMORIES} with vectors, search embedded\n"
+    )
+    assert headlines(root) == MEMORIES
+    said = json.loads(kura(tmp_path, "index", "--json", budget="").stdout)
+    assert (said["embedded"], said["headlines_made"], said["headlines"]) == (0, 0, MEMORIES)

@@ -64,3 +64,27 @@ def test_an_edit_indexed_here_or_by_another_process_reaches_the_next_search(
     assert done.returncode == 0, done.stderr  # another process brought the same index up to date
     assert index.word_rows(["quuxzanzibar"])[0].tolist() == _now(index, "quuxzanzibar").tolist() != []
     index.close()
+
+
+def test_a_question_of_thousands_of_words_looks_up_only_its_first_ones(
+    tmp_path: Path, sample_copy: Callable[[Path], Path]
+) -> None:
+    """A pasted log as a question: 3,000 distinct words were 3,000 full-text queries (a 105 KB
+    question of 7,000 words: most of a warm recall's 0.35 s) though the model reads its first
+    128 pieces. Only the first ``QUESTION_WORDS`` words are looked up; a word past them counts as held
+    by no memory, and a question of ordinary length is looked up whole, as before."""
+    from kura.recall.word_rows import QUESTION_WORDS
+
+    index = SearchIndex(Store(sample_copy(tmp_path / "store")))
+    index.update()
+    words = [f"zq{i:04d}x" for i in range(3_000)]
+    question = "where do nightly database dumps go " + " ".join(words)
+    before = index._words.queries
+    hits = index.search(question).hits
+    assert index._words.queries - before <= QUESTION_WORDS
+    assert hits and hits[0].slug == index.search("where do nightly database dumps go").hits[0].slug
+    rows = index.word_rows(["nightly", *words, "nightly"])
+    assert rows[0].size > 0 and all(
+        r.size == 0 for r in rows[1:]
+    )  # the last "nightly" is past QUESTION_WORDS
+    index.close()

@@ -217,3 +217,42 @@ def test_unknown_pieces_and_japanese_past_the_budget_are_not_read() -> None:
     assert japanese == [piece for piece in every if "\u3040" <= piece[-1] <= "\u9fff"][:UNREAD_BUDGET]
     assert [p for p in read if p.isascii()] == [p for p in every if p.isascii() and p != "[UNK]"]
     assert len(minilm().readable("word " * 400).ids) == MAX_TOKENS  # the cap still holds
+
+
+MIXED = (
+    "The archive lives on the slow disk (hdd0, 8 TB);\tthe fast NVMe stays scratch.\r\n"
+    "Café déjà vu — naïve résumé\u00a0ΣΟΦΙΑΣ said 東京の会議は何時ですか? x\x00y\u200bz "
+    "a-very-long-hyphenated-word-that-goes-on " + "b" * 150 + " end\n"
+)
+
+
+@pytest.mark.parametrize("start", [0, 1, 7, 4000, 4090])
+def test_a_long_text_read_a_window_at_a_time_gives_the_pieces_of_the_whole(start: int) -> None:
+    """Windows are cut only where a word ends, wherever that falls: the pieces are those of
+    the whole text split at once, and the first 128 the same."""
+    text = "x" * start + " " + MIXED * 400
+    tok = minilm()
+    whole = [piece for word in basic_split(text) for piece in tok._word(word)]
+    assert tok.tokenize(text) == whole
+    assert tok.encode(text).tokens[1:-1] == tuple(whole[: MAX_TOKENS - 2])
+
+
+def test_a_question_far_past_128_pieces_is_read_only_as_far_as_they_go() -> None:
+    """A 10 MB question (a pasted log) was split and cut into pieces whole — every word
+    listed, for 126 pieces kept — which for 105 KB took most of a recall's time; now it is
+    read a window at a time, so what it costs does not grow with what the embedder never
+    reads. Measured as the memory the tokenizer takes (deterministic), not as time."""
+    import tracemalloc
+
+    tok = minilm()
+    question = "when does the nightly backup run on the storage box " * 200_000
+    short = tok.readable(question[:2_000])
+    tracemalloc.start()
+    try:
+        read = tok.readable(question)
+        encoded = tok.encode(question)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == short and encoded.ids == read.ids
+    assert peak < 1 << 20, peak  # a window's words, not the 2,000,000 of the whole question

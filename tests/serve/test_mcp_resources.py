@@ -180,6 +180,42 @@ def test_a_file_edited_during_a_live_session_is_told_as_a_list_change(tmp_path: 
         started.close()
 
 
+def test_a_proxy_tells_its_sessions_what_its_server_saw_change(tmp_path: Path) -> None:
+    """``kura mcp`` with ``KURA_URL`` has no store of its own to watch: it said
+    ``listChanged`` yet told nothing, so a host kept a stale list while the served store
+    changed. It now asks the server (``GET /stores``: each store's count of changes its
+    watchers took in) every 2 s and tells its sessions when a count moved."""
+    from conftest import uvicorn_app
+
+    from kura.config import load_config
+    from kura.serve.http import create_app
+    from kura.serve.pool import StorePool
+
+    write_memory(tmp_path / "live", "first", "project", "the first fact")
+    (tmp_path / "live" / "MEMORY.md").write_text("# Index\n\n- [first](first.md) — the first fact\n")
+    (tmp_path / "kura.toml").write_text('[stores.live]\npath = "live"\n')
+    (tmp_path / "home").mkdir(exist_ok=True)
+    service = StorePool(load_config(str(tmp_path / "kura.toml")))
+    try:
+        with uvicorn_app(create_app(service, token="t0ken")) as url:  # its watcher on the store
+            proxy = Client(tmp_path, "--store", "live", KURA_URL=url, KURA_TOKEN="t0ken")
+            try:
+                assert [r.uri for r in proxy.resources().resources] == [
+                    "kura://live/map",
+                    "kura://live/memory/first",
+                ]
+                changed = _told(
+                    proxy, lambda n: write_memory(tmp_path / "live", "second", "user", f"second {n}")
+                )
+                assert changed, "no notifications/resources/list_changed within 30 s of the edit"
+                uris = [r.uri for r in proxy.resources().resources]
+                assert uris == ["kura://live/map", "kura://live/memory/first", "kura://live/memory/second"]
+            finally:
+                proxy.close()
+    finally:
+        service.close()
+
+
 def _told(client: Client, edit: Callable[[int], Any]) -> bool:
     """Whether a list change is told after ``edit(n)``, within a deadline. The watcher starts
     in the background once the SDK has loaded, so until one is heard the edit is made again
