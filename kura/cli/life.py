@@ -30,7 +30,7 @@ def why(
 ) -> None:
     """Why a memory is believed: its witnesses, confidence and strength, whether it is
     asserted or withheld (and why), what it replaced and what replaced it."""
-    found = core(lambda: explain(store_from(ctx), slug, day_from(at)))
+    found = core(lambda: explain(store_from(ctx), slug, day_from(at), at=at is not None))
     if as_json:
         print_json(to_json(found))
     else:
