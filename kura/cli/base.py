@@ -96,6 +96,7 @@ def main(
             "--config",
             "-c",
             help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, ~/.config/kura/kura.toml).",
+            metavar="FILE",
         ),
     ] = None,
     stores: Annotated[
@@ -106,6 +107,7 @@ def main(
             help="Store or mode name (or a folder path) to work on (else $KURA_STORE, else the "
             "project's memory/ found up to the git root, else the configured default). One store "
             "per command: give it once.",
+            metavar="STORE",
         ),
     ] = None,
     version: Annotated[

@@ -128,6 +128,15 @@ def run_kura(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[byte
     )
 
 
+def test_global_options_show_what_they_take_not_a_python_type() -> None:
+    """``kura --help`` is a newcomer's first page: ``-s`` takes one store, not a ``list[str]``."""
+    top = run_kura("--help")
+    assert top.returncode == 0
+    said = top.stdout.decode()
+    assert "-s, --store STORE" in said and "-c, --config FILE" in said, said
+    assert "list[str]" not in said
+
+
 def test_usage_mistakes_exit_1_not_2() -> None:
     wrong = run_kura("list", "--bogus")
     assert wrong.returncode == 1 and b"No such option: --bogus" in wrong.stderr
