@@ -191,7 +191,7 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print one memory as it is on disk (found by slug, else by title or alias); --json adds
-    ``linked``, the slug each of its [[links]] reaches."""
+    "linked", the slug each of its [[links]] reaches."""
     store = store_from(ctx)
     data, memory = core(lambda: read_named(store, slug))
     if not data and memory.note.raw is None:  # not read at all: a FIFO, over the cap, a link swapped in

@@ -29,7 +29,13 @@ def why(
     as_json: JsonOpt = False,
 ) -> None:
     """Why a memory is believed: its witnesses, confidence and strength, whether it is
-    asserted or withheld (and why), what it replaced and what replaced it."""
+    asserted or withheld (and why), what it replaced and what replaced it.
+
+    --at DATE judges it as it stood that day (witnesses heard by then; a later revision or
+    archive not yet written). Exit 2 when there is no such memory, or it was not yet
+    written on DATE.
+
+    Example: kura why deploy-day --at 2026-03-01"""
     found = core(lambda: explain(store_from(ctx), slug, day_from(at), at=at is not None))
     if as_json:
         print_json(to_json(found))
