@@ -360,3 +360,22 @@ def test_purge_still_refused_on_a_frozen_store(cli: Cli, tmp_path: Path) -> None
     assert (done.code, done.out) == (1, "")  # refused before the closure is listed
     assert f"store 'vault' ({vault}) is frozen: nothing may write to it" in done.err
     assert {p.name: p.read_bytes() for p in vault.glob("*.md")} == before
+
+
+def test_purge_with_no_one_to_answer_says_to_pass_yes_and_removes_nothing(tmp_path: Path) -> None:
+    """A purge run from a script (stdin not a terminal, nothing to read) cannot be confirmed:
+    it says so and how, rather than a bare "aborted", and deletes nothing."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    init_store(root, name="s")
+    write_memory(root, "pasted", "project", "a fact pasted by mistake")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "forget", "pasted", "--purge"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done
+    assert "aborted" not in done.stderr, done.stderr
+    assert "nothing was removed" in done.stderr and "--yes" in done.stderr, done.stderr
+    assert (root / "pasted.md").exists()
