@@ -179,6 +179,16 @@ def day_from(at: str | None) -> dt.date:
         fail(f"--at {at!r}: expected a date as YYYY-MM-DD")
 
 
+def confirmed(question: str) -> bool:
+    """The person's yes to a deletion; with no answer to read (a script, stdin closed) a no
+    that says how to run it without the question (``--yes``)."""
+    try:
+        return typer.confirm(question, default=False)
+    except typer.Abort:
+        say("")  # ends the question's line
+        fail("no answer could be read; nothing was removed — run it again with --yes to purge")
+
+
 def fail(message: str) -> NoReturn:
     warn(f"error: {message}")
     raise typer.Exit(1)

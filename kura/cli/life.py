@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kura.cli.base import JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
+from kura.cli.base import JsonOpt, app, confirmed, core, day_from, fail, print_json, say, store_from, warn
 from kura.files.memory_file import TYPES
 from kura.life import decay as dc
 from kura.life import lifecycle
@@ -127,7 +127,7 @@ def forget(
             say(f"  scratch    {len(found.scratch)} waiting candidate(s) that say it (kura scratch)")
         for other in found.linked_from:
             say(f"  linked     from {other} (its [[links]] to it stay in its text, dead — edit it)")
-    if not yes and not _confirmed("purge all of it?"):
+    if not yes and not confirmed("purge all of it?"):
         warn("nothing was removed")
         raise typer.Exit(1)
     core(lambda: pg.purge(store, found, actor="purge"))
@@ -139,17 +139,6 @@ def forget(
         "its text remains in git history and in the source transcripts; to rewrite history: "
         f"git filter-repo --invert-paths --path {found.files[0].name} (or BFG), then force-push"
     )
-
-
-def _confirmed(question: str) -> bool:
-    """The person's yes; with no answer to read (a script, stdin closed) a no that says how
-    to purge without the question."""
-    try:
-        return typer.confirm(question, default=False)
-    except typer.Abort:
-        say("")  # ends the question's line
-        warn("error: no answer could be read; nothing was removed — run it again with --yes to purge")
-        raise typer.Exit(1) from None
 
 
 @app.command()

@@ -379,3 +379,18 @@ def test_purge_with_no_one_to_answer_says_to_pass_yes_and_removes_nothing(tmp_pa
     assert "aborted" not in done.stderr, done.stderr
     assert "nothing was removed" in done.stderr and "--yes" in done.stderr, done.stderr
     assert (root / "pasted.md").exists()
+
+
+def test_scratch_purge_of_no_such_item_says_so_before_asking(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    init_store(root, name="s")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "scratch", "--purge", "deadbeef"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done
+    assert "purge scratch item" not in done.stdout and "aborted" not in done.stderr, done
+    assert "no scratch item 'deadbeef' in store 's'; `kura scratch` lists them" in done.stderr
