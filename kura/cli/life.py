@@ -3,12 +3,15 @@ command line."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kura.cli.base import JsonOpt, app, confirmed, core, day_from, fail, print_json, say, store_from, warn
+from kura.errors import GitError
 from kura.files.memory_file import TYPES
+from kura.git.repository import find_repo
 from kura.life import decay as dc
 from kura.life import lifecycle
 from kura.life import purge as pg
@@ -135,9 +138,19 @@ def forget(
         print_json({"closure": found.to_dict(), "purged": True})
         return
     say(f"purged {found.slug}; a tombstone keeps the distiller from learning it again")
-    say(
+    say(_left_in_history(found.files[0]))
+
+
+def _left_in_history(file: Path) -> str:
+    """Where the purged text still is: the transcripts, and in a repository its history,
+    rewritten by the path git holds the file under (``memory/deploy.md``, not its name)."""
+    try:
+        repo = find_repo(file.parent)
+    except GitError:
+        return "its text remains in the source transcripts, if any (the store is not in git)"
+    return (
         "its text remains in git history and in the source transcripts; to rewrite history: "
-        f"git filter-repo --invert-paths --path {found.files[0].name} (or BFG), then force-push"
+        f"git filter-repo --invert-paths --path {repo.prefix}{file.name} (or BFG), then force-push"
     )
 
 

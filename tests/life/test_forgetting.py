@@ -394,3 +394,33 @@ def test_scratch_purge_of_no_such_item_says_so_before_asking(tmp_path: Path) -> 
     assert done.returncode == 2, done
     assert "purge scratch item" not in done.stdout and "aborted" not in done.stderr, done
     assert "no scratch item 'deadbeef' in store 's'; `kura scratch` lists them" in done.stderr
+
+
+def _purge(root: Path, slug: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "forget", slug, "--purge", "--yes"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done
+    return done.stdout
+
+
+def test_purge_names_git_history_only_in_git_and_by_the_path_git_knows(tmp_path: Path) -> None:
+    """Outside git there is no history to rewrite; in a repository whose store is memory/,
+    the filter-repo line names memory/SLUG.md, the path git holds it under."""
+    import subprocess
+
+    plain = tmp_path / "plain"
+    init_store(plain, name="plain")
+    write_memory(plain, "pasted", "project", "a fact pasted by mistake")
+    said = _purge(plain, "pasted")
+    assert "git history" not in said and "filter-repo" not in said, said
+    top = tmp_path / "repo"
+    init_store(top / "memory", name="repo")
+    write_memory(top / "memory", "pasted", "project", "a fact pasted by mistake")
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    said = _purge(top / "memory", "pasted")
+    assert "git filter-repo --invert-paths --path memory/pasted.md (or BFG)" in said, said
