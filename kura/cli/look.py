@@ -117,8 +117,11 @@ def index_(
         print_json({"store": store.name, "changed": changed, "embedded": embedded, **status})
     else:
         dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
-        say(f"{store.name}: {changed} memories indexed, {embedded} embedded; {status['memories']} in the "
-            f"index, {status['vectors']} with vectors, search {dense}")  # fmt: skip
+        held = f"{status['memories']} in the index, {status['vectors']} with vectors, search {dense}"
+        if changed or embedded:
+            say(f"{store.name}: {changed} memories indexed, {embedded} embedded; {held}")
+        else:  # as kura weave says it: nothing to do is not a count of zero to decode
+            say(f"unchanged: {store.name}: the index is already current ({held})")
     if not changed and not embedded:
         raise typer.Exit(2)
 
