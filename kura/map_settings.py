@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kura.errors import ConfigError
+from kura.errors import ConfigError, InvalidRequest
 
 MIN_CHARS = 1000  # a ceiling must leave room for the smallest honest block (the sector map, rung 4)
 CEILING_ENV = "KURA_PREFILL_MAX_CHARS"
@@ -126,8 +126,12 @@ def checked(value: Any, where: str) -> int:
 
 
 def parsed(raw: str, where: str) -> int:
-    """A ceiling given as text (an option or an environment variable)."""
+    """A ceiling given as text (an option or an environment variable): a bad one is the
+    caller's value (``InvalidRequest``), not kura.toml's."""
     text = raw.strip()
     if not (text.isascii() and text.lstrip("-").isdigit()):
-        raise ConfigError(f"{where} must be a whole number of characters, got {raw!r}")
-    return checked(int(text), where)
+        raise InvalidRequest(f"{where} must be a whole number of characters, got {raw!r}")
+    try:
+        return checked(int(text), where)
+    except ConfigError as err:
+        raise InvalidRequest(str(err)) from None

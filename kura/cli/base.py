@@ -96,6 +96,7 @@ def main(
             "--config",
             "-c",
             help="kura.toml to use (else $KURA_CONFIG, ./kura.toml, ~/.config/kura/kura.toml).",
+            metavar="FILE",
         ),
     ] = None,
     stores: Annotated[
@@ -106,6 +107,7 @@ def main(
             help="Store or mode name (or a folder path) to work on (else $KURA_STORE, else the "
             "project's memory/ found up to the git root, else the configured default). One store "
             "per command: give it once.",
+            metavar="STORE",
         ),
     ] = None,
     version: Annotated[
@@ -175,6 +177,16 @@ def day_from(at: str | None) -> dt.date:
         return dt.date.fromisoformat(at)
     except ValueError:
         fail(f"--at {at!r}: expected a date as YYYY-MM-DD")
+
+
+def confirmed(question: str) -> bool:
+    """The person's yes to a deletion; with no answer to read (a script, stdin closed) a no
+    that says how to run it without the question (``--yes``)."""
+    try:
+        return typer.confirm(question, default=False)
+    except typer.Abort:
+        say("")  # ends the question's line
+        fail("no answer could be read; nothing was removed — run it again with --yes to purge")
 
 
 def fail(message: str) -> NoReturn:

@@ -191,7 +191,7 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print one memory as it is on disk (found by slug, else by title or alias); --json adds
-    ``linked``, the slug each of its [[links]] reaches."""
+    "linked", the slug each of its [[links]] reaches."""
     store = store_from(ctx)
     data, memory = core(lambda: read_named(store, slug))
     if not data and memory.note.raw is None:  # not read at all: a FIFO, over the cap, a link swapped in
@@ -219,12 +219,13 @@ def list_(
     superseded ones too, each marked with why it is not current. Exit 2 when none is listed."""
     if type is not None and type not in TYPES:
         fail(f"--type must be one of {', '.join(TYPES)}")
-    found = core(lambda: listing(store_from(ctx), type=type, everything=everything))
+    store = store_from(ctx)
+    found = core(lambda: listing(store, type=type, everything=everything))
     rows = found.memories
     if as_json:
         print_json([m.to_dict() for m in rows])
     else:
-        show_listing(found)
+        show_listing(found, store=store.name, type=type, everything=everything)
     if not rows:
         raise typer.Exit(2)
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from kura.cli.base import JsonOpt, app, core, print_json, say, store_from, warn
+from kura.cli.base import JsonOpt, app, confirmed, core, print_json, say, store_from, warn
 from kura.life import purge as pg
 from kura.life import scratch as sc
 from kura.life.sessions import report
@@ -45,7 +45,8 @@ def scratch(
     """
     store = store_from(ctx)
     if purge is not None:
-        if not yes and not typer.confirm(f"purge scratch item {purge} and its spans?", default=False):
+        core(lambda: pg.waiting(store, purge))  # no such item: said before any question, exit 2
+        if not yes and not confirmed(f"purge scratch item {purge} and its spans?"):
             warn("nothing was removed")
             raise typer.Exit(1)
         gone = core(lambda: pg.purge_waiting(store, purge))

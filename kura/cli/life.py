@@ -3,12 +3,15 @@ command line."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kura.cli.base import JsonOpt, app, core, day_from, fail, print_json, say, store_from, warn
+from kura.cli.base import JsonOpt, app, confirmed, core, day_from, fail, print_json, say, store_from, warn
+from kura.errors import GitError
 from kura.files.memory_file import TYPES
+from kura.git.repository import find_repo
 from kura.life import decay as dc
 from kura.life import lifecycle
 from kura.life import purge as pg
@@ -29,8 +32,14 @@ def why(
     as_json: JsonOpt = False,
 ) -> None:
     """Why a memory is believed: its witnesses, confidence and strength, whether it is
-    asserted or withheld (and why), what it replaced and what replaced it."""
-    found = core(lambda: explain(store_from(ctx), slug, day_from(at)))
+    asserted or withheld (and why), what it replaced and what replaced it.
+
+    --at DATE judges it as it stood that day (witnesses heard by then; a later revision or
+    archive not yet written). Exit 2 when there is no such memory, or it was not yet
+    written on DATE.
+
+    Example: kura why deploy-day --at 2026-03-01"""
+    found = core(lambda: explain(store_from(ctx), slug, day_from(at), at=at is not None))
     if as_json:
         print_json(to_json(found))
     else:
@@ -121,7 +130,7 @@ def forget(
             say(f"  scratch    {len(found.scratch)} waiting candidate(s) that say it (kura scratch)")
         for other in found.linked_from:
             say(f"  linked     from {other} (its [[links]] to it stay in its text, dead — edit it)")
-    if not yes and not typer.confirm("purge all of it?", default=False):
+    if not yes and not confirmed("purge all of it?"):
         warn("nothing was removed")
         raise typer.Exit(1)
     core(lambda: pg.purge(store, found, actor="purge"))
@@ -129,9 +138,19 @@ def forget(
         print_json({"closure": found.to_dict(), "purged": True})
         return
     say(f"purged {found.slug}; a tombstone keeps the distiller from learning it again")
-    say(
+    say(_left_in_history(found.files[0]))
+
+
+def _left_in_history(file: Path) -> str:
+    """Where the purged text still is: the transcripts, and in a repository its history,
+    rewritten by the path git holds the file under (``memory/deploy.md``, not its name)."""
+    try:
+        repo = find_repo(file.parent)
+    except GitError:
+        return "its text remains in the source transcripts, if any (the store is not in git)"
+    return (
         "its text remains in git history and in the source transcripts; to rewrite history: "
-        f"git filter-repo --invert-paths --path {found.files[0].name} (or BFG), then force-push"
+        f"git filter-repo --invert-paths --path {repo.prefix}{file.name} (or BFG), then force-push"
     )
 
 

@@ -24,7 +24,7 @@ def list_command(chosen: dict[str, str]) -> int:
     store = load_config(chosen.get("config")).open(chosen.get("store"))
     found = listing(store, everything="all" in chosen)
     try:
-        return show_listing(found)
+        return show_listing(found, store=store.name, everything="all" in chosen)
     except BrokenPipeError:
         raise  # the reader left (`kura list | head`): the front door ends quietly
     except Exception as err:  # noqa: BLE001 - printing began: said here, not printed twice
@@ -32,9 +32,10 @@ def list_command(chosen: dict[str, str]) -> int:
         return 1
 
 
-def show_listing(found: Listing) -> int:
+def show_listing(found: Listing, *, store: str, type: str | None = None, everything: bool = False) -> int:
     """Print one line per memory (slug, type, description, why it is retired) and how many
-    were left out; the exit code: 2 when none is listed."""
+    were left out; the exit code: 2 when none is listed (said on stderr, stdout left empty
+    for a script)."""
     rows = found.memories
     width = max((len(m.slug) for m in rows), default=0)
     lines = []
@@ -46,4 +47,13 @@ def show_listing(found: Listing) -> int:
     if found.hidden:
         which = "memory" if found.hidden == 1 else "memories"
         warn(f"{found.hidden} archived or superseded {which} not shown — kura list --all lists them")
+    elif not rows:
+        warn(_none_listed(store, type, everything))
     return 0 if rows else 2
+
+
+def _none_listed(name: str, type: str | None, everything: bool) -> str:
+    current = "" if everything else " current"
+    if type is not None:
+        return f"store '{name}' has no{current} {type} memories (kura list shows every type)"
+    return f"store '{name}' has no{current} memories; `kura remember SLUG DESCRIPTION` writes one"

@@ -128,8 +128,10 @@ def _indexed(name: str, changed: int, embedded: int, made: int, status: dict[str
     (an index an older kura made has every memory's vector and no headline)."""
     headlines = f", {made} headline vectors made (name and description on their own)" if made else ""
     dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
-    return (f"{name}: {changed} memories indexed, {embedded} embedded{headlines}; {status['memories']} in "
-            f"the index, {status['vectors']} with vectors, search {dense}")  # fmt: skip
+    held = f"{status['memories']} in the index, {status['vectors']} with vectors, search {dense}"
+    if not (changed or embedded or made):  # as kura weave says it: nothing to do is not a count of zero
+        return f"unchanged: {name}: the index is already current ({held})"
+    return f"{name}: {changed} memories indexed, {embedded} embedded{headlines}; {held}"
 
 
 @app.command()

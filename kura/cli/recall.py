@@ -17,7 +17,7 @@ from typing import Any
 
 from kura.cli.exit import error_exit
 from kura.config import Config, StoreConfig, load_config
-from kura.errors import KuraError
+from kura.errors import InvalidRequest, KuraError
 from kura.life.usage import mark as mark_used
 from kura.recall import index_job
 from kura.recall.embed import preload
@@ -104,6 +104,8 @@ def recall_command(
     if thread:
         return _in_thread(chosen, question, thread, top=top, chars=chars, explain=explain, as_json=as_json)
     try:
+        if not question.strip():  # a mistake, not a question nothing bears on (as HTTP /recall says)
+            raise InvalidRequest("the question is empty; ask about something")
         day = RecallRequest(question, top=top, hops=hops, chars=chars, at=at).checked().day()
         config = load_config(chosen.get("config"))
         store = config.store_config(chosen.get("store"))

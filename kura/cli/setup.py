@@ -66,7 +66,7 @@ def setup(
     if as_json:
         print_json(_as_json(report, dry_run))
     else:
-        _show(report, dry_run)
+        _show(report, dry_run, remove=remove)
     if any(o.verdict == "left" for p in report.plans for o in p.outcomes):
         for line in _left(report):
             warn(line)
@@ -74,14 +74,15 @@ def setup(
         raise typer.Exit(2)
 
 
-def _show(report: Report, dry_run: bool) -> None:
+def _show(report: Report, dry_run: bool, *, remove: bool = False) -> None:
     words = _WOULD if dry_run else _PAST
+    untouched = "nothing of kura's to take out" if remove else "already set up"
     for line in report.steps:
         say(line)
     for plan in report.plans:
         changed = [o for o in plan.outcomes if o.verdict in words]
         if not changed:
-            say(f"{plan.path}: already set up")
+            say(f"{plan.path}: {untouched}")
             continue
         verb = "would change" if dry_run else ("removed" if plan.after is None else "wrote")
         say(

@@ -55,6 +55,7 @@ def thread_(
         fail(
             f"kura thread {thread} {operation} needs a KEY"
             + (" or a JSON map" if operation == "update" else "")
+            + f"; `kura thread {thread} list` shows the keys"
         )
     elif operation == "read":
         _show(core(lambda: chosen.read(key)), as_json=as_json)

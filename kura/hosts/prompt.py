@@ -30,7 +30,13 @@ def hook(text: str, *, selector: str | None = None, max_chars: int = MAX_CHARS) 
     """The whole hook from its stdin ``text``: (what to print, the problem for one line on
     stderr). Nothing raises: a hook never fails the host (``KURA_DEBUG=1`` raises instead)."""
     try:
-        data = json.loads(text or "{}")
+        try:
+            data = json.loads(text or "{}")
+        except json.JSONDecodeError as err:  # said as ``kura hook capture`` says it
+            return (
+                "",
+                f"hook prompt: the hook's input is not JSON ({str(err).split(':')[0]}) (no memories added)",
+            )
         said = data.get("prompt", "") if isinstance(data, dict) else ""
         cwd = data.get("cwd") if isinstance(data, dict) else None
         if not isinstance(said, str) or len(" ".join(said.split())) < MIN_PROMPT:

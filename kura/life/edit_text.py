@@ -40,21 +40,28 @@ class Place:
 
 
 def appended(body: str, text: str) -> str:
-    """``text`` after the body: a paragraph of its own, or the next item of a list it ends with."""
+    """``text`` after the body: a paragraph of its own, or the next item of a list it ends with.
+    A body that already ends with that paragraph (or list item) is returned as it is, so a
+    retried append writes nothing twice."""
     text = text.strip("\n")
     kept = body.rstrip("\n")
     if not kept.strip():
         return text + "\n"
+    if kept == text or kept.endswith("\n\n" + text) or (_ITEM.match(text) and kept.endswith("\n" + text)):
+        return body
     last = kept.rsplit("\n", 1)[-1]
     joint = "\n" if _ITEM.match(last) and _ITEM.match(text) else "\n\n"
     return kept + joint + text + "\n"
 
 
 def prepended(body: str, text: str) -> str:
-    """``text`` at the top of the body (below the frontmatter), a paragraph of its own."""
+    """``text`` at the top of the body (below the frontmatter), a paragraph of its own; a
+    body that already opens with that paragraph is returned as it is."""
     rest = body.lstrip("\n")
     lead = body[: len(body) - len(rest)]
     text = text.strip("\n")
+    if rest.rstrip("\n") == text or rest.startswith(text + "\n\n"):
+        return body
     return lead + text + ("\n\n" + rest if rest.strip() else "\n")
 
 

@@ -340,7 +340,8 @@ def _recorded(memory: Memory) -> list[Version]:
     if archived is not None:
         reason = " ".join(str(meta.get("archived_reason") or "").split())
         found.append(Version(archived.isoformat(), "forgotten", "", "frontmatter", message=reason, path=rel))
-    found.sort(key=lambda v: v.when, reverse=True)  # a stable sort: one day keeps the order above, reversed
+    # newest first; on the day it was created, whatever else that day recorded came after it
+    found.sort(key=lambda v: (v.when, v.what != "created"), reverse=True)
     if found:
         found[0] = _described(found[0], memory)
     return found

@@ -125,13 +125,19 @@ def purge(store: Store, found: Closure, *, actor: str = "purge") -> Closure:
     return found
 
 
+def waiting(store: Store, item_id: str) -> sc.Item:
+    """The scratch item ``item_id``, or ``NotFound`` naming the command that lists them."""
+    found = sc.load(store).items.get(item_id)
+    if found is None:
+        raise NotFound(f"no scratch item {item_id!r} in store '{store.name}'; `kura scratch` lists them")
+    return found
+
+
 def purge_waiting(store: Store, item_id: str, *, actor: str = "purge") -> sc.Item:
     """Delete one scratch item, the spans that carry its words, and leave a tombstone of
     them (written first), so reading the same journals again does not bring it back."""
     store.check_write(actor)
-    found = sc.load(store).items.get(item_id)
-    if found is None:
-        raise NotFound(f"no scratch item {item_id!r} in store '{store.name}'; `kura scratch` lists them")
+    found = waiting(store, item_id)
     texts = [found.claim, *(m.quote for m in found.mentions)]
     bury_texts(store, texts)
     sc.forget(store, [item_id])

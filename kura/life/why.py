@@ -16,17 +16,30 @@ from kura.errors import NotFound
 from kura.files import witness as wt
 from kura.files.belief import Standing, retired, standing
 from kura.git.guard import SAFE
+from kura.recall.as_of import AsOf
 from kura.store.store import Memory, Store
 
 BAR = 10
 QUOTE_CHARS = 72
 
 
-def explain(store: Store, slug: str, today: dt.date, *, git: bool = True) -> dict[str, Any]:
-    """Everything ``why`` says about the memory ``slug``, as data."""
+def explain(store: Store, slug: str, today: dt.date, *, git: bool = True, at: bool = False) -> dict[str, Any]:
+    """Everything ``why`` says about the memory ``slug``, as data. ``at``: ``today`` is a day
+    asked for (``--at``), so the memory is judged as it stood then, as ``recall --at`` reads
+    it — not yet written is ``NotFound``; a later revision, archive or witness unwritten."""
     memory = store.show(slug)
     degraded: list[str] = []
-    found = standing(memory.slug, memory.note.meta, today, live=lambda s: _live(store, s, degraded))
+    meta = memory.note.meta
+    if at:
+        then = AsOf(store, today)
+        born = then.born(meta, memory.path)
+        if born is not None and born > today:
+            raise NotFound(
+                f"{store.name}/{memory.slug}: not yet written on {today.isoformat()} (created "
+                f"{born.isoformat()}); `kura why {memory.slug}` without --at judges it as it stands today"
+            )
+        meta = then.meta(meta)
+    found = standing(memory.slug, meta, today, live=lambda s: _live(store, s, degraded))
     return {
         "slug": memory.slug,
         "claim": memory.description or memory.name,

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kura.config import load_config
-from kura.errors import ConfigError, KuraError, NoStore, StoreError, UnknownStore
+from kura.errors import ConfigError, InvalidRequest, KuraError, NoStore, StoreError, UnknownStore
 from kura.files.checks import conflict_message, conflicts
 from kura.files.slugs import INDEX_NAME, index_file
 from kura.map import beside
@@ -269,7 +269,10 @@ def build_for(
         config = load_config(config_path, cwd=cwd)
         store = config.store_config(selector)
         name = store.name
-        ceiling = tightest(*(parsed(value, where) for where, value in (host or {}).items()))
+        try:
+            ceiling = tightest(*(parsed(value, where) for where, value in (host or {}).items()))
+        except InvalidRequest as err:  # the host's value: neither kura.toml nor the store is at fault
+            return missing(name, str(err), why=CEILING_WHY, doctor=False)
         settings = config.map_settings(store)
         settings = replace(settings, max_chars=tightest(settings.max_chars, ceiling))
         ceiling = settings.max_chars
@@ -291,14 +294,17 @@ def _beside(block: Block, config: Config, person: StoreConfig) -> Block:
     return replace(block, text=text, tokens=estimate_tokens(text), extra=extra)
 
 
-def missing(name: str, reason: str, *, max_chars: int = 0, why: str = "") -> Block:
+def missing(name: str, reason: str, *, max_chars: int = 0, why: str = "", doctor: bool = True) -> Block:
     """A block saying the map is MISSING, not empty. It quotes nothing read from a file — a
     cloned repository's kura.toml or folder name must not reach the prompt — so the store
     is named only when its name is a plain one, ``why`` is one of kura's own phrases, and
     ``reason`` (the whole message) is the block's warning, for stderr. Its size is bounded
-    (a few hundred characters), so it fits any ceiling a host may set."""
+    (a few hundred characters), so it fits any ceiling a host may set. ``doctor``: whether
+    ``kura doctor`` can say more (not about a value the host gave)."""
     shown = _plain(name)
     said = f" ({why}; `kura doctor` in a shell says more)" if why else " (`kura doctor` in a shell says why)"
+    if not doctor:
+        said = f" ({why})" if why else ""
     text = wrap(
         shown,
         f"The memory map is MISSING, not empty: kura could not read store '{shown}'{said}.",
@@ -338,6 +344,10 @@ def why_of(err: BaseException) -> str:
     return "an unexpected error"
 
 
+CEILING_WHY = (
+    "the character ceiling it was given (--max-chars or $KURA_PREFILL_MAX_CHARS) is not a whole number, "
+    "0 or at least 1000"
+)
 _WHY: tuple[tuple[type[BaseException], str], ...] = (
     (UnknownStore, "no store or mode has that name"),
     (NoStore, "no store was found: none is configured, or its folder is gone"),

@@ -74,8 +74,12 @@ class AsOf:
         until = wt.parse_when(meta.get("valid_until"))
         if until is not None and until <= self.day:
             return False
-        born = wt.parse_when(meta.get("created")) or self._git_added(path)
+        born = self.born(meta, path)
         return born is None or born <= self.day
+
+    def born(self, meta: Mapping[str, Any], path: Any) -> dt.date | None:
+        """The memory's day of birth: its ``created``, else the day git first committed ``path``."""
+        return wt.parse_when(meta.get("created")) or self._git_added(path)
 
     def _git_added(self, path: Any) -> dt.date | None:
         if self._added is None:

@@ -128,6 +128,33 @@ def run_kura(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[byte
     )
 
 
+def test_global_options_show_what_they_take_not_a_python_type() -> None:
+    """``kura --help`` is a newcomer's first page: ``-s`` takes one store, not a ``list[str]``."""
+    top = run_kura("--help")
+    assert top.returncode == 0
+    said = top.stdout.decode()
+    assert "-s, --store STORE" in said and "-c, --config FILE" in said, said
+    assert "list[str]" not in said
+
+
+def test_an_empty_listing_says_so_on_stderr_and_prints_nothing(tmp_path: Path) -> None:
+    """``kura list`` on a new store: nothing on stdout (a script reads no rows), exit 2, and a
+    line on stderr so a person does not stare at a blank screen."""
+    store = tmp_path / "s"
+    assert run_kura("init", "s", "--path", str(store)).returncode == 0
+    empty = run_kura("-s", str(store), "list")
+    assert (empty.returncode, empty.stdout) == (2, b""), empty
+    said = empty.stderr.decode()
+    assert said == "kura: store 's' has no current memories; `kura remember SLUG DESCRIPTION` writes one\n"
+    typed = run_kura("-s", str(store), "list", "--type", "user")
+    assert (typed.returncode, typed.stdout) == (2, b"")
+    assert (
+        typed.stderr.decode() == "kura: store 's' has no current user memories (kura list shows every type)\n"
+    )
+    as_json = run_kura("-s", str(store), "list", "--json")
+    assert (as_json.returncode, as_json.stdout, as_json.stderr) == (2, b"[]\n", b"")
+
+
 def test_usage_mistakes_exit_1_not_2() -> None:
     wrong = run_kura("list", "--bogus")
     assert wrong.returncode == 1 and b"No such option: --bogus" in wrong.stderr

@@ -50,3 +50,15 @@ def test_no_store_prints_nothing_and_one_line(tmp_path: Path) -> None:
     done = ask(tmp_path, "Can I force-push to main?")
     assert (done.returncode, done.stdout) == (0, "")
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("kura: hook prompt: ")
+
+
+def test_input_that_is_not_json_is_said_as_capture_says_it(tmp_path: Path) -> None:
+    """Not a bare parser message ("Expecting value: line 1 column 1 (char 0)"): the line says
+    what was wrong, as ``kura hook capture`` says it, and the host still sees exit 0."""
+    done = subprocess.run([*KURA, "hook", "prompt"], input="not json", cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert (
+        done.stderr
+        == "kura: hook prompt: the hook's input is not JSON (Expecting value) (no memories added)\n"
+    )

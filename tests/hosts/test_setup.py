@@ -157,6 +157,15 @@ def test_remove_takes_out_only_kuras_files_and_keeps_the_store(project: Path, ho
     assert all(Path(p).is_relative_to(project / "memory") for p in made), made  # the store stays
     again = kura("setup", host, "--remove", cwd=project)
     assert again.returncode == 2
+    assert "already set up" not in again.stdout, again.stdout  # it was just taken out
+    assert "nothing of kura's to take out" in again.stdout, again.stdout
+
+
+def test_remove_where_setup_never_ran_says_there_is_nothing_to_take_out(project: Path) -> None:
+    done = kura("setup", "cursor", "--remove", cwd=project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == f"{project / '.cursor' / 'mcp.json'}: nothing of kura's to take out\n"
+    assert not (project / ".cursor").exists()
 
 
 BROKEN = [

@@ -169,6 +169,31 @@ def test_the_same_text_again_changes_nothing_and_exits_2(cli: Cli, root: Path) -
     assert (root / "deploy.md").read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("op", "text"),
+    [("--append", "Never on public holidays."), ("--prepend", "Read the freeze calendar first.")],
+)
+def test_the_same_paragraph_again_is_not_written_twice(root: Path, op: str, text: str) -> None:
+    """An agent's retried append (or a person's second run of the same line) finds the memory
+    already saying it: nothing written, exit 2, as the docs promise."""
+    first = kura("-s", str(root), "edit", "deploy", op, text)
+    assert first.returncode == 0, first
+    before = (root / "deploy.md").read_bytes()
+    again = kura("-s", str(root), "edit", "deploy", op, text)
+    assert (again.returncode, again.stdout) == (2, "deploy: unchanged (it already says so)\n"), again
+    assert (root / "deploy.md").read_bytes() == before
+    assert body(root).count(text) == 1
+
+
+def test_a_list_item_already_last_is_not_appended_again(root: Path) -> None:
+    (root / "list.md").write_text("---\nname: L\ndescription: a list\ntype: project\n---\n- one\n- two\n")
+    done = kura("-s", str(root), "edit", "list", "--append", "- two")
+    assert done.returncode == 2, done
+    assert body(root, "list") == "- one\n- two\n"
+    paragraph = kura("-s", str(root), "edit", "list", "--append", "two")  # a paragraph, not the item
+    assert paragraph.returncode == 0, paragraph
+
+
 def test_one_op_at_a_time(cli: Cli, root: Path) -> None:
     done = cli("-s", str(root), "edit", "deploy", "--append", "a", "--prepend", "b")
     assert done.code == 1 and "give one of --append TEXT" in done.err

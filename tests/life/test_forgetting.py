@@ -360,3 +360,67 @@ def test_purge_still_refused_on_a_frozen_store(cli: Cli, tmp_path: Path) -> None
     assert (done.code, done.out) == (1, "")  # refused before the closure is listed
     assert f"store 'vault' ({vault}) is frozen: nothing may write to it" in done.err
     assert {p.name: p.read_bytes() for p in vault.glob("*.md")} == before
+
+
+def test_purge_with_no_one_to_answer_says_to_pass_yes_and_removes_nothing(tmp_path: Path) -> None:
+    """A purge run from a script (stdin not a terminal, nothing to read) cannot be confirmed:
+    it says so and how, rather than a bare "aborted", and deletes nothing."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    init_store(root, name="s")
+    write_memory(root, "pasted", "project", "a fact pasted by mistake")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "forget", "pasted", "--purge"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done
+    assert "aborted" not in done.stderr, done.stderr
+    assert "nothing was removed" in done.stderr and "--yes" in done.stderr, done.stderr
+    assert (root / "pasted.md").exists()
+
+
+def test_scratch_purge_of_no_such_item_says_so_before_asking(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    init_store(root, name="s")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "scratch", "--purge", "deadbeef"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done
+    assert "purge scratch item" not in done.stdout and "aborted" not in done.stderr, done
+    assert "no scratch item 'deadbeef' in store 's'; `kura scratch` lists them" in done.stderr
+
+
+def _purge(root: Path, slug: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(root), "forget", slug, "--purge", "--yes"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done
+    return done.stdout
+
+
+def test_purge_names_git_history_only_in_git_and_by_the_path_git_knows(tmp_path: Path) -> None:
+    """Outside git there is no history to rewrite; in a repository whose store is memory/,
+    the filter-repo line names memory/SLUG.md, the path git holds it under."""
+    import subprocess
+
+    plain = tmp_path / "plain"
+    init_store(plain, name="plain")
+    write_memory(plain, "pasted", "project", "a fact pasted by mistake")
+    said = _purge(plain, "pasted")
+    assert "git history" not in said and "filter-repo" not in said, said
+    top = tmp_path / "repo"
+    init_store(top / "memory", name="repo")
+    write_memory(top / "memory", "pasted", "project", "a fact pasted by mistake")
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    said = _purge(top / "memory", "pasted")
+    assert "git filter-repo --invert-paths --path memory/pasted.md (or BFG)" in said, said

@@ -115,6 +115,19 @@ def test_outside_git_the_file_tells_its_own_past_and_the_chain(tmp_path: Path) -
            "  fly (this one): current — the app runs on Fly.io\n" in shown.stdout  # fmt: skip
 
 
+def test_outside_git_a_change_on_the_day_of_creation_is_listed_first(tmp_path: Path) -> None:
+    """Newest first holds within one day too: a memory written and edited today shows the
+    change above its creation, not below it."""
+    root = tmp_path / "st"
+    made = kura("-s", str(root), "remember", "cache", "the build cache lives in /var/cache/ferry")
+    assert made.returncode == 0, made
+    assert kura("-s", str(root), "edit", "cache", "--append", "Clear it with make clean.").returncode == 0
+    shown = kura("-s", str(root), "history", "cache")
+    assert shown.returncode == 0, shown
+    rows = [line.split()[1] for line in shown.stdout.splitlines()[1:] if line[:1].isdigit()]
+    assert rows == ["changed", "created"], shown.stdout
+
+
 def test_no_such_memory_is_said(tmp_path: Path) -> None:
     (tmp_path / "st").mkdir()
     (tmp_path / "st" / "MEMORY.md").write_text("# Memory\n")

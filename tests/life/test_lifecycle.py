@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,6 +224,35 @@ EXPECTED_UV = (
 )  # by hand: FIX 0.80×(0.25+0.75·e^(−138/365)) = 0.61, ×1.125 for the SCAR in its session, + CALLUS 0.22 = 0.91; 0.91/1.41 × 0.91 = 0.58
 
 
+def _kura(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kura", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_why_at_a_day_judges_the_memory_as_it_stood_that_day(tmp_path: Path) -> None:
+    """``kura why SLUG --at DATE`` as ``recall --at`` reads the store: a memory not yet
+    written that day is not "asserted"; one replaced or forgotten later was current then."""
+    root = tmp_path / "st"
+    init_store(root, name="st")
+    (root / "old.md").write_text(
+        "---\nname: old\ndescription: deploys go out on Tuesday\ntype: project\ncreated: 2025-01-10\n"
+        "superseded_by: new\nvalid_until: 2025-06-01\n---\ndeploys go out on Tuesday\n"
+    )
+    (root / "new.md").write_text(
+        "---\nname: new\ndescription: deploys go out on Wednesday\ntype: project\ncreated: 2025-06-01\n"
+        "supersedes: [old]\n---\ndeploys go out on Wednesday\n"
+    )
+    before = _kura("-s", str(root), "why", "new", "--at", "2025-03-01")
+    assert before.returncode == 2, before
+    assert before.stdout == "" and "asserted" not in before.stderr
+    assert "st/new: not yet written on 2025-03-01 (created 2025-06-01)" in before.stderr, before.stderr
+    then = _kura("-s", str(root), "why", "old", "--at", "2025-03-01")
+    assert then.returncode == 0, then
+    assert "\nasserted — stated as current truth" in then.stdout, then.stdout
+    assert "replaced by nothing" in then.stdout and "until      still current" in then.stdout
+    now = _kura("-s", str(root), "why", "old")
+    assert "withheld — superseded by new" in now.stdout, now.stdout
+
+
 # -- decay ----------------------------------------------------------------------------------
 
 
@@ -283,7 +314,7 @@ def test_purge_leaves_nothing_derived_and_the_tombstone_stops_a_re_distil(
     assert "index line" in asked.out and "draft" in asked.out
     done = cli("-c", str(config), "-s", "test", "forget", slug, "--purge", "--yes")
     assert done.code == 0, done
-    assert "git history" in done.out
+    assert "its text remains in the source transcripts" in done.out  # not in git: no history to rewrite
     needle = b"vault token"
     leftovers = [p for p in store.root.rglob("*") if p.is_file() and needle in p.read_bytes().lower()]
     assert leftovers == []

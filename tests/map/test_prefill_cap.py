@@ -325,7 +325,8 @@ def test_a_bad_ceiling_in_the_environment_is_a_missing_block_that_says_why(
     assert result.stdout == (
         "<<<KURA-MAP store=s>>>\n"
         "The memory map is MISSING, not empty: kura could not read store 's' "
-        "(the config (kura.toml) is not valid; `kura doctor` in a shell says more).\n\n"
+        "(the character ceiling it was given (--max-chars or $KURA_PREFILL_MAX_CHARS) is not a whole number, "
+        "0 or at least 1000).\n\n"
         "Do not assume nothing is remembered. Say that memory is unavailable right now.\n<<<END KURA-MAP>>>\n"
     )
 

@@ -67,3 +67,21 @@ def test_the_shell_hooks_own_fallback_names_no_path(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0
     assert done.stdout.startswith("<<<KURA-MAP store=unnamed>>>") and len(done.stdout) < 1000
+
+
+@pytest.mark.parametrize(
+    ("args", "env"), [(["--max-chars", "300"], {}), ([], {"KURA_PREFILL_MAX_CHARS": "lots"})]
+)
+def test_a_ceiling_kura_cannot_keep_to_is_blamed_not_the_config(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
+    """A host's ceiling under 1,000 characters (or not a number) is the host's mistake: the
+    block says so, and sends no one to a kura.toml that is fine or to a doctor that finds nothing."""
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "kura.toml").write_text('[stores.main]\npath = "memory"\n')
+    done = run(KURA, "prefill", *args, cwd=tmp_path, env=env)
+    assert done.returncode == 1, done
+    assert "The memory map is MISSING, not empty" in done.stdout, done
+    assert "kura.toml" not in done.stdout and "kura doctor" not in done.stdout, done.stdout
+    assert "the character ceiling it was given (--max-chars or $KURA_PREFILL_MAX_CHARS)" in done.stdout
+    assert "must be" in done.stderr  # the person learns the rule

@@ -71,3 +71,19 @@ def test_recall_cli_json_and_exit_codes(cli: Cli, sample: Store) -> None:
     assert set(data) >= {"store", "question", "how", "picked", "walked", "context", "chars", "elapsed"}
     none = cli("-s", str(sample.root), "recall", "what is our cryptocurrency policy")
     assert none.code == 2 and none.out.startswith("recall (embedded): nothing bears on this")
+
+
+@pytest.mark.parametrize("question", ["", "   "])
+def test_an_empty_question_is_refused_as_an_empty_task_is(tmp_path: Path, question: str) -> None:
+    """``kura recall ""`` is a mistake, not a question nothing bears on: exit 1 saying so, as
+    ``kura context ""`` and HTTP ``/recall`` refuse one (not exit 2, "nothing bears on this")."""
+    import subprocess
+    import sys
+
+    write_memory(tmp_path / "s", "deploy", "project", "deploys go out on Tuesday")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(tmp_path / "s"), "recall", question, "--no-model"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done
+    assert done.stderr == "kura: error: the question is empty; ask about something\n"

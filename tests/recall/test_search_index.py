@@ -116,7 +116,13 @@ def test_kura_index_builds_then_has_nothing_to_do(cli: Cli, sample: Store) -> No
     data = json.loads(first.out)
     assert (data["changed"], data["memories"], data["vectors"], data["how"]) == (40, 40, 40, "embedded")
     again = cli("-s", str(sample.root), "index")
-    assert again.code == 2 and "0 memories indexed" in again.out
+    assert again.code == 2, again
+    assert (
+        again.out
+        == f"unchanged: {sample.root.name}: the index is already current (40 in the index, 40 with vectors, search embedded)\n"
+    )
+    said = kura("-s", str(sample.root), "index")  # the same from a real process
+    assert (said.returncode, said.stdout) == (2, again.out), said
     rebuilt = cli("-s", str(sample.root), "index", "--rebuild")
     assert rebuilt.code == 0 and rebuilt.out.startswith(f"{sample.root.name}: 40 memories indexed")
 

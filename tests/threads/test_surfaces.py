@@ -371,3 +371,16 @@ def test_http_searches_a_threads_items_and_never_another_thread(served: tuple[st
         other = http.post("/threads/other/recall", json={"question": "secret plans"})
         assert other.status_code == 403 and "secret plans" not in other.text
         assert http.post("/threads/t1/recall", json={"question": ""}).status_code == 422
+
+
+def test_cli_a_missing_key_names_the_command_that_lists_the_keys(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    store, _ = init_store(tmp_path / "s", name="s")
+    done = subprocess.run(
+        [sys.executable, "-m", "kura", "-s", str(store.root), "thread", "t1", "read"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done
+    assert "kura thread t1 read needs a KEY; `kura thread t1 list` shows the keys" in done.stderr, done.stderr
