@@ -162,3 +162,39 @@ def test_a_pasted_log_of_hyphenated_words_costs_one_pass() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert (done.returncode, done.stdout.split()) == (0, ["0", str(identifiers.MOST)]), done.stderr
+
+
+def _store(root: Path, cache: Path, extra: dict[str, tuple[str, str, str]]) -> Path:
+    """A store of ``MEMORIES`` and ``extra``, every memory embedded."""
+    root.mkdir()
+    lines = []
+    for slug, (name, description, body) in {**MEMORIES, **extra}.items():
+        text = f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
+        (root / f"{slug}.md").write_text(text, encoding="utf-8")
+        lines.append(f"- [{name}]({slug}.md) — {description}")
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return embedded(root, cache)
+
+
+LAPTOP = {
+    "onboarding-laptop": (
+        "Onboarding laptop",
+        "New engineers get a MacBook with the dev tools preinstalled, e.g. Docker and the CLI",
+        "Setup takes a day; the checklist is in the wiki.",
+    )
+}
+
+
+@pytest.mark.parametrize("abbreviation", ["e.g.", "i.e.", "a.m.", "U.S.", "A/B"])
+def test_an_abbreviation_of_single_letters_is_no_identifier(abbreviation: str) -> None:
+    assert identifiers.found(f"Which ones, {abbreviation} the first?") == []
+
+
+def test_an_e_g_in_the_question_does_not_answer_it(tmp_path: Path, user_cache: Path) -> None:
+    """ "e.g." read as the identifier e.g: the one memory writing "e.g." was named by the
+    question, so it bore on it (cosine 0.04) and an unrelated question was answered with it."""
+    store = _store(tmp_path / "store", user_cache, LAPTOP)
+    code, found = recall(store, "What is a good sourdough starter, e.g. rye or wheat?")
+    assert (code, found["picked"]) == (2, []), found["picked"]
+    code, found = recall(store, "How are certificates renewed now, e.g. by hand?")
+    assert [p["slug"] for p in found["picked"]] == ["inc-302-cert-expiry"]
