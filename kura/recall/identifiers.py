@@ -46,6 +46,7 @@ _LETTERS = re.compile(r"[^\W\d_](?:[-./:_][^\W\d_])+")  # e.g., i.e., a.m., U.S.
 _PART = re.compile(r"[^\W_]+|\w+")  # an identifier's parts, as either word reader splits it
 MOST = 8  # identifiers looked up in one question: a pasted log line is not a question
 LONGEST = 100  # characters: a longer run is a blob or a path dump, not a name asked for
+FEW = 3  # a small store: an id this many memories hold is still rare (its own and two linking to it)
 NAMED = "{name description} : "  # the memories that name an identifier in their headline
 
 
@@ -85,17 +86,20 @@ def found(question: str) -> list[str]:
 Lookup = Callable[[list[str]], list["np.ndarray"]]  # FTS5 queries -> the rows matching each
 
 
-def join(question: str, words: Sequence[str], rows: Sequence[np.ndarray], lookup: Lookup) -> Words:
-    """``words`` and their ``rows`` with each identifier of ``question`` that some memory holds
-    in place of its parts. ``lookup`` (``WordRows.rows``) reads an FTS5 query: a literal of
-    several parts is a phrase."""
+def join(
+    question: str, words: Sequence[str], rows: Sequence[np.ndarray], lookup: Lookup, total: int
+) -> Words:
+    """``words`` and their ``rows`` with each identifier of ``question`` that some memory holds,
+    and not a common word of the store's ``total`` memories (``common``), in place of its
+    parts. ``lookup`` (``WordRows.rows``) reads an FTS5 query: a literal of several parts is
+    a phrase."""
     idents = found(question)
     if not idents:
         return Words(list(words), list(rows), [False] * len(words))
     every = lookup([quote(ident) for ident in idents] + [NAMED + quote(ident) for ident in idents])
     anywhere, named = every[: len(idents)], every[len(idents) :]
-    held = {ident: n if len(n) else a for ident, a, n in zip(idents, anywhere, named, strict=True)}
-    held = {ident: ids for ident, ids in held.items() if len(ids)}
+    each = zip(idents, anywhere, named, strict=True)
+    held = {ident: n if len(n) else a for ident, a, n in each if len(a) and not common(len(a), total)}
     if not held:
         return Words(list(words), list(rows), [False] * len(words))
     replaced = {part for ident in held for part in _PART.findall(ident)}
@@ -109,6 +113,14 @@ def join(question: str, words: Sequence[str], rows: Sequence[np.ndarray], lookup
         [ids for _, ids in kept + added],
         [False] * len(kept) + [True] * len(added),
     )
+
+
+def common(held: int, total: int) -> bool:
+    """Whether an id ``held`` by that many of ``total`` memories is a common word of the store
+    ("v2" where half the memories say it): held by more than a rare word may be, and by more
+    than ``FEW``. Its few memories that name it in their headline are then no sign of what
+    is asked, and would rise, and bear, on any question saying it."""
+    return fusion.idf(held, total) < min(fusion.rare_above(total), fusion.idf(FEW, total))
 
 
 def naming(said: Words, holders: Sequence[np.ndarray], total: int) -> list[bool]:

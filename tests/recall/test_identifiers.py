@@ -96,7 +96,7 @@ def _lookup(table: dict[str, list[int]]) -> identifiers.Lookup:
 def test_an_identifier_some_memory_names_stands_for_its_parts() -> None:
     words, rows = ["happened", "inc", "318"], [np.array([]), np.array([1, 2, 3]), np.array([2, 4, 5])]
     table = {'"inc-318"': [2, 4, 5], identifiers.NAMED + '"inc-318"': [2]}
-    said = identifiers.join("What happened in INC-318?", words, rows, _lookup(table))
+    said = identifiers.join("What happened in INC-318?", words, rows, _lookup(table), 10)
     assert said.words == ["happened", "inc-318"]
     assert said.rows[1].tolist() == [2]  # the memory naming it in its headline, not the two linking to it
     assert said.exact == [False, True]
@@ -104,9 +104,9 @@ def test_an_identifier_some_memory_names_stands_for_its_parts() -> None:
 
 def test_a_part_also_asked_on_its_own_stays_and_an_unknown_id_changes_nothing() -> None:
     words, rows = ["inc", "318", "incidents"], [np.array([1, 2]), np.array([2]), np.array([7])]
-    said = identifiers.join("INC-318 and other inc incidents?", words, rows, _lookup({'"inc-318"': [2]}))
+    said = identifiers.join("INC-318 and other inc incidents?", words, rows, _lookup({'"inc-318"': [2]}), 10)
     assert said.words == ["inc", "incidents", "inc-318"] and said.exact == [False, False, True]
-    unknown = identifiers.join("What happened in INC-999?", words, rows, _lookup({}))
+    unknown = identifiers.join("What happened in INC-999?", words, rows, _lookup({}), 10)
     assert unknown.words == words and unknown.exact == [False, False, False]
 
 
@@ -198,3 +198,46 @@ def test_an_e_g_in_the_question_does_not_answer_it(tmp_path: Path, user_cache: P
     assert (code, found["picked"]) == (2, []), found["picked"]
     code, found = recall(store, "How are certificates renewed now, e.g. by hand?")
     assert [p["slug"] for p in found["picked"]] == ["inc-302-cert-expiry"]
+
+
+VERSIONED = {  # "v2" in 7 of 15 memories: two in their headline, five in their prose
+    "api-gateway": (
+        "API gateway",
+        "The API gateway routes public traffic; v2 routes need a bearer header",
+        "It runs on two nodes behind the load balancer.",
+    ),
+    "search-service": (
+        "Search service",
+        "The search service indexes invoices and customers every night",
+        "Since March it accepts v2 tokens only; older tokens are rejected with a 401.",
+    ),
+    "mobile-app": (
+        "Mobile app",
+        "The mobile app is built with React Native and ships every two weeks",
+        "It moved to v2 of the design system in May.",
+    ),
+    "python-sdk": (
+        "Python SDK",
+        "The Python SDK wraps the public API for customers",
+        "The SDK v2 dropped Python 3.8 support.",
+    ),
+    "webhooks": (
+        "Webhooks",
+        "Webhooks notify customers of invoice events",
+        "Payloads are v2 since January; retries back off for a day.",
+    ),
+}
+
+
+def test_an_id_half_the_store_holds_is_a_common_word(tmp_path: Path, user_cache: Path) -> None:
+    """ "v2" is held by 7 of 15 memories, named in the headline of two: those two were its only
+    holders, rare there, so they rose whatever their meaning and bore on any question saying
+    "v2": the gateway came first for the webhooks' payloads, and a question about pizza was
+    answered with the gateway and the flags."""
+    store = _store(tmp_path / "store", user_cache, VERSIONED)
+    code, found = recall(store, "When did payloads become v2?", "--explain")
+    assert found["explain"][0]["slug"] == "webhooks", found["explain"][:3]
+    code, found = recall(store, "What is our favourite pizza in v2?")
+    assert (code, found["picked"]) == (2, []), found["picked"]
+    code, found = recall(store, "What happened in INC-318?")  # a rare id in the same store still counts
+    assert [p["slug"] for p in found["picked"]] == ["inc-318-queue-backlog"]
