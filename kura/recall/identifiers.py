@@ -43,6 +43,7 @@ IDENTIFIER = re.compile(rf"(?<![\w-])(?:{_JOINED}|{_MIXED})(?![\w])")
 _SURE = re.compile(r"\d|[./:_]")  # a digit or a join no English word has: not "follow-up"
 _NAMED_HERE = re.compile(r"(?:--[\w-]+[ =]|[`'\"])$")  # "--profile X", "`X`": a name, whatever X is
 _LETTERS = re.compile(r"[^\W\d_](?:[-./:_][^\W\d_])+")  # e.g., i.e., a.m., U.S., A/B: abbreviations
+_JOINS = str.maketrans("", "", "-./:_")  # what is left of 2026-01-09 without them: digits
 _PART = re.compile(r"[^\W_]+|\w+")  # an identifier's parts, as either word reader splits it
 MOST = 8  # identifiers looked up in one question: a pasted log line is not a question
 LONGEST = 100  # characters: a longer run is a blob or a path dump, not a name asked for
@@ -60,19 +61,16 @@ class Words:
 
 
 def found(question: str) -> list[str]:
-    """The identifiers written in ``question``, lower-cased, once each, in order. A number
-    (3.5, 12:30) is none, nor single letters joined ("e.g.", "a.m.": prose holds them
+    """The identifiers written in ``question``, lower-cased, once each, in order. Digits
+    alone are none (3.5, 12:30, 2026-01-09: numbers, times and dates, which
+    ``kura.recall.when`` reads), nor single letters joined ("e.g.", "a.m.": prose holds them
     everywhere), and nor is a word joined by hyphens alone ("drop-offs", "one-bed") unless it
     stands where only a name does: quoted, or after a command-line option ("--profile
     tally-payments")."""
     seen: dict[str, None] = {}
     for match in IDENTIFIER.finditer(question):
         ident = match.group().lower()
-        if (
-            len(ident) > LONGEST
-            or ident.replace(".", "").replace(":", "").isdigit()
-            or _LETTERS.fullmatch(ident)
-        ):
+        if len(ident) > LONGEST or ident.translate(_JOINS).isdigit() or _LETTERS.fullmatch(ident):
             continue
         if _SURE.search(ident) or _NAMED_HERE.search(
             question, max(match.start() - LONGEST, 0), match.start()

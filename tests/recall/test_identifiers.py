@@ -241,3 +241,50 @@ def test_an_id_half_the_store_holds_is_a_common_word(tmp_path: Path, user_cache:
     assert (code, found["picked"]) == (2, []), found["picked"]
     code, found = recall(store, "What happened in INC-318?")  # a rare id in the same store still counts
     assert [p["slug"] for p in found["picked"]] == ["inc-318-queue-backlog"]
+
+
+TOPICS = (
+    "her cat being ill", "his new bike", "a gallery opening", "a leak in the kitchen", "a pottery class",
+    "his band's first gig", "a job interview", "running a half marathon", "a painting of the harbour",
+    "a landlord raising the rent", "a trip to Lisbon", "selling two paintings", "learning Portuguese",
+    "a new flat", "a recipe for soup", "a broken phone screen", "a book about whales", "a dentist visit",
+    "a birthday party", "a film about spies", "the garden's tomatoes", "a chess tournament",
+    "a noisy neighbour", "a yoga class", "a new coffee machine", "the train strike", "a lost wallet",
+    "a wedding invitation", "a camping weekend", "a board game night",
+)  # fmt: skip
+
+
+def _chats() -> dict[str, tuple[str, str, str]]:
+    """Twenty chats a fortnight apart, three things said in each, every one dated in its prose."""
+    import datetime as dt
+
+    out = {}
+    for at in range(20):
+        day = (dt.date(2025, 10, 31) + dt.timedelta(days=14 * at)).isoformat()  # the 6th: 2026-01-09
+        for n in range(3):
+            who, what = ("Nadia", "Owen")[n % 2], TOPICS[(at * 3 + n) % len(TOPICS)]
+            said = f"In the chat of {day}, {who} talked about {what}"
+            out[f"chat-{day}-{n}"] = (f"{who} on {what}", said, f"{said}.")
+    return out
+
+
+def test_an_iso_date_is_a_date_not_an_identifier(tmp_path: Path, user_cache: Path) -> None:
+    """ "2026-01-09" read as an identifier: the three memories of that day's chat named it,
+    so they led and bore on any question giving the date, whatever it asked (kura.recall.when
+    reads a date: it lifts the day's memories a little and leaves the meaning to choose)."""
+    chats = _chats()
+    assert "chat-2026-01-09-0" in chats and "her cat being ill" in chats["chat-2025-10-31-0"][0]
+    root = tmp_path / "store"
+    root.mkdir()
+    lines = []
+    for slug, (name, description, body) in chats.items():
+        text = f"---\nname: {name}\ndescription: {description}\ntype: user\n---\n\n{body}\n"
+        (root / f"{slug}.md").write_text(text, encoding="utf-8")
+        lines.append(f"- [{name}]({slug}.md) — {description}")
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = embedded(root, user_cache)
+    assert identifiers.found("What did we say on 2026-01-09 or 09/01/2026?") == []
+    code, found = recall(store, "What did Nadia say about her cat being ill on 2026-01-09?", "--explain")
+    assert found["explain"][0]["slug"] == "chat-2025-10-31-0", found["explain"][:3]
+    code, found = recall(store, "Which index fund has the lowest fees as of 2026-01-09?")
+    assert (code, found["picked"]) == (2, []), found["picked"]
