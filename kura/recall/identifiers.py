@@ -44,7 +44,7 @@ _SURE = re.compile(r"\d|[./:_]")  # a digit or a join no English word has: not "
 _NAMED_HERE = re.compile(r"(?:--[\w-]+[ =]|[`'\"])$")  # "--profile X", "`X`": a name, whatever X is
 _LETTERS = re.compile(r"[^\W\d_](?:[-./:_][^\W\d_])+")  # e.g., i.e., a.m., U.S., A/B: abbreviations
 _JOINS = str.maketrans("", "", "-./:_")  # what is left of 2026-01-09 without them: digits
-_PART = re.compile(r"[^\W_]+|\w+")  # an identifier's parts, as either word reader splits it
+_PARTS = (re.compile(r"[^\W_]+"), re.compile(r"\w+"))  # as the index and the question's words split ids
 MOST = 8  # identifiers looked up in one question: a pasted log line is not a question
 LONGEST = 100  # characters: a longer run is a blob or a path dump, not a name asked for
 FEW = 3  # a small store: an id this many memories hold is still rare (its own and two linking to it)
@@ -100,7 +100,7 @@ def join(
     held = {ident: n if len(n) else a for ident, a, n in each if len(a) and not common(len(a), total)}
     if not held:
         return Words(list(words), list(rows), [False] * len(words))
-    replaced = {part for ident in held for part in _PART.findall(ident)}
+    replaced = {part for ident in held for parts in _PARTS for part in parts.findall(ident)}
     left = IDENTIFIER.sub(" ", question.lower())  # a part the question also says on its own stays
     alone = {part for part in replaced if re.search(rf"(?<![^\W_]){re.escape(part)}(?![^\W_])", left)}
     pairs = zip(words, rows, strict=True)

@@ -288,3 +288,24 @@ def test_an_iso_date_is_a_date_not_an_identifier(tmp_path: Path, user_cache: Pat
     assert found["explain"][0]["slug"] == "chat-2025-10-31-0", found["explain"][:3]
     code, found = recall(store, "Which index fund has the lowest fees as of 2026-01-09?")
     assert (code, found["picked"]) == (2, []), found["picked"]
+
+
+def test_an_identifier_replaces_its_parts_as_either_reader_splits_them(store: Path) -> None:
+    """The index splits billing.dunning_v2 at "_" (dunning, v2), the question's words do not
+    (dunning_v2): that word stayed beside the identifier, its tail counted twice, and the
+    memories saying "dunning_v2" in their prose lifted by it as an ordinary word."""
+    from kura.recall.search import SearchIndex, query_words
+    from kura.recall.word_rows import WordRows
+    from kura.store.store import Store
+
+    index = SearchIndex(Store(store))
+    try:
+        question = "Where is billing.dunning_v2 configured?"
+        words = query_words(question)
+        assert words == ["billing", "dunning_v2", "configured"]
+        said = identifiers.join(
+            question, words, index.word_rows(words), WordRows(index.db).rows, len(MEMORIES)
+        )
+    finally:
+        index.close()
+    assert said.words == ["configured", "billing.dunning_v2"] and said.exact == [False, True]
