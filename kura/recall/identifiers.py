@@ -42,9 +42,12 @@ _MIXED = r"[^\W\d_]+\d[^\W_]*"  # letters, then a digit: k8s, v5, ec2 (not 10k, 
 IDENTIFIER = re.compile(rf"(?<![\w-])(?:{_JOINED}|{_MIXED})(?![\w])")
 _SURE = re.compile(r"\d|[./:_]")  # a digit or a join no English word has: not "follow-up"
 _NAMED_HERE = re.compile(r"(?:--[\w-]+[ =]|[`'\"])$")  # "--profile X", "`X`": a name, whatever X is
-_PART = re.compile(r"[^\W_]+|\w+")  # an identifier's parts, as either word reader splits it
+_LETTERS = re.compile(r"[^\W\d_](?:[-./:_][^\W\d_])+")  # e.g., i.e., a.m., U.S., A/B: abbreviations
+_JOINS = str.maketrans("", "", "-./:_")  # what is left of 2026-01-09 without them: digits
+_PARTS = (re.compile(r"[^\W_]+"), re.compile(r"\w+"))  # as the index and the question's words split ids
 MOST = 8  # identifiers looked up in one question: a pasted log line is not a question
 LONGEST = 100  # characters: a longer run is a blob or a path dump, not a name asked for
+FEW = 3  # a small store: an id this many memories hold is still rare (its own and two linking to it)
 NAMED = "{name description} : "  # the memories that name an identifier in their headline
 
 
@@ -58,14 +61,16 @@ class Words:
 
 
 def found(question: str) -> list[str]:
-    """The identifiers written in ``question``, lower-cased, once each, in order. A number
-    (3.5, 12:30) is none, and nor is a word joined by hyphens alone ("drop-offs", "one-bed")
-    unless it stands where only a name does: quoted, or after a command-line option
-    ("--profile tally-payments")."""
+    """The identifiers written in ``question``, lower-cased, once each, in order. Digits
+    alone are none (3.5, 12:30, 2026-01-09: numbers, times and dates, which
+    ``kura.recall.when`` reads), nor single letters joined ("e.g.", "a.m.": prose holds them
+    everywhere), and nor is a word joined by hyphens alone ("drop-offs", "one-bed") unless it
+    stands where only a name does: quoted, or after a command-line option ("--profile
+    tally-payments")."""
     seen: dict[str, None] = {}
     for match in IDENTIFIER.finditer(question):
         ident = match.group().lower()
-        if len(ident) > LONGEST or ident.replace(".", "").replace(":", "").isdigit():
+        if len(ident) > LONGEST or ident.translate(_JOINS).isdigit() or _LETTERS.fullmatch(ident):
             continue
         if _SURE.search(ident) or _NAMED_HERE.search(
             question, max(match.start() - LONGEST, 0), match.start()
@@ -79,20 +84,23 @@ def found(question: str) -> list[str]:
 Lookup = Callable[[list[str]], list["np.ndarray"]]  # FTS5 queries -> the rows matching each
 
 
-def join(question: str, words: Sequence[str], rows: Sequence[np.ndarray], lookup: Lookup) -> Words:
-    """``words`` and their ``rows`` with each identifier of ``question`` that some memory holds
-    in place of its parts. ``lookup`` (``WordRows.rows``) reads an FTS5 query: a literal of
-    several parts is a phrase."""
+def join(
+    question: str, words: Sequence[str], rows: Sequence[np.ndarray], lookup: Lookup, total: int
+) -> Words:
+    """``words`` and their ``rows`` with each identifier of ``question`` that some memory holds,
+    and not a common word of the store's ``total`` memories (``common``), in place of its
+    parts. ``lookup`` (``WordRows.rows``) reads an FTS5 query: a literal of several parts is
+    a phrase."""
     idents = found(question)
     if not idents:
         return Words(list(words), list(rows), [False] * len(words))
     every = lookup([quote(ident) for ident in idents] + [NAMED + quote(ident) for ident in idents])
     anywhere, named = every[: len(idents)], every[len(idents) :]
-    held = {ident: n if len(n) else a for ident, a, n in zip(idents, anywhere, named, strict=True)}
-    held = {ident: ids for ident, ids in held.items() if len(ids)}
+    each = zip(idents, anywhere, named, strict=True)
+    held = {ident: n if len(n) else a for ident, a, n in each if len(a) and not common(len(a), total)}
     if not held:
         return Words(list(words), list(rows), [False] * len(words))
-    replaced = {part for ident in held for part in _PART.findall(ident)}
+    replaced = {part for ident in held for parts in _PARTS for part in parts.findall(ident)}
     left = IDENTIFIER.sub(" ", question.lower())  # a part the question also says on its own stays
     alone = {part for part in replaced if re.search(rf"(?<![^\W_]){re.escape(part)}(?![^\W_])", left)}
     pairs = zip(words, rows, strict=True)
@@ -103,6 +111,14 @@ def join(question: str, words: Sequence[str], rows: Sequence[np.ndarray], lookup
         [ids for _, ids in kept + added],
         [False] * len(kept) + [True] * len(added),
     )
+
+
+def common(held: int, total: int) -> bool:
+    """Whether an id ``held`` by that many of ``total`` memories is a common word of the store
+    ("v2" where half the memories say it): held by more than a rare word may be, and by more
+    than ``FEW``. Its few memories that name it in their headline are then no sign of what
+    is asked, and would rise, and bear, on any question saying it."""
+    return fusion.idf(held, total) < min(fusion.rare_above(total), fusion.idf(FEW, total))
 
 
 def naming(said: Words, holders: Sequence[np.ndarray], total: int) -> list[bool]:

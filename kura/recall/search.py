@@ -373,7 +373,8 @@ class SearchIndex:
             return Results(self._bm25(words, k), "lexical", str(err))
         both = headline.lift(self.db, self._model_id(), matrix.slugs, both, queries)
         cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
-        said = identifiers.join(question, words, rows, self._words.rows)  # "INC-231" one word, not two
+        total = coverage.memories  # "INC-231" one word, not two, unless the store says it everywhere
+        said = identifiers.join(question, words, rows, self._words.rows, total)
         holders = [matrix.rows(ids) for ids in said.rows]
         bonus = fusion.share(holders, len(matrix.slugs))
         meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])

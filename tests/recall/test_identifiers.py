@@ -96,7 +96,7 @@ def _lookup(table: dict[str, list[int]]) -> identifiers.Lookup:
 def test_an_identifier_some_memory_names_stands_for_its_parts() -> None:
     words, rows = ["happened", "inc", "318"], [np.array([]), np.array([1, 2, 3]), np.array([2, 4, 5])]
     table = {'"inc-318"': [2, 4, 5], identifiers.NAMED + '"inc-318"': [2]}
-    said = identifiers.join("What happened in INC-318?", words, rows, _lookup(table))
+    said = identifiers.join("What happened in INC-318?", words, rows, _lookup(table), 10)
     assert said.words == ["happened", "inc-318"]
     assert said.rows[1].tolist() == [2]  # the memory naming it in its headline, not the two linking to it
     assert said.exact == [False, True]
@@ -104,9 +104,9 @@ def test_an_identifier_some_memory_names_stands_for_its_parts() -> None:
 
 def test_a_part_also_asked_on_its_own_stays_and_an_unknown_id_changes_nothing() -> None:
     words, rows = ["inc", "318", "incidents"], [np.array([1, 2]), np.array([2]), np.array([7])]
-    said = identifiers.join("INC-318 and other inc incidents?", words, rows, _lookup({'"inc-318"': [2]}))
+    said = identifiers.join("INC-318 and other inc incidents?", words, rows, _lookup({'"inc-318"': [2]}), 10)
     assert said.words == ["inc", "incidents", "inc-318"] and said.exact == [False, False, True]
-    unknown = identifiers.join("What happened in INC-999?", words, rows, _lookup({}))
+    unknown = identifiers.join("What happened in INC-999?", words, rows, _lookup({}), 10)
     assert unknown.words == words and unknown.exact == [False, False, False]
 
 
@@ -162,3 +162,150 @@ def test_a_pasted_log_of_hyphenated_words_costs_one_pass() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert (done.returncode, done.stdout.split()) == (0, ["0", str(identifiers.MOST)]), done.stderr
+
+
+def _store(root: Path, cache: Path, extra: dict[str, tuple[str, str, str]]) -> Path:
+    """A store of ``MEMORIES`` and ``extra``, every memory embedded."""
+    root.mkdir()
+    lines = []
+    for slug, (name, description, body) in {**MEMORIES, **extra}.items():
+        text = f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
+        (root / f"{slug}.md").write_text(text, encoding="utf-8")
+        lines.append(f"- [{name}]({slug}.md) — {description}")
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return embedded(root, cache)
+
+
+LAPTOP = {
+    "onboarding-laptop": (
+        "Onboarding laptop",
+        "New engineers get a MacBook with the dev tools preinstalled, e.g. Docker and the CLI",
+        "Setup takes a day; the checklist is in the wiki.",
+    )
+}
+
+
+@pytest.mark.parametrize("abbreviation", ["e.g.", "i.e.", "a.m.", "U.S.", "A/B"])
+def test_an_abbreviation_of_single_letters_is_no_identifier(abbreviation: str) -> None:
+    assert identifiers.found(f"Which ones, {abbreviation} the first?") == []
+
+
+def test_an_e_g_in_the_question_does_not_answer_it(tmp_path: Path, user_cache: Path) -> None:
+    """ "e.g." read as the identifier e.g: the one memory writing "e.g." was named by the
+    question, so it bore on it (cosine 0.04) and an unrelated question was answered with it."""
+    store = _store(tmp_path / "store", user_cache, LAPTOP)
+    code, found = recall(store, "What is a good sourdough starter, e.g. rye or wheat?")
+    assert (code, found["picked"]) == (2, []), found["picked"]
+    code, found = recall(store, "How are certificates renewed now, e.g. by hand?")
+    assert [p["slug"] for p in found["picked"]] == ["inc-302-cert-expiry"]
+
+
+VERSIONED = {  # "v2" in 7 of 15 memories: two in their headline, five in their prose
+    "api-gateway": (
+        "API gateway",
+        "The API gateway routes public traffic; v2 routes need a bearer header",
+        "It runs on two nodes behind the load balancer.",
+    ),
+    "search-service": (
+        "Search service",
+        "The search service indexes invoices and customers every night",
+        "Since March it accepts v2 tokens only; older tokens are rejected with a 401.",
+    ),
+    "mobile-app": (
+        "Mobile app",
+        "The mobile app is built with React Native and ships every two weeks",
+        "It moved to v2 of the design system in May.",
+    ),
+    "python-sdk": (
+        "Python SDK",
+        "The Python SDK wraps the public API for customers",
+        "The SDK v2 dropped Python 3.8 support.",
+    ),
+    "webhooks": (
+        "Webhooks",
+        "Webhooks notify customers of invoice events",
+        "Payloads are v2 since January; retries back off for a day.",
+    ),
+}
+
+
+def test_an_id_half_the_store_holds_is_a_common_word(tmp_path: Path, user_cache: Path) -> None:
+    """ "v2" is held by 7 of 15 memories, named in the headline of two: those two were its only
+    holders, rare there, so they rose whatever their meaning and bore on any question saying
+    "v2": the gateway came first for the webhooks' payloads, and a question about pizza was
+    answered with the gateway and the flags."""
+    store = _store(tmp_path / "store", user_cache, VERSIONED)
+    code, found = recall(store, "When did payloads become v2?", "--explain")
+    assert found["explain"][0]["slug"] == "webhooks", found["explain"][:3]
+    code, found = recall(store, "What is our favourite pizza in v2?")
+    assert (code, found["picked"]) == (2, []), found["picked"]
+    code, found = recall(store, "What happened in INC-318?")  # a rare id in the same store still counts
+    assert [p["slug"] for p in found["picked"]] == ["inc-318-queue-backlog"]
+
+
+TOPICS = (
+    "her cat being ill", "his new bike", "a gallery opening", "a leak in the kitchen", "a pottery class",
+    "his band's first gig", "a job interview", "running a half marathon", "a painting of the harbour",
+    "a landlord raising the rent", "a trip to Lisbon", "selling two paintings", "learning Portuguese",
+    "a new flat", "a recipe for soup", "a broken phone screen", "a book about whales", "a dentist visit",
+    "a birthday party", "a film about spies", "the garden's tomatoes", "a chess tournament",
+    "a noisy neighbour", "a yoga class", "a new coffee machine", "the train strike", "a lost wallet",
+    "a wedding invitation", "a camping weekend", "a board game night",
+)  # fmt: skip
+
+
+def _chats() -> dict[str, tuple[str, str, str]]:
+    """Twenty chats a fortnight apart, three things said in each, every one dated in its prose."""
+    import datetime as dt
+
+    out = {}
+    for at in range(20):
+        day = (dt.date(2025, 10, 31) + dt.timedelta(days=14 * at)).isoformat()  # the 6th: 2026-01-09
+        for n in range(3):
+            who, what = ("Nadia", "Owen")[n % 2], TOPICS[(at * 3 + n) % len(TOPICS)]
+            said = f"In the chat of {day}, {who} talked about {what}"
+            out[f"chat-{day}-{n}"] = (f"{who} on {what}", said, f"{said}.")
+    return out
+
+
+def test_an_iso_date_is_a_date_not_an_identifier(tmp_path: Path, user_cache: Path) -> None:
+    """ "2026-01-09" read as an identifier: the three memories of that day's chat named it,
+    so they led and bore on any question giving the date, whatever it asked (kura.recall.when
+    reads a date: it lifts the day's memories a little and leaves the meaning to choose)."""
+    chats = _chats()
+    assert "chat-2026-01-09-0" in chats and "her cat being ill" in chats["chat-2025-10-31-0"][0]
+    root = tmp_path / "store"
+    root.mkdir()
+    lines = []
+    for slug, (name, description, body) in chats.items():
+        text = f"---\nname: {name}\ndescription: {description}\ntype: user\n---\n\n{body}\n"
+        (root / f"{slug}.md").write_text(text, encoding="utf-8")
+        lines.append(f"- [{name}]({slug}.md) — {description}")
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = embedded(root, user_cache)
+    assert identifiers.found("What did we say on 2026-01-09 or 09/01/2026?") == []
+    code, found = recall(store, "What did Nadia say about her cat being ill on 2026-01-09?", "--explain")
+    assert found["explain"][0]["slug"] == "chat-2025-10-31-0", found["explain"][:3]
+    code, found = recall(store, "Which index fund has the lowest fees as of 2026-01-09?")
+    assert (code, found["picked"]) == (2, []), found["picked"]
+
+
+def test_an_identifier_replaces_its_parts_as_either_reader_splits_them(store: Path) -> None:
+    """The index splits billing.dunning_v2 at "_" (dunning, v2), the question's words do not
+    (dunning_v2): that word stayed beside the identifier, its tail counted twice, and the
+    memories saying "dunning_v2" in their prose lifted by it as an ordinary word."""
+    from kura.recall.search import SearchIndex, query_words
+    from kura.recall.word_rows import WordRows
+    from kura.store.store import Store
+
+    index = SearchIndex(Store(store))
+    try:
+        question = "Where is billing.dunning_v2 configured?"
+        words = query_words(question)
+        assert words == ["billing", "dunning_v2", "configured"]
+        said = identifiers.join(
+            question, words, index.word_rows(words), WordRows(index.db).rows, len(MEMORIES)
+        )
+    finally:
+        index.close()
+    assert said.words == ["configured", "billing.dunning_v2"] and said.exact == [False, True]
