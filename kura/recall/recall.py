@@ -387,12 +387,11 @@ def _bears(hit: Hit, floor: float) -> bool:
     """Close enough in meaning, or holding nearly every word asked and not far in meaning
     ("who is on call this week" is short and plain: its cosine to the rota is only 0.26). A
     memory the index has no vector for yet is judged by its words alone, as a partial answer."""
-    if hit.named:  # it holds an id the question names ("Who is hosted in europe-west3?")
-        return True
     if hit.cosine is None:
         return hit.lexical >= WORDS_ONLY
     cosine = hit.cosine
-    return cosine >= floor or (hit.lexical >= ALL_WORDS and cosine >= WORDS_FLOOR)
+    # an id the question names ("Who is hosted in europe-west3?", 0.22) is as good as its words
+    return cosine >= floor or ((hit.named or hit.lexical >= ALL_WORDS) and cosine >= WORDS_FLOOR)
 
 
 def _exists(store: Store, slug: str) -> bool:

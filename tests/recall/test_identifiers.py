@@ -309,3 +309,15 @@ def test_an_identifier_replaces_its_parts_as_either_reader_splits_them(store: Pa
     finally:
         index.close()
     assert said.words == ["configured", "billing.dunning_v2"] and said.exact == [False, True]
+
+
+def test_a_memory_naming_the_id_bears_unless_it_is_far_from_the_question() -> None:
+    """Holding the id the question names counts as holding its words: below the floor it
+    bears when not far in meaning (``WORDS_FLOOR``), as "Who is hosted in europe-west3?" is
+    to its one memory (0.22); an id alone in a memory about nothing asked does not."""
+    from kura.recall.recall import FLOOR, WORDS_FLOOR, _bears
+    from kura.recall.search import Hit
+
+    assert _bears(Hit("customer", 0.9, WORDS_FLOOR + 0.01, 0.5, named=True), FLOOR)
+    assert not _bears(Hit("customer", 0.9, WORDS_FLOOR + 0.01, 0.5), FLOOR)
+    assert not _bears(Hit("stray", 0.9, WORDS_FLOOR - 0.15, 0.5, named=True), FLOOR)
