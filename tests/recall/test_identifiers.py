@@ -119,17 +119,22 @@ def test_a_memory_naming_the_id_rises_however_far_its_meaning() -> None:
     assert int(np.argmax(exact)) == 1
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
-    root = tmp_path_factory.mktemp("identifiers") / "store"
+def written(root: Path, memories: dict[str, tuple[str, str, str]], kind: str, cache: Path) -> Path:
+    """A store at ``root`` of ``memories`` (slug: name, description, body) of type ``kind``,
+    with its index and every vector made (``test_converse.embedded``)."""
     root.mkdir()
     lines = []
-    for slug, (name, description, body) in MEMORIES.items():
-        text = f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
+    for slug, (name, description, body) in memories.items():
+        text = f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n"
         (root / f"{slug}.md").write_text(text, encoding="utf-8")
         lines.append(f"- [{name}]({slug}.md) — {description}")
     (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return embedded(root, user_cache)
+    return embedded(root, cache)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    return written(tmp_path_factory.mktemp("identifiers") / "store", MEMORIES, "project", user_cache)
 
 
 @pytest.mark.parametrize(
@@ -166,14 +171,7 @@ def test_a_pasted_log_of_hyphenated_words_costs_one_pass() -> None:
 
 def _store(root: Path, cache: Path, extra: dict[str, tuple[str, str, str]]) -> Path:
     """A store of ``MEMORIES`` and ``extra``, every memory embedded."""
-    root.mkdir()
-    lines = []
-    for slug, (name, description, body) in {**MEMORIES, **extra}.items():
-        text = f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
-        (root / f"{slug}.md").write_text(text, encoding="utf-8")
-        lines.append(f"- [{name}]({slug}.md) — {description}")
-    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return embedded(root, cache)
+    return written(root, {**MEMORIES, **extra}, "project", cache)
 
 
 LAPTOP = {
@@ -274,15 +272,7 @@ def test_an_iso_date_is_a_date_not_an_identifier(tmp_path: Path, user_cache: Pat
     reads a date: it lifts the day's memories a little and leaves the meaning to choose)."""
     chats = _chats()
     assert "chat-2026-01-09-0" in chats and "her cat being ill" in chats["chat-2025-10-31-0"][0]
-    root = tmp_path / "store"
-    root.mkdir()
-    lines = []
-    for slug, (name, description, body) in chats.items():
-        text = f"---\nname: {name}\ndescription: {description}\ntype: user\n---\n\n{body}\n"
-        (root / f"{slug}.md").write_text(text, encoding="utf-8")
-        lines.append(f"- [{name}]({slug}.md) — {description}")
-    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    store = embedded(root, user_cache)
+    store = written(tmp_path / "store", chats, "user", user_cache)
     assert identifiers.found("What did we say on 2026-01-09 or 09/01/2026?") == []
     code, found = recall(store, "What did Nadia say about her cat being ill on 2026-01-09?", "--explain")
     assert found["explain"][0]["slug"] == "chat-2025-10-31-0", found["explain"][:3]
