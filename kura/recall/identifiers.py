@@ -20,6 +20,10 @@ parts as they were (the user may have spelt it another way). And the words' lift
 identifier is not held back by a low cosine (``fusion.near``): that gate keeps a common word
 in an unrelated memory from passing the memory that means the question, but a memory
 holding the exact id the question names is the one asked about however far its prose is.
+For the same reason such a memory bears on the question below recall's floor, unless it is
+far from it in meaning (``kura.recall.recall.WORDS_FLOOR``, as for a memory holding the
+question's words). An id the store says everywhere ("v2" in half its memories) is a common
+word (``common``), and ``found`` says which tokens are ids at all.
 
 Measured on bench/recall_quality.py: see docs/recall.md ("An identifier is one word").
 """
@@ -123,8 +127,8 @@ def common(held: int, total: int) -> bool:
 
 def naming(said: Words, holders: Sequence[np.ndarray], total: int) -> list[bool]:
     """Per memory (``holders``: ``said``'s rows as matrix rows, of ``total``): whether it holds
-    an identifier the question names, and so bears on it however far its prose is
-    (``kura.recall.recall``'s floor)."""
+    a rare identifier the question names, and so bears on it below the floor unless far from
+    it in meaning (``kura.recall.recall._bears``)."""
     import numpy as np
 
     out = np.zeros(total, dtype=bool)
