@@ -33,17 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kura.errors import KuraError
 from kura.files.slugs import file_stats, identity, stamp_files
-from kura.recall import (
-    asked,
-    asking,
-    forms,
-    fusion,
-    headline,
-    identifiers,
-    index_build,
-    vectors,
-    word_index,
-)
+from kura.recall import asked, asking, forms, fusion, headline, identifiers, index_build, vectors, word_index
 from kura.recall.embed import DIM, Embedder, Unavailable, load_embedder, preload
 from kura.recall.focus import focused
 from kura.recall.index_build import WHOLE, Budget, Coverage
