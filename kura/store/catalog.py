@@ -90,7 +90,7 @@ class Entry(NamedTuple):
 
     @property
     def aliases(self) -> tuple[str, ...]:
-        return tuple(self.aliases_text.split("\n")) if self.aliases_text else ()
+        return aliases(self.aliases_text)
 
     @property
     def retired(self) -> bool:
@@ -316,7 +316,7 @@ class Naming(NamedTuple):
 
     @property
     def aliases(self) -> tuple[str, ...]:
-        return tuple(self.aliases_text.split("\n")) if self.aliases_text else ()
+        return aliases(self.aliases_text)
 
     @property
     def retired(self) -> bool:
@@ -340,6 +340,11 @@ def naming_rows(store: Store) -> list[tuple[Any, ...]] | None:
     if not same or list(map(itemgetter(1, 2, 3, 4), rows)) != list(files.values()):
         return None
     return list(map(itemgetter(5, 6, 7, 8), rows))
+
+
+def aliases(text: str) -> tuple[str, ...]:
+    """A row's ``aliases_text`` (one a line) as the aliases it holds."""
+    return tuple(text.split("\n")) if text else ()
 
 
 def retired(standing: str) -> bool:
