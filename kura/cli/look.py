@@ -115,8 +115,9 @@ def index_(
     embedded = max(status["vectors"] - before["vectors"], 0)
     made = max(status["headlines"] - before["headlines"], 0)
     if as_json:
-        print_json({"store": store.name, "changed": changed, "embedded": embedded, "headlines_made": made,
-                    **status})  # fmt: skip
+        print_json(
+            {"store": store.name, "changed": changed, "embedded": embedded, "headlines_made": made, **status}
+        )
     else:
         say(_indexed(store.name, changed, embedded, made, status))
     if not changed and not embedded and not made:
