@@ -126,7 +126,8 @@ METHODS = ("lexical", "dense", "fused")
 
 def rankings(dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, Any]]) -> Ranked:
     """Each question's ranking by each method. ``dense`` is the cosine of the question as
-    asked over every memory (kura's embedder alone), ``fused`` what kura's search answers."""
+    asked over every memory, lifted by the memory's headline and sentences (kura's embedder
+    alone), ``fused`` what kura's search answers."""
     every = dense.coverage().memories
     out: Ranked = {method: {} for method in METHODS}
     for query in queries:
@@ -134,7 +135,7 @@ def rankings(dense: SearchIndex, lexical: SearchIndex, queries: list[dict[str, A
         out["lexical"][asked] = [h.slug for h in lexical.search(asked, k=50).hits]
         hits = dense.search(asked, k=max(every, 50)).hits
         out["fused"][asked] = [h.slug for h in hits[:50]]
-        out["dense"][asked] = [h.slug for h in sorted(hits, key=lambda h: -(h.cosine or 0.0))[:50]]
+        out["dense"][asked] = [h.slug for h in sorted(hits, key=lambda h: -(h.meant or h.cosine or 0.0))[:50]]
     return out
 
 

@@ -88,7 +88,7 @@ def _make_sample_vectors(base: Path) -> Path:
         shutil.copy(full / ".kura" / "search.db", empty / ".kura" / "search.db")
         index = SearchIndex(Store(empty))
         assert index.update() == 40  # all gone: entries dropped, vectors kept
-        assert index.db.execute("SELECT count(*) FROM vectors").fetchone() == (80,)  # and their headlines
+        assert index.db.execute("SELECT count(*) FROM vectors").fetchone() == (120,)  # headlines, sentences
         index.close()
     return empty / ".kura" / "search.db"
 

@@ -114,23 +114,25 @@ def index_(
         index.close()
     embedded = max(status["vectors"] - before["vectors"], 0)
     made = max(status["headlines"] - before["headlines"], 0)
+    said = max(status["sentences"] - before["sentences"], 0)
     if as_json:
-        print_json(
-            {"store": store.name, "changed": changed, "embedded": embedded, "headlines_made": made, **status}
-        )
+        done = {"embedded": embedded, "headlines_made": made, "sentences_made": said}
+        print_json({"store": store.name, "changed": changed, **done, **status})
     else:
-        say(_indexed(store.name, changed, embedded, made, status))
-    if not changed and not embedded and not made:
+        say(_indexed(store.name, changed, embedded, (made, said), status))
+    if not changed and not embedded and not made and not said:
         raise typer.Exit(2)
 
 
-def _indexed(name: str, changed: int, embedded: int, made: int, status: dict[str, Any]) -> str:
-    """What ``kura index`` did, in one line: headline vectors are said only when some were made
-    (an index an older kura made has every memory's vector and no headline)."""
-    headlines = f", {made} headline vectors made (name and description on their own)" if made else ""
+def _indexed(name: str, changed: int, embedded: int, made: tuple[int, int], status: dict[str, Any]) -> str:
+    """What ``kura index`` did, in one line: headline and sentence vectors are said only when
+    some were made (an index an older kura made has every memory's vector and none of them)."""
+    heads, said = made
+    headlines = f", {heads} headline vectors made (name and description on their own)" if heads else ""
+    headlines += f", sentence vectors for {said} memories (first sentences on their own)" if said else ""
     dense = status["how"] if not status["reason"] else f"{status['how']} ({status['reason']})"
     held = f"{status['memories']} in the index, {status['vectors']} with vectors, search {dense}"
-    if not (changed or embedded or made):  # as kura weave says it: nothing to do is not a count of zero
+    if not (changed or embedded or any(made)):  # as kura weave says it: nothing to do is not a count of zero
         return f"unchanged: {name}: the index is already current ({held})"
     return f"{name}: {changed} memories indexed, {embedded} embedded{headlines}; {held}"
 

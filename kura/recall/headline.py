@@ -32,6 +32,12 @@ memory without one has an empty row, so it is not read again. A question reads t
 headlines of only its ``DEPTH`` best memories by the whole vector, by slug: a few index
 lookups and no second matrix in memory. An index made before headlines gets them at its
 next update; until then nothing is lifted.
+
+The same rows hold a memory's first sentences (``kura.recall.sentences``), up to three
+vectors in one row under the model's key and ``SENTENCES``: ``keep`` makes them in the
+same pass as the headline, ``lift`` reads them in the same query and lifts towards the best
+of them after the headline, and returns both, since recall's floor reads the cosine with
+the headline's lift and not theirs.
 """
 
 from __future__ import annotations
@@ -41,13 +47,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kura.recall import sentences
 from kura.recall.index_build import TEXT_CAP, text_of
-from kura.text import scripts
 
 if TYPE_CHECKING:
     import numpy as np
 
 SUFFIX = "+headline"  # the vectors table's model key for headlines: the model's, and this
+SENTENCES = "+sentences"  # ... and for a memory's first sentences (``kura.recall.sentences``)
 LIFT = 0.3  # how far a memory's cosine moves towards its headline's, when that is higher
 DEPTH = 64  # memories (by the whole vector) whose headlines a question reads
 CHUNK = 256  # headlines embedded at a time by ``fill``
@@ -60,7 +67,9 @@ _TEXTS = (
 )
 _MISSING = (
     "SELECT DISTINCT docs.sha FROM docs JOIN vectors AS body ON body.sha = docs.sha AND body.model = ? "
-    "LEFT JOIN vectors AS head ON head.sha = docs.sha AND head.model = ? WHERE head.sha IS NULL"
+    "LEFT JOIN vectors AS head ON head.sha = docs.sha AND head.model = ? "
+    "LEFT JOIN vectors AS said ON said.sha = docs.sha AND said.model = ? "
+    "WHERE head.sha IS NULL OR said.sha IS NULL"
 )
 
 _MADE = (
@@ -69,9 +78,16 @@ _MADE = (
 )
 
 
-def key(model_id: str) -> str:
-    """The vectors table's model key for the headlines of ``model_id``'s memories."""
-    return model_id + SUFFIX
+def key(model_id: str, view: str = SUFFIX) -> str:
+    """The vectors table's model key for the headlines (``view``: or the sentences) of
+    ``model_id``'s memories."""
+    return model_id + view
+
+
+def stamp(model_id: str) -> str:
+    """What a complete index of ``model_id``'s vectors has made: its memories' own, their
+    headlines' and their sentences' (an index an older kura completed has not)."""
+    return key(model_id) + SENTENCES
 
 
 def text(name: str, description: str, body: str = "") -> str:
@@ -82,61 +98,49 @@ def text(name: str, description: str, body: str = "") -> str:
     said = " ".join(description.split())
     if not said:
         return ""
-    head = _cut(f"{' '.join(name.split())}. {said}")
+    head = sentences.cut(f"{' '.join(name.split())}. {said}", TOKENS)
     return head if len(body) >= RATIO * len(head) else ""
 
 
-def _cut(head: str) -> str:
-    """``head`` cut after about ``TOKENS`` tokens: a CJK character is about one, four other
-    characters about one (a long description of mixed Japanese and English would otherwise
-    cost as much as a body)."""
-    units = 0.0
-    for at, char in enumerate(head):
-        units += 1.0 if scripts.has_cjk(char) else 0.25
-        if units > TOKENS:
-            return head[:at]
-    return head
-
-
 def keep(db: sqlite3.Connection, embedder: Any, shas: Sequence[str]) -> int:
-    """Embed and commit the headlines of these content hashes that have none yet; how many
-    were embedded. A memory with no headline (``text``) is kept as an empty row, so it is not
-    read again."""
+    """Embed and commit the headlines and first sentences (``sentences.of``) of these content
+    hashes that have none yet; how many texts were embedded. A memory with none is kept as an
+    empty row, so it is not read again."""
     if not shas:
         return 0
-    model = key(embedder.model_id)
+    views = (key(embedder.model_id), key(embedder.model_id, SENTENCES))
     marks = ",".join("?" * len(shas))
-    held = db.execute(f"SELECT sha FROM vectors WHERE model = ? AND sha IN ({marks})", (model, *shas))
-    have = {sha for (sha,) in held}
-    said = {
-        sha: text(
-            str(name), str(description)[:TEXT_CAP], text_of(str(name), str(description), str(body)[:TEXT_CAP])
-        )
-        for sha, name, description, body in db.execute(_TEXTS.format(marks=marks), tuple(shas))
-        if sha not in have
-    }
-    rows = [(sha, head) for sha, head in said.items() if head]
-    made = embedder.embed([head for _, head in rows]).astype("float16") if rows else []
-    blobs = {sha: b"" for sha in said} | {
-        sha: vec.tobytes() for (sha, _), vec in zip(rows, made, strict=True)
-    }
+    held = f"SELECT sha, model FROM vectors WHERE model IN (?, ?) AND sha IN ({marks})"
+    have = set(db.execute(held, (*views, *shas)).fetchall())
+    wanted: dict[tuple[str, str], list[str]] = {}
+    for sha, name, description, body in db.execute(_TEXTS.format(marks=marks), tuple(shas)):
+        named, said, whole = str(name), str(description)[:TEXT_CAP], str(body)[:TEXT_CAP]
+        if (sha, views[0]) not in have:
+            head = text(named, said, text_of(named, said, whole))
+            wanted[sha, views[0]] = [head] if head else []
+        if (sha, views[1]) not in have:
+            wanted[sha, views[1]] = sentences.of(whole, said)
+    texts = [piece for pieces in wanted.values() for piece in pieces]
+    made = embedder.embed(texts).astype("float16") if texts else None
+    rows, at = [], 0
+    for (sha, model), pieces in wanted.items():
+        rows.append((sha, model, b"" if made is None else made[at : at + len(pieces)].tobytes()))
+        at += len(pieces)
     with db:
-        db.executemany(
-            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-            [(sha, model, blob) for sha, blob in blobs.items()],
-        )
-    return len(rows)
+        db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+    return len(texts)
 
 
 def missing(db: sqlite3.Connection, model_id: str) -> list[str]:
-    """Content hashes whose memory has a vector and no headline vector yet (memories without
-    a description count too: ``keep`` skips them, at the price of a read each update)."""
-    return sorted(sha for (sha,) in db.execute(_MISSING, (model_id, key(model_id))))
+    """Content hashes whose memory has a vector and no headline or sentence vectors yet
+    (memories that need none count too: ``keep`` skips them, at the price of a read each update)."""
+    return sorted(sha for (sha,) in db.execute(_MISSING, (model_id, key(model_id), key(model_id, SENTENCES))))
 
 
-def made(db: sqlite3.Connection, model_id: str) -> int:
-    """How many indexed memories have a headline vector (not an empty row: one needs none)."""
-    (count,) = db.execute(_MADE, (key(model_id),)).fetchone()
+def made(db: sqlite3.Connection, model_id: str, view: str = SUFFIX) -> int:
+    """How many indexed memories have a headline vector (``view``: sentence vectors; not an
+    empty row: one needs none)."""
+    (count,) = db.execute(_MADE, (key(model_id, view),)).fetchone()
     return int(count)
 
 
@@ -171,27 +175,39 @@ def fill(
 
 def lift(
     db: sqlite3.Connection, model_id: str, slugs: Sequence[str], both: np.ndarray, queries: np.ndarray
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """``both`` (rows × questions: each memory's cosine to each question vector) with the
-    ``DEPTH`` best rows by the first column lifted towards their headlines' cosines."""
+    ``DEPTH`` best rows by the first column lifted towards their headlines' cosines; and
+    that lifted further towards their best sentence's (``kura.recall.sentences``)."""
     import numpy as np
 
     count = min(DEPTH, len(slugs))
     if count == 0:
-        return both
+        return both, both
     rows = np.argpartition(-both[:, 0], count - 1)[:count] if count < len(slugs) else np.arange(count)
     row_of = {slugs[i]: int(i) for i in rows}
+    width = 2 * queries.shape[1]  # bytes of one float16 vector
     marks = ",".join("?" * len(row_of))
+    views = ((key(model_id), LIFT), (key(model_id, SENTENCES), sentences.LIFT))
     found = db.execute(
-        "SELECT docs.slug, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
-        f"AND vectors.model = ? WHERE docs.slug IN ({marks}) AND length(vectors.vec) = ?",
-        (key(model_id), *row_of, 2 * queries.shape[1]),
+        "SELECT docs.slug, vectors.model, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
+        f"AND vectors.model IN (?, ?) WHERE docs.slug IN ({marks}) AND length(vectors.vec) % ? = 0 "
+        "AND length(vectors.vec) BETWEEN ? AND ?",
+        (views[0][0], views[1][0], *row_of, width, width, width * sentences.FIRST),
     ).fetchall()
-    if not found:
-        return both
-    at = np.asarray([row_of[slug] for slug, _ in found])
-    heads = np.frombuffer(b"".join(vec for _, vec in found), dtype=np.float16).reshape(len(found), -1)
-    said = heads.astype(np.float32) @ queries.T
-    lifted = both.copy()
-    lifted[at] += LIFT * np.maximum(said - both[at], 0.0)
-    return lifted
+    lifted = [both]
+    for view, by in views:
+        held = [(row_of[slug], vec) for slug, model, vec in found if model == view]
+        lifted.append(lifted[-1])
+        if not held:
+            continue
+        counts = np.asarray([len(vec) // width for _, vec in held])
+        vecs = np.frombuffer(b"".join(vec for _, vec in held), dtype=np.float16).reshape(-1, width // 2)
+        starts = np.cumsum(counts) - counts
+        with np.errstate(invalid="ignore", over="ignore"):  # a planted row: no NaN, nothing past 1
+            said = np.maximum.reduceat(vecs.astype(np.float32) @ queries.T, starts, axis=0)
+        said = np.clip(np.nan_to_num(said, nan=-1.0), -1.0, 1.0)
+        at = np.asarray([row for row, _ in held])
+        lifted[-1] = lifted[-1].copy()
+        lifted[-1][at] += by * np.maximum(said - lifted[-1][at], 0.0)
+    return lifted[1], lifted[2]

@@ -60,7 +60,7 @@ class Progress:
     started: float  # epoch seconds
     updated: float
     reason: str = ""  # why it failed
-    headlines: int = 0  # memories whose headline vector it made or found they need none ...
+    headlines: int = 0  # memories whose headline and sentence vectors it made or found they need none ...
     headlines_total: int = 0  # ... of those it found without one (``kura.recall.headline``)
 
     def line(self) -> str:
@@ -71,7 +71,7 @@ class Progress:
         )
         if self.headlines_total:
             of = f"{self.headlines:,} of {self.headlines_total:,}"
-            share += f"; headline vectors for {of} memories made or found not needed"
+            share += f"; headline and sentence vectors for {of} memories made or found not needed"
         if self.state == "running":
             return f"index build running (pid {self.pid}): {share}"
         if self.state == "done":

@@ -90,6 +90,7 @@ class Hit:
     cosine: float | None
     lexical: float
     named: bool = False  # holds an identifier the question names (``kura.recall.identifiers``)
+    meant: float | None = None  # ``cosine`` lifted by the memory's sentences: the meaning's own rank
 
 
 Searched = Literal["embedded", "lexical"]  # how a search answered: dense + lexical, or lexical only
@@ -245,11 +246,11 @@ class SearchIndex:
         return self._filled()
 
     def _filled(self) -> bool:
-        return bool(self._kv("filled") == f"{self._kv('stamp')}:{headline.key(self._model_id())}")
+        return bool(self._kv("filled") == f"{self._kv('stamp')}:{headline.stamp(self._model_id())}")
 
     def _set_filled(self) -> None:
         with self.db:
-            self._set_kv("filled", f"{self._kv('stamp')}:{headline.key(self._model_id())}")
+            self._set_kv("filled", f"{self._kv('stamp')}:{headline.stamp(self._model_id())}")
 
     def refresh(self, slugs: Iterable[str]) -> int:
         """Re-read just these memories (a watcher saw them change); gone ones are dropped.
@@ -304,14 +305,16 @@ class SearchIndex:
     def status(self) -> dict[str, Any]:
         """What the index holds and how it will search."""
         memories = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
-        status = {"memories": memories, "vectors": 0, "headlines": 0, "how": "lexical", "reason": ""}
+        status = {"memories": memories, "vectors": 0, "headlines": 0, "sentences": 0, "how": "lexical"}
+        status["reason"] = ""
         if isinstance(self.embedder, Unavailable):
             return {**status, "reason": self.embedder.reason}
         model = self.embedder.model_id
         vectors = self.db.execute(
             "SELECT count(*) FROM docs JOIN vectors ON vectors.sha = docs.sha AND vectors.model = ?", (model,)
         ).fetchone()[0]
-        return {**status, "vectors": vectors, "headlines": headline.made(self.db, model), "how": "embedded"}
+        heads, said = headline.made(self.db, model), headline.made(self.db, model, headline.SENTENCES)
+        return {**status, "vectors": vectors, "headlines": heads, "sentences": said, "how": "embedded"}
 
     def unread(self) -> tuple[str, ...]:
         """Why each memory indexed without a byte of it read cannot be found (a file over
@@ -361,20 +364,24 @@ class SearchIndex:
             )
         except EmbedFailed as err:
             return Results(self._bm25(words, k), "lexical", str(err))
-        both = headline.lift(self.db, self._model_id(), matrix.slugs, both, queries)
-        cosines = both[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
+        headed, both = headline.lift(self.db, self._model_id(), matrix.slugs, both, queries)
+        cosines = headed[:, 0]  # the question as asked: whether a memory bears on it (recall's floor)
         total = coverage.memories  # "INC-231" one word, not two, unless the store says it everywhere
         said = identifiers.join(question, words, rows, self._words.rows, total)
         holders = [matrix.rows(ids) for ids in said.rows]
         bonus = fusion.share(holders, len(matrix.slugs))
-        meaning = fusion.meaning(cosines, None if narrow is None else both[:, 1])
+        meaning = fusion.meaning(both[:, 0], None if narrow is None else both[:, 1])  # sentences lift it
         fused = fusion.fuse(meaning, cosines, holders, exact=said.exact)
         scores = asked.lift(self.db, question, matrix.slugs, fused)
         count = min(k * 2, len(scores))  # a few more than k, so ties can be broken by slug
         best = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(count)
         slugs = matrix.slugs
         named = identifiers.naming(said, holders, len(slugs))
-        hits = [Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i]), named[i]) for i in best]
+        meant = both[:, 0]
+        hits = [
+            Hit(slugs[i], float(scores[i]), float(cosines[i]), float(bonus[i]), named[i], float(meant[i]))
+            for i in best
+        ]
         if coverage.indexed < coverage.memories:  # the rest by their words until they have vectors
             hits += self._unembedded(words, k, total=coverage.memories)
         hits.sort(key=lambda hit: (-hit.score, hit.slug))

@@ -150,7 +150,7 @@ def test_the_model_id_changed_and_the_older_vectors_are_dropped(
     db = sqlite3.connect(store.root / ".kura" / "search.db")
     counts = dict(db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall())
     db.close()
-    assert counts == {MODEL_ID: 40, MODEL_ID + "+headline": 40}  # kura.recall.headline: its own key
+    assert counts == {MODEL_ID: 40, MODEL_ID + "+headline": 40, MODEL_ID + "+sentences": 40}  # their own keys
 
 
 def test_a_package_model_that_is_not_the_pinned_one_is_never_rewritten(

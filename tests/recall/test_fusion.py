@@ -228,7 +228,7 @@ def test_a_name_is_found_by_its_words_and_a_paraphrase_by_its_meaning(tmp_path: 
     shutil.copytree(EVAL / "store", bakery, ignore=shutil.ignore_patterns(".kura"))
     index = SearchIndex(Store(bakery))
     index.update()
-    hits = index.search("What grain do we give the mother culture, and how warm is its home?", k=5).hits
+    hits = index.search("What grain do we give the mother culture, and how warm is its home?", k=64).hits
     assert hits[0].slug == "sourdough-starter-feeding"
     decoy = next(h for h in hits if h.slug == "grandma-rut-saturdays")
     assert decoy.lexical > 0 and hits[0].lexical == 0  # the words mislead

@@ -16,12 +16,11 @@ import numpy as np
 import pytest
 
 from kura.recall import headline
-from kura.recall.embed import Unavailable, load_embedder
+from kura.recall.embed import load_embedder
 from kura.recall.index_build import text_of
 from kura.recall.search import SearchIndex
 from kura.store.store import Store
 
-EVAL = Path(__file__).parents[2] / "bench" / "eval"
 MOTHER = "What grain do we give the mother culture, and how warm is its home?"
 
 
@@ -32,20 +31,6 @@ def recall(store: Path, question: str) -> tuple[int, dict[str, Any]]:
     )  # fmt: skip
     assert done.returncode in (0, 2), done.stderr
     return done.returncode, json.loads(done.stdout)
-
-
-@pytest.fixture(scope="module")
-def bakery(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """bench/eval's bakery store, indexed whole by ``kura index`` (a first recall on a loaded
-    machine may answer before every vector is made)."""
-    if isinstance(load_embedder(), Unavailable):
-        pytest.skip("the built-in embedder is not installed")
-    root = tmp_path_factory.mktemp("bakery") / "store"
-    shutil.copytree(EVAL / "store", root, ignore=shutil.ignore_patterns(".kura"))
-    built = subprocess.run([sys.executable, "-m", "kura", "-s", str(root), "index"], capture_output=True, text=True,
-                           check=False, timeout=600)  # fmt: skip
-    assert built.returncode == 0, built.stderr
-    return root
 
 
 def heads(store: Path) -> dict[str, bytes]:
@@ -169,8 +154,9 @@ def test_the_lift_only_raises_and_only_towards_the_headline(tmp_path: Path) -> N
         db.execute("INSERT INTO vectors VALUES (?, ?, ?)", (f"sha{i}", headline.key("m"), blob))
     db.execute("INSERT INTO docs VALUES ('none', 'sha9', 9)")
     both = np.asarray([[0.2], [0.5], [0.3]], dtype=np.float32)
-    lifted = headline.lift(db, "m", ["near", "far", "none"], both, question)
+    lifted, whole = headline.lift(db, "m", ["near", "far", "none"], both, question)
     assert lifted[:, 0].tolist() == pytest.approx([0.2 + headline.LIFT * 0.8, 0.5, 0.3])
+    assert whole[:, 0].tolist() == lifted[:, 0].tolist()  # no sentence rows: lifted no further
     assert both[:, 0].tolist() == pytest.approx([0.2, 0.5, 0.3])  # the caller's array is left alone
 
 

@@ -92,8 +92,8 @@ def test_a_recall_short_of_headlines_leaves_the_build_that_makes_them(tmp_path: 
     shown = json.loads(kura(tmp_path, "stores", "--json").stdout)["stores"][0]["index_build"]
     left = MEMORIES - 256
     assert shown["line"] == (
-        f"index build done: every memory already had its vector; headline vectors for {left:,} of {left:,} "
-        "memories made or found not needed"
+        f"index build done: every memory already had its vector; headline and sentence vectors for {left:,} "
+        f"of {left:,} memories made or found not needed"
     )
     again = kura(tmp_path, "recall", "the crumb of the oven", "--no-model", "--json")
     assert json.loads(again.stdout)["partial"] is None

@@ -172,7 +172,8 @@ def test_a_search_index_keeps_the_folder_model_vectors_apart(folder: Path, tmp_p
     models = {
         row[0] for row in sqlite3.connect(root / ".kura" / "search.db").execute("SELECT model FROM vectors")
     }
-    assert models == {embedder.model_id, headline.key(embedder.model_id)}  # its own, and its headlines'
+    views = {headline.key(embedder.model_id), headline.key(embedder.model_id, headline.SENTENCES)}
+    assert models == {embedder.model_id, *views}  # its own, its headlines' and its sentences'
     index.close()
     earlier = embedder.model_id.rsplit("/", 1)[0] + "/t2"  # the same folder read as text version 2
     db = sqlite3.connect(root / ".kura" / "search.db")
@@ -216,7 +217,8 @@ def test_recall_through_a_model_folder_and_through_a_broken_one(folder: Path, tm
     assert said["how"] == "embedded" and said["reason"] == "" and said["picked"]
     db = sqlite3.connect(tmp_path / "memory" / ".kura" / "search.db")
     made = loaded(folder).model_id
-    assert {row[0] for row in db.execute("SELECT model FROM vectors")} == {made, headline.key(made)}
+    views = {headline.key(made), headline.key(made, headline.SENTENCES)}
+    assert {row[0] for row in db.execute("SELECT model FROM vectors")} == {made, *views}
     (tmp_path / "kura.toml").write_text('[stores.s]\npath = "memory"\n\n[embedder]\npath = "models/none"\n')
     answered = kura("recall", "--json", "--no-model", "when do the backups run", cwd=tmp_path)
     said = json.loads(answered.stdout)

@@ -47,7 +47,11 @@ def test_recall_uses_the_endpoint_and_keeps_its_vectors_apart(
     assert (found.how, [p.slug for p in found.picked]) == ("embedded", ["ferns"])
     index = SearchIndex(store, embedder=embedder)
     models = {row[0] for row in index.db.execute("SELECT DISTINCT model FROM vectors")}
-    assert models == {"api:toy/t3", "api:toy/t3+headline"}  # never mixed with the built-in model's vectors
+    assert models == {
+        "api:toy/t3",
+        "api:toy/t3+headline",
+        "api:toy/t3+sentences",
+    }  # never mixed with the built-in's
     bodies = [r for r in model_server.requests if isinstance(r.get("input"), list)]
     assert bodies and all(body["model"] == "toy" for body in bodies)
 
