@@ -57,7 +57,7 @@ SUFFIX = "+headline"  # the vectors table's model key for headlines: the model's
 SENTENCES = "+sentences"  # ... and for a memory's first sentences (``kura.recall.sentences``)
 LIFT = 0.3  # how far a memory's cosine moves towards its headline's, when that is higher
 DEPTH = 64  # memories (by the whole vector) whose headlines a question reads
-CHUNK = 256  # headlines embedded at a time by ``fill``
+CHUNK = 128  # memories whose headline and sentences ``fill`` embeds at a time (up to 4 texts each)
 RATIO = 2.0  # a memory whose whole text is shorter than this many headlines has none
 TOKENS = 24  # a headline is cut after about this many tokens (measured: see the docstring)
 BULK = 8  # more headlines to make than this: the embedder made for bulk work (``full``), as bodies
@@ -132,8 +132,8 @@ def keep(db: sqlite3.Connection, embedder: Any, shas: Sequence[str]) -> int:
 
 
 def missing(db: sqlite3.Connection, model_id: str) -> list[str]:
-    """Content hashes whose memory has a vector and no headline or sentence vectors yet
-    (memories that need none count too: ``keep`` skips them, at the price of a read each update)."""
+    """Content hashes whose memory has a vector and no headline or sentence row yet (a memory
+    that needs none gets an empty row from ``keep``, so it is listed once)."""
     return sorted(sha for (sha,) in db.execute(_MISSING, (model_id, key(model_id), key(model_id, SENTENCES))))
 
 
@@ -152,11 +152,11 @@ def fill(
     whole_below: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> bool:
-    """Headlines for the memories that have a vector and none (an index made before them, or
-    a build stopped between the two), a chunk at a time for about ``seconds`` (None, or a
-    store of at most ``whole_below`` memories: all; at least one chunk, so a build given no
-    time still gets on); whether none is missing now. ``progress(looked at, of)`` after each
-    chunk."""
+    """Headline and sentence vectors for the memories that have a vector and not them (an
+    index made before them, or a build stopped between the two), a chunk at a time for about
+    ``seconds`` (None, or a store of at most ``whole_below`` memories: all; at least one
+    chunk, so a build given no time still gets on); whether none is missing now.
+    ``progress(looked at, of)`` after each chunk."""
     todo = missing(db, embedder.model_id)
     if len(todo) > BULK:  # a one-question process's quick embedder is slow to run: as the bodies
         embedder = embedder.full()
@@ -191,7 +191,8 @@ def lift(
     views = ((key(model_id), LIFT), (key(model_id, SENTENCES), sentences.LIFT))
     found = db.execute(
         "SELECT docs.slug, vectors.model, vectors.vec FROM docs JOIN vectors ON vectors.sha = docs.sha "
-        f"AND vectors.model IN (?, ?) WHERE docs.slug IN ({marks}) AND length(vectors.vec) % ? = 0 "
+        f"AND vectors.model IN (?, ?) WHERE docs.slug IN ({marks}) AND typeof(vectors.vec) = 'blob' "
+        "AND length(vectors.vec) % ? = 0 "
         "AND length(vectors.vec) BETWEEN ? AND ?",
         (views[0][0], views[1][0], *row_of, width, width, width * sentences.FIRST),
     ).fetchall()

@@ -88,9 +88,9 @@ def test_a_recall_short_of_headlines_leaves_the_build_that_makes_them(tmp_path: 
     assert headlines(root) == MEMORIES and starts(root) == 1
     built = index_job.progress(root)
     assert built is not None and built.state == "done"
-    assert (built.headlines, built.headlines_total) == (MEMORIES - 256, MEMORIES - 256)  # the chunk left
+    assert (built.headlines, built.headlines_total) == (MEMORIES - headline.CHUNK,) * 2  # the chunk left
     shown = json.loads(kura(tmp_path, "stores", "--json").stdout)["stores"][0]["index_build"]
-    left = MEMORIES - 256
+    left = MEMORIES - headline.CHUNK
     assert shown["line"] == (
         f"index build done: every memory already had its vector; headline and sentence vectors for {left:,} "
         f"of {left:,} memories made or found not needed"

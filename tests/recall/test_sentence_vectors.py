@@ -78,6 +78,64 @@ def test_sentences_are_cut_where_a_reader_would_cut_them() -> None:
     assert 0 < len(sentences.of(long)[0]) <= 4 * sentences.TOKENS + 1
 
 
+def test_lines_that_only_link_are_no_sentence_in_any_form_people_write() -> None:
+    """A footer of links is a list of other memories' names: counted as a sentence, it gave a
+    memory of two sentences vectors (``LEAST``), one of them its neighbours' slugs."""
+    two = "The oven is lit at five. It takes forty minutes to heat.\n"
+    for footer in (
+        "Related: [[oven-temp]], [[proof-time]].",
+        "See [[oven-temp]] / [[proof-time]]",
+        "関連: [[oven-temp]]、[[proof-time]]",
+        "See also: [Oven](https://example.org/oven), [Proof](proof.md)",
+        "Related memories for this topic: [[oven-temp]], [[proof-time]]",
+        "- [[oven-temp]]\n- [[proof-time|the proofing times]]",
+    ):
+        assert sentences.of(two + footer) == [], footer
+    linked = two + "The [[deploy-script|deploy script]] and [the van](van.md) wait for it."
+    assert sentences.of(linked)[2] == "The deploy script and the van wait for it."
+
+
+def test_labels_code_tables_and_comments_are_left_out() -> None:
+    body = (
+        "**Why**: the oven cracks when cold.\n- **Why:** we said so on Monday.\n"
+        "*How to apply:* ask Nell first.\n**決定：** 金曜日はデプロイしない。\n"
+    )
+    assert sentences.of(body) == ["the oven cracks when cold.", "we said so on Monday.", "ask Nell first."]
+    noise = (
+        "Deploy with the script below.\n\n```bash\nmake deploy ENV=prod now\n```\n\n| Item | Price | Unit |\n"
+        "|---|---|---|\n\n<!-- a note for later, not a sentence -->Rules apply to everyone.\n\n---\n"
+        "# Oven rules for the morning shift\nThe oven must be hot first."
+    )
+    assert sentences.of(noise) == [
+        "Deploy with the script below.",
+        "Rules apply to everyone.",
+        "Oven rules for the morning shift",
+    ]
+
+
+def test_a_sentence_may_open_with_any_capital_a_digit_or_a_quote() -> None:
+    """Cut before anything but a small letter: Cyrillic, Greek and Polish capitals outside
+    the ranges a pattern would list, digits, quotes; and in scripts with no capitals."""
+    assert len(sentences.of("Ёлка стоит в углу. Її поставили вчора. Όλα καλά εδώ πάντα.")) == 3
+    assert (
+        len(sentences.of("Ścieżka jest długa tutaj. İstanbul çok güzel şehir. Łódź leży daleko stąd.")) == 3
+    )
+    assert (
+        len(
+            sentences.of(
+                "2024 was a good year. “Never deploy on Friday,” she said. He said “stop.” Then left."
+            )
+        )
+        == 3
+    )
+    assert (
+        len(sentences.of("서버는 매일 밤 재시작된다. 백업은 새벽 세시에 돈다. 로그는 일주일 보관한다.")) == 3
+    )
+    assert sentences.of("Use flour, e.g. the strong one. Bake it well now. Cool it on racks.")[0] == (
+        "Use flour, e.g. the strong one."
+    )
+
+
 def test_a_question_that_one_sentence_answers_finds_that_memory_first(bakery: Path) -> None:
     """The insurance memory says its insurer, sums, policy and renewal, and in one sentence
     that a customer's injury claim could close the business; the car memory says its MOT in
@@ -207,15 +265,16 @@ def test_the_lift_goes_towards_the_best_sentence_after_the_headline(tmp_path: Pa
     )
 
 
-def test_a_crafted_body_of_blank_lines_is_indexed_at_once(tmp_path: Path) -> None:
+def test_a_crafted_body_of_blank_lines_or_brackets_is_indexed_at_once(tmp_path: Path) -> None:
     """A memory file may come from someone else's repository: one of 64k blank lines took
     24 s to cut into sentences (a pattern that let ``\\s*`` run across lines at every line
-    start), so six of them held a real ``kura index`` for over two minutes."""
+    start), one of 32k "[[" 38 s (a link's text searched to the line's end from each), so
+    six of them held a real ``kura index`` for minutes."""
     if isinstance(load_embedder(), Unavailable):
         pytest.skip("the built-in embedder is not installed")
     root = tmp_path / "notes"
     root.mkdir()
-    for i, filler in enumerate(("\n", " \n", "\t\n", "\n", " \n", "\n")):
+    for i, filler in enumerate(("\n", " \n", "\t\n", "[[", "[a](", "**a:** \n")):
         body = f"Note {i} says one thing. It says a second thing. And a third one too.\n" + filler * 65_536
         (root / f"n{i}.md").write_text(
             f"---\nname: n{i}\ndescription: note {i}\ntype: project\n---\n\n{body}"
@@ -224,3 +283,23 @@ def test_a_crafted_body_of_blank_lines_is_indexed_at_once(tmp_path: Path) -> Non
                           check=False, timeout=90)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert len([blob for blob in said(root).values() if blob]) == 6  # their three sentences, each
+
+
+def test_a_planted_row_of_text_is_not_read_as_vectors(bakery: Path, tmp_path: Path) -> None:
+    """SQLite keeps what it is given: a headline or sentence row holding text whose length in
+    characters is a vector's in bytes passed the length checks and crashed every search that
+    had its memory among the 64 best (``b"".join`` of a str)."""
+    planted = tmp_path / "planted"
+    shutil.copytree(bakery, planted)
+    question = "If someone slips on our shop floor and sues, are we protected?"
+    with sqlite3.connect(planted / ".kura" / "search.db") as db:
+        (sha,) = db.execute("SELECT sha FROM docs WHERE slug = 'business-insurance'").fetchone()
+        width = 2 * len(load_embedder().embed(["x"])[0])  # type: ignore[union-attr]
+        for key in (headline.key(MODEL_ID), headline.key(MODEL_ID, headline.SENTENCES)):
+            db.execute("UPDATE vectors SET vec = ? WHERE sha = ? AND model = ?", ("x" * width, sha, key))
+    index = SearchIndex(Store(planted))
+    try:
+        hits = {hit.slug: hit for hit in index.search(question, k=10).hits}
+    finally:
+        index.close()
+    assert "business-insurance" in hits  # found by its own vector, lifted by neither
