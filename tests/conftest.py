@@ -6,6 +6,8 @@ import http.server
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +26,7 @@ from kura.store.store import Store, init_store
 pytest_plugins = ["browsing"]  # tests/web/browsing.py: headless Chromium and a served sample store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-store"
+EVAL = Path(__file__).resolve().parent.parent / "bench" / "eval"
 
 
 @pytest.fixture(scope="session")
@@ -321,3 +324,19 @@ def uvicorn_app(app: Any, *, timeout: float = 15, deadlines: Any = None) -> Iter
     finally:
         server.should_exit = True
         thread.join(timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def bakery(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bench/eval's bakery store, indexed whole by a real ``kura index`` (a first recall on a
+    loaded machine may answer before every vector is made)."""
+    from kura.recall.embed import Unavailable, load_embedder
+
+    if isinstance(load_embedder(), Unavailable):
+        pytest.skip("the built-in embedder is not installed")
+    root = tmp_path_factory.mktemp("bakery") / "store"
+    shutil.copytree(EVAL / "store", root, ignore=shutil.ignore_patterns(".kura"))
+    built = subprocess.run([sys.executable, "-m", "kura", "-s", str(root), "index"], capture_output=True, text=True,
+                           check=False, timeout=600)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    return root
