@@ -305,8 +305,7 @@ class SearchIndex:
     def status(self) -> dict[str, Any]:
         """What the index holds and how it will search."""
         memories = self.db.execute("SELECT count(*) FROM docs").fetchone()[0]
-        status = {"memories": memories, "vectors": 0, "headlines": 0, "sentences": 0, "how": "lexical"}
-        status["reason"] = ""
+        status = dict(memories=memories, vectors=0, headlines=0, sentences=0, how="lexical", reason="")
         if isinstance(self.embedder, Unavailable):
             return {**status, "reason": self.embedder.reason}
         model = self.embedder.model_id

@@ -150,11 +150,16 @@ def test_resources_come_a_page_at_a_time(tmp_path: Path) -> None:
         started.close()
 
 
-def test_a_file_edited_during_a_live_session_is_told_as_a_list_change(tmp_path: Path) -> None:
+def _live_store(tmp_path: Path) -> None:
+    """A store ``live`` of one memory, indexed, configured in ``tmp_path/kura.toml``."""
     write_memory(tmp_path / "live", "first", "project", "the first fact")
     (tmp_path / "live" / "MEMORY.md").write_text("# Index\n\n- [first](first.md) — the first fact\n")
     (tmp_path / "kura.toml").write_text('[stores.live]\npath = "live"\n')
     (tmp_path / "home").mkdir(exist_ok=True)
+
+
+def test_a_file_edited_during_a_live_session_is_told_as_a_list_change(tmp_path: Path) -> None:
+    _live_store(tmp_path)
     started = Client(tmp_path, "--store", "live")
     try:
         assert [r.uri for r in started.resources().resources] == [
@@ -191,10 +196,7 @@ def test_a_proxy_tells_its_sessions_what_its_server_saw_change(tmp_path: Path) -
     from kura.serve.http import create_app
     from kura.serve.pool import StorePool
 
-    write_memory(tmp_path / "live", "first", "project", "the first fact")
-    (tmp_path / "live" / "MEMORY.md").write_text("# Index\n\n- [first](first.md) — the first fact\n")
-    (tmp_path / "kura.toml").write_text('[stores.live]\npath = "live"\n')
-    (tmp_path / "home").mkdir(exist_ok=True)
+    _live_store(tmp_path)
     service = StorePool(load_config(str(tmp_path / "kura.toml")))
     try:
         with uvicorn_app(create_app(service, token="t0ken")) as url:  # its watcher on the store
